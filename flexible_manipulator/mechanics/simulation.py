@@ -1,0 +1,103 @@
+"""Fixed-step simulation of a mechanical model under a zero-order-hold input.
+
+The state is x = (q, v); the input u (actuator efforts) is held constant over each call to
+`Simulation.advance`, which integrates M(q) v' + h(q, v) = B u with internal steps of
+exactly ``step`` seconds. Time is kept as an integer count of steps so that the simulated
+clock never drifts from the step grid.
+"""
+
+import math
+
+import numpy as np
+
+from .integrators import ExplicitRungeKutta
+
+
+class NonFiniteStateError(RuntimeError):
+    """The integrated state stopped being finite (the step was too large or the model bad)."""
+
+
+class Simulation:
+    """Integrates one model from an initial state; owns the model's workspace."""
+
+    def __init__(self, model, step, integrator='rk4', q0=None, v0=None):
+        """Prepare the simulation.
+
+        :param model: any model with ``nq, nv, nu``, ``create_data()`` and
+            ``forward_dynamics(data, q, v, u)`` returning v'.
+
+        :param step: internal integration step [s].
+        :param q0, v0: initial coordinates and velocities (zero when omitted).
+        """
+        if not step > 0.0 or not math.isfinite(step):
+            raise ValueError(f'integration step must be a positive number of seconds, got {step}')
+        self.model = model
+        self.data = model.create_data()
+        self.step_size = float(step)
+        self.nq, self.nv = model.nq, model.nv
+        self.initial_state = np.zeros(self.nq + self.nv)
+        if q0 is not None:
+            self.initial_state[:self.nq] = q0
+        if v0 is not None:
+            self.initial_state[self.nq:] = v0
+        if not np.all(np.isfinite(self.initial_state)):
+            raise ValueError(f'initial state is not finite: {self.initial_state.tolist()}')
+        self.state = self.initial_state.copy()
+        self.input = np.zeros(model.nu)
+        self.steps = 0
+        self._backup = np.zeros_like(self.state)
+        self._integrator = ExplicitRungeKutta(integrator, self.state.size)
+
+    @property
+    def time(self):
+        """Simulated time since the last reset [s]."""
+        return self.steps * self.step_size
+
+    @property
+    def q(self):
+        """Generalized coordinates (a view into the state)."""
+        return self.state[:self.nq]
+
+    @property
+    def v(self):
+        """Generalized velocities (a view into the state)."""
+        return self.state[self.nq:]
+
+    def reset(self):
+        """Return to the initial state at time zero, with zero input."""
+        self.state[:] = self.initial_state
+        self.input[:] = 0.0
+        self.steps = 0
+
+    def steps_in(self, duration):
+        """Number of internal steps that make up ``duration``; it must be a whole number."""
+        count = round(duration / self.step_size)
+        if count < 1 or abs(count * self.step_size - duration) > 1e-9 * max(1.0, duration):
+            raise ValueError(f'duration {duration} s is not a positive whole number of '
+                             f'integration steps of {self.step_size} s')
+        return count
+
+    def advance(self, effort, duration):
+        """Integrate for ``duration`` seconds with ``effort`` held constant.
+
+        Raises `NonFiniteStateError` (state left at its last finite value) if the state
+        stops being finite.
+        """
+        self.input[:] = effort
+        count = self.steps_in(duration)
+        self._backup[:] = self.state
+        for _ in range(count):
+            self._integrator.step(self._rhs, self.time, self.state, self.step_size)
+            self.steps += 1
+        if not np.all(np.isfinite(self.state)):
+            self.steps -= count
+            self.state[:] = self._backup
+            raise NonFiniteStateError(
+                f'state became non-finite within t = [{self.time:.6f}, '
+                f'{self.time + duration:.6f}] s; the simulation stays at t = {self.time:.6f} s')
+
+    def _rhs(self, t, x, out):
+        """State derivative (q', v') = (v, M^-1 (B u - h))."""
+        nq = self.nq
+        out[:nq] = x[nq:]
+        out[nq:] = self.model.forward_dynamics(self.data, x[:nq], x[nq:], self.input)

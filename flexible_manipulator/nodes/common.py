@@ -1,0 +1,92 @@
+"""What every node of the package shares: parameter reading, joint maps, main loop."""
+
+import math
+import sys
+
+import rclpy
+from rclpy.executors import ExternalShutdownException
+from rcl_interfaces.msg import ParameterDescriptor
+
+from ..model_config import ConfigError, load_model, resolve_model_path
+
+
+def declare(node, name, default, description, read_only=True):
+    """Declare a parameter and return its value."""
+    descriptor = ParameterDescriptor(description=description, read_only=read_only)
+    return node.declare_parameter(name, default, descriptor).value
+
+
+def positive(node, name, default, description, read_only=True):
+    """Declare a parameter that must be a positive finite number [SI units]."""
+    value = declare(node, name, float(default), description, read_only)
+    if not (isinstance(value, float) and math.isfinite(value) and value > 0.0):
+        raise ConfigError(f'parameter {name}: must be a positive number, got {value!r}')
+    return value
+
+
+def choice(node, name, default, choices, description):
+    """Declare a string parameter restricted to ``choices``."""
+    value = declare(node, name, default, f'{description} One of: {", ".join(choices)}.')
+    if value not in choices:
+        raise ConfigError(f'parameter {name}: must be one of {", ".join(choices)}; got {value!r}')
+    return value
+
+
+def model_parameter(node):
+    """Declare ``model`` and load the model it names (file path or name in config/models)."""
+    model_name = declare(node, 'model', 'two_link_rigid',
+                         'Model file: a path, or the name of a file in config/models.')
+    return load_model(resolve_model_path(model_name))
+
+
+def joint_order(node, model, description):
+    """Declare ``joints`` (defaults to the model's joints) and map it onto the model.
+
+    Returns ``index`` with ``index[k]`` the model joint of entry k; every model joint
+    must appear exactly once.
+    """
+    names = declare(node, 'joints', list(model.joint_names), description)
+    unknown = [n for n in names if n not in model.joint_names]
+    if unknown:
+        raise ConfigError(f'parameter joints: unknown joint {unknown[0]!r} (model '
+                          f'{model.name!r} has {", ".join(model.joint_names)})')
+    missing = [n for n in model.joint_names if n not in names]
+    if missing or len(names) != len(set(names)):
+        raise ConfigError(f'parameter joints: must list each of {", ".join(model.joint_names)} '
+                          f'exactly once; got {names}')
+    return [model.joint_names.index(n) for n in names]
+
+
+def float_array(node, name, size, description):
+    """Declare a float-array parameter of ``size`` entries (empty means all zeros)."""
+    from rclpy.parameter import Parameter
+    value = node.declare_parameter(
+        name, Parameter.Type.DOUBLE_ARRAY,
+        ParameterDescriptor(description=description, read_only=True)).value
+    value = [] if value is None else list(value)
+    if not value:
+        return [0.0] * size
+    if len(value) != size or not all(math.isfinite(x) for x in value):
+        raise ConfigError(f'parameter {name}: expected {size} finite numbers, got {value}')
+    return value
+
+
+def run(node_class, args=None):
+    """Create the node, spin until shutdown; refuse bad configuration with exit code 2."""
+    rclpy.init(args=args)
+    node = None
+    try:
+        node = node_class()
+        rclpy.spin(node)
+    except ConfigError as error:
+        name = node_class.__name__
+        print(f'[{name}] refusing to start: {error}', file=sys.stderr, flush=True)
+        if rclpy.ok():
+            rclpy.shutdown()
+        sys.exit(2)
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+    finally:
+        if node is not None:
+            node.destroy_node()
+        rclpy.try_shutdown()

