@@ -2,6 +2,7 @@
 
 import math
 import sys
+import time
 
 import rclpy
 from rclpy.executors import ExternalShutdownException
@@ -69,6 +70,27 @@ def float_array(node, name, size, description):
     if len(value) != size or not all(math.isfinite(x) for x in value):
         raise ConfigError(f'parameter {name}: expected {size} finite numbers, got {value}')
     return value
+
+
+class ReasonThrottle:
+    """Log each kind of problem at once, and repeats of the same kind at most every period.
+
+    rclpy's ``throttle_duration_sec`` throttles per call site, which would hide a new kind
+    of problem behind an old one.
+    """
+
+    def __init__(self, log, period=1.0):
+        """``log`` is a logger method such as ``node.get_logger().warning``."""
+        self.log = log
+        self.period = period
+        self.last = {}
+
+    def __call__(self, kind, message):
+        """Log ``message`` unless a message of ``kind`` was logged within the period."""
+        now = time.monotonic()
+        if now - self.last.get(kind, -math.inf) >= self.period:
+            self.last[kind] = now
+            self.log(message)
 
 
 def run(node_class, args=None):

@@ -67,6 +67,7 @@ class ControllerNode(Node):
                                       'Send program torques from start-up.')
         self.fault = ''
         self.rejected = 0
+        self.warn_throttled = common.ReasonThrottle(self.get_logger().warning)
         self.program_start = None
         self.last_state_wall = time.monotonic()
         self.stale = False
@@ -87,32 +88,35 @@ class ControllerNode(Node):
         self.joint_slot = {name: i for i, name in enumerate(self.model.joint_names)}
 
     def parse_state(self, msg):
-        """Copy positions and velocities into model order; return a reason if malformed."""
+        """Copy positions and velocities into model order.
+
+        Returns None, or (kind, reason) for a malformed message.
+        """
         names = msg.name
         if len(msg.position) != len(names) or len(msg.velocity) != len(names):
-            return (f'{len(names)} names but {len(msg.position)} positions and '
-                    f'{len(msg.velocity)} velocities')
+            return 'length', (f'{len(names)} names but {len(msg.position)} positions and '
+                              f'{len(msg.velocity)} velocities')
         seen = 0
         for k, name in enumerate(names):
             slot = self.joint_slot.get(name)
             if slot is None:
-                return f'unknown joint {name!r} (model joints: {", ".join(self.joint_slot)})'
+                known = ', '.join(self.joint_slot)
+                return 'name', f'unknown joint {name!r} (model joints: {known})'
             p, v = msg.position[k], msg.velocity[k]
             if not (math.isfinite(p) and math.isfinite(v)):
-                return f'non-finite position or velocity of joint {name!r}'
+                return 'non-finite', f'non-finite position or velocity of joint {name!r}'
             self.q[slot], self.v[slot] = p, v
             seen += 1
         if seen != self.model.nv or len(set(names)) != len(names):
-            return f'expected each of {", ".join(self.joint_slot)} once, got {list(names)}'
+            return 'name', f'expected each of {", ".join(self.joint_slot)} once, got {list(names)}'
         return None
 
     def on_state(self, msg):
         """Answer one joint state with one effort command."""
-        reason = self.parse_state(msg)
-        if reason is not None:
+        problem = self.parse_state(msg)
+        if problem is not None:
             self.rejected += 1
-            self.get_logger().warning(f'rejected joint state: {reason}',
-                                      throttle_duration_sec=1.0)
+            self.warn_throttled(problem[0], f'rejected joint state: {problem[1]}')
             return
         self.last_state_wall = time.monotonic()
         self.stale = False

@@ -125,6 +125,7 @@ class PlantNode(Node):
         self.fault = ''
         self.rejected = 0
         self.clipped = 0
+        self.warn_throttled = common.ReasonThrottle(self.get_logger().warning)
         self.waiting_since = time.monotonic()
         self._wall_start, self._sim_start = time.monotonic(), 0.0
 
@@ -169,10 +170,10 @@ class PlantNode(Node):
         """Validate a command; in lockstep, apply it and advance one update period."""
         data = msg.data
         if len(data) != len(self.command_index):
-            self.reject(f'expected {len(self.command_index)} efforts (joints '
+            self.reject('length', f'expected {len(self.command_index)} efforts (joints '
                         f'{self.joint_names_in_command_order()}), got {len(data)}')
         elif not all(math.isfinite(x) for x in data):
-            self.reject(f'non-finite effort in {list(data)}')
+            self.reject('non-finite', f'non-finite effort in {list(data)}')
         else:
             self.last_command[self.command_index] = data
             self.last_command_time = self.sim.time
@@ -183,11 +184,11 @@ class PlantNode(Node):
         """The joint names as ordered by the ``joints`` parameter."""
         return [self.model.joint_names[i] for i in self.command_index]
 
-    def reject(self, reason):
+    def reject(self, kind, reason):
         """Count and log a rejected command; the previous valid command stays in force."""
         self.rejected += 1
-        self.get_logger().warning(f'rejected effort command: {reason}; holding the last '
-                                  'valid command', throttle_duration_sec=1.0)
+        self.warn_throttled(kind, f'rejected effort command: {reason}; holding the last '
+                                  'valid command')
 
     def select_effort(self):
         """Effort to apply now: the last valid command while fresh, else zero; clipped."""

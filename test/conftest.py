@@ -1,0 +1,162 @@
+"""Shared fixtures: real rclpy nodes over real DDS, kept on this machine.
+
+Every test that talks ROS gets its own ROS_DOMAIN_ID, the shared-memory transport only and
+localhost discovery (no packet leaves the machine), a probe node in this process, and a
+way to start the package's nodes as separate processes whose output is kept for checks.
+"""
+
+import itertools
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+CONFIG = os.path.join(REPO, 'config')
+
+# Before anything imports rclpy: keep DDS on this host.
+os.environ['FASTDDS_BUILTIN_TRANSPORTS'] = 'SHM'
+os.environ['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
+if not os.environ.get('AMENT_PREFIX_PATH'):
+    os.environ['AMENT_PREFIX_PATH'] = sys.prefix
+
+_domains = itertools.count(os.getpid() % 50)
+
+
+def next_domain_id():
+    """A domain id in 1..101 not used before by this test session."""
+    return 1 + next(_domains) % 101
+
+
+class NodeProcess:
+    """One package node in its own process, its output in a file."""
+
+    def __init__(self, module, domain_id, log_path, params_file=None, parameters=()):
+        """Start ``python -m module`` with ``--params-file`` and ``-p name:=value`` pairs."""
+        command = [sys.executable, '-m', module, '--ros-args']
+        if params_file:
+            command += ['--params-file', params_file]
+        for name, value in parameters:
+            command += ['-p', f'{name}:={value}']
+        env = dict(os.environ, ROS_DOMAIN_ID=str(domain_id), PYTHONUNBUFFERED='1')
+        self.log_path = log_path
+        self._log = open(log_path, 'w')
+        self.process = subprocess.Popen(command, env=env, stdout=self._log,
+                                        stderr=subprocess.STDOUT)
+
+    def output(self):
+        """Everything the node printed so far."""
+        self._log.flush()
+        with open(self.log_path) as stream:
+            return stream.read()
+
+    def wait(self, timeout):
+        """Wait for the process to exit; return its exit code."""
+        return self.process.wait(timeout)
+
+    def alive(self):
+        """True while the process runs."""
+        return self.process.poll() is None
+
+    def stop(self):
+        """Interrupt (as Ctrl-C), then kill if it does not stop."""
+        if self.alive():
+            self.process.send_signal(subprocess.signal.SIGINT)
+            try:
+                self.process.wait(5)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        self._log.close()
+
+
+class Probe:
+    """A test node in this process: subscribe, publish, call services, spin until."""
+
+    def __init__(self, domain_id):
+        """Create a private rclpy context on ``domain_id`` and a node in it."""
+        import rclpy
+        from rclpy.executors import SingleThreadedExecutor
+        self.rclpy = rclpy
+        self.context = rclpy.Context()
+        rclpy.init(context=self.context, domain_id=domain_id)
+        self.node = rclpy.create_node('test_probe', context=self.context)
+        self.executor = SingleThreadedExecutor(context=self.context)
+        self.executor.add_node(self.node)
+        self.received = {}
+
+    def subscribe(self, msg_type, topic, qos=50):
+        """Collect every message on ``topic`` into the returned list."""
+        messages = self.received.setdefault(topic, [])
+        self.node.create_subscription(msg_type, topic, messages.append, qos)
+        return messages
+
+    def publisher(self, msg_type, topic, qos=10):
+        """Create a publisher on ``topic``."""
+        return self.node.create_publisher(msg_type, topic, qos)
+
+    def spin_until(self, predicate, timeout, what='condition'):
+        """Spin until ``predicate()`` is true; fail the test after ``timeout`` seconds."""
+        deadline = time.monotonic() + timeout
+        while not predicate():
+            if time.monotonic() > deadline:
+                pytest.fail(f'timed out after {timeout} s waiting for {what}')
+            self.executor.spin_once(timeout_sec=0.05)
+
+    def spin_for(self, seconds):
+        """Spin for a fixed wall time."""
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            self.executor.spin_once(timeout_sec=0.02)
+
+    def call(self, srv_type, name, request, timeout=10.0):
+        """Call a service and return its response."""
+        client = self.node.create_client(srv_type, name)
+        self.spin_until(client.service_is_ready, timeout, f'service {name}')
+        future = client.call_async(request)
+        self.spin_until(future.done, timeout, f'response of {name}')
+        return future.result()
+
+    def close(self):
+        """Destroy the node and the context."""
+        self.executor.shutdown()
+        self.node.destroy_node()
+        self.context.try_shutdown()
+
+
+@pytest.fixture
+def domain_id():
+    """A fresh ROS domain id for one test."""
+    return next_domain_id()
+
+
+@pytest.fixture
+def probe(domain_id):
+    """A probe node on the test's domain."""
+    node = Probe(domain_id)
+    yield node
+    node.close()
+
+
+@pytest.fixture
+def start_node(domain_id, tmp_path):
+    """Start package nodes on the test's domain; all are stopped at the end of the test."""
+    started = []
+
+    def start(module, params_file=os.path.join(CONFIG, 'sim.yaml'), parameters=(), name=None):
+        name = name or module.rsplit('.', 1)[-1]
+        parameters = list(parameters)
+        node = NodeProcess(module, domain_id, tmp_path / f'{name}-{len(started)}.log',
+                           params_file, parameters)
+        started.append(node)
+        return node
+
+    yield start
+    for node in started:
+        node.stop()
+
+
+PLANT = 'flexible_manipulator.nodes.plant_node'
+CONTROLLER = 'flexible_manipulator.nodes.controller_node'

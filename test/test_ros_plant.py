@@ -1,0 +1,215 @@
+"""The plant node over real DDS: TF, robot description, clock, bad commands, services.
+
+Expected geometry comes from config/models/two_link_rigid.yaml through closed-form planar
+forward kinematics written here, not from the package's kinematics code.
+"""
+
+import io
+import math
+
+import numpy as np
+import pytest
+import yaml
+
+from conftest import CONFIG, PLANT
+
+pytestmark = [pytest.mark.ros, pytest.mark.timeout(120)]
+
+MODEL = yaml.safe_load(open(f'{CONFIG}/models/two_link_rigid.yaml'))
+L1, L2 = (link['length'] for link in MODEL['links'])
+JOINTS = [link['joint'] for link in MODEL['links']]
+FRAMES = {'world', 'base_link', 'upper_arm', 'forearm', 'tool0'}
+
+
+def rot(axis, angle):
+    """Rotation matrix about a coordinate axis."""
+    c, s = math.cos(angle), math.sin(angle)
+    i, j = {'x': (1, 2), 'y': (2, 0), 'z': (0, 1)}[axis]
+    r = np.eye(3)
+    r[i, i], r[i, j], r[j, i], r[j, j] = c, -s, s, c
+    return r
+
+
+def tool_position_closed_form(q1, q2):
+    """Tool position in the world: base pose (URDF rpy) applied to the planar two-link FK."""
+    roll, pitch, yaw = MODEL['base']['rpy']
+    base_rotation = rot('z', yaw) @ rot('y', pitch) @ rot('x', roll)
+    planar = np.array([L1 * math.cos(q1) + L2 * math.cos(q1 + q2),
+                       L1 * math.sin(q1) + L2 * math.sin(q1 + q2), 0.0])
+    return np.array(MODEL['base']['xyz']) + base_rotation @ planar
+
+
+def to_matrix(t):
+    """Homogeneous matrix of a geometry_msgs/Transform (quaternion to rotation by hand)."""
+    x, y, z, w = t.rotation.x, t.rotation.y, t.rotation.z, t.rotation.w
+    m = np.eye(4)
+    m[:3, :3] = [[1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
+                 [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
+                 [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)]]
+    m[:3, 3] = t.translation.x, t.translation.y, t.translation.z
+    return m
+
+
+def stamp_key(header):
+    """Hashable stamp."""
+    return header.stamp.sec, header.stamp.nanosec
+
+
+def test_tf_tree_is_complete_and_matches_forward_kinematics(probe, start_node):
+    """Composed /tf_static + /tf transforms put tool0 where closed-form FK says."""
+    from sensor_msgs.msg import JointState
+    from tf2_msgs.msg import TFMessage
+    from rclpy.qos import DurabilityPolicy, QoSProfile
+    latched = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)
+    static = probe.subscribe(TFMessage, '/tf_static', latched)
+    dynamic = probe.subscribe(TFMessage, '/tf')
+    states = probe.subscribe(JointState, '/joint_states')
+    start_node(PLANT, parameters=[('initial_positions', '[0.7,-1.1]')])
+    probe.spin_until(lambda: static and len(states) >= 20, 30, 'tf_static and joint states')
+
+    edges = {}
+    for msg in static:
+        for t in msg.transforms:
+            edges[t.child_frame_id] = (t.header.frame_id, to_matrix(t.transform))
+    by_stamp = {}
+    for msg in dynamic:
+        for t in msg.transforms:
+            by_stamp.setdefault(stamp_key(t.header), {})[t.child_frame_id] = (
+                t.header.frame_id, to_matrix(t.transform))
+    checked = 0
+    for state in states[-10:]:
+        moving = by_stamp.get(stamp_key(state.header))
+        if moving is None:
+            continue
+        tree = dict(edges, **moving)
+        assert set(tree) | {'world'} == FRAMES, f'frames published: {sorted(tree)}'
+        frame, pose = 'tool0', np.eye(4)
+        while frame != 'world':
+            parent, local = tree[frame]
+            pose = local @ pose
+            frame = parent
+        q = dict(zip(state.name, state.position))
+        expected = tool_position_closed_form(q['shoulder'], q['elbow'])
+        np.testing.assert_allclose(pose[:3, 3], expected, atol=1e-9)
+        checked += 1
+    assert checked >= 5, 'too few /tf messages matched a joint-state stamp'
+
+
+def test_robot_description_and_clock(probe, start_node):
+    """URDF on a latched topic parses and names the joints; /clock carries the state stamps."""
+    import yourdfpy
+    from rclpy.qos import DurabilityPolicy, QoSProfile
+    from rosgraph_msgs.msg import Clock
+    from sensor_msgs.msg import JointState
+    from std_msgs.msg import String
+    plant = start_node(PLANT)
+    # Subscribe late on purpose: transient-local durability must still deliver the URDF.
+    probe.spin_for(1.0)
+    latched = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)
+    description = probe.subscribe(String, '/robot_description', latched)
+    clock = probe.subscribe(Clock, '/clock')
+    states = probe.subscribe(JointState, '/joint_states')
+    probe.spin_until(lambda: description and len(states) > 50, 30, 'URDF and joint states')
+    robot = yourdfpy.URDF.load(io.StringIO(description[0].data), load_meshes=False,
+                               build_collision_scene_graph=False)
+    assert robot.actuated_joint_names == JOINTS
+    assert list(states[-1].name) == JOINTS
+    clock_times = [c.clock.sec + 1e-9 * c.clock.nanosec for c in clock]
+    assert all(b > a for a, b in zip(clock_times, clock_times[1:])), 'clock not increasing'
+    state_times = {stamp_key(s.header) for s in states}
+    assert state_times & {(c.clock.sec, c.clock.nanosec) for c in clock}
+    assert plant.alive()
+
+
+def lockstep_plant(start_node, **parameters):
+    """A plant in lockstep mode, horizontal (no gravity) so efforts alone move it."""
+    values = {'timing_mode': 'lockstep', 'initial_positions': '[0.0,0.0]',
+              'initial_velocities': '[0.0,0.0]'}
+    values.update(parameters)
+    return start_node(PLANT, parameters=list(values.items()))
+
+
+def command_and_wait(probe, pub, states, data):
+    """Publish one effort command and wait for the state it produces."""
+    from std_msgs.msg import Float64MultiArray
+    count = len(states)
+    pub.publish(Float64MultiArray(data=data))
+    probe.spin_until(lambda: len(states) > count, 10, 'the state after a command')
+    return states[-1]
+
+
+def test_bad_commands_are_rejected_and_the_last_valid_one_is_held(probe, start_node):
+    """NaN and wrong-length commands are logged and ignored; after command_timeout, zero."""
+    from sensor_msgs.msg import JointState
+    from std_msgs.msg import Float64MultiArray
+    states = probe.subscribe(JointState, '/joint_states')
+    pub = probe.publisher(Float64MultiArray, '/effort_controller/commands')
+    plant = lockstep_plant(start_node, command_timeout=0.01)
+    probe.spin_until(lambda: states and pub.get_subscription_count(), 30, 'the plant')
+    state = command_and_wait(probe, pub, states, [1.5, -0.5])
+    assert list(state.effort) == [1.5, -0.5]
+    state = command_and_wait(probe, pub, states, [math.nan, 0.0])
+    assert list(state.effort) == [1.5, -0.5], 'a NaN command must not replace the valid one'
+    state = command_and_wait(probe, pub, states, [1.0, 2.0, 3.0])
+    assert list(state.effort) == [1.5, -0.5], 'a wrong-length command must be ignored'
+    # command_timeout 0.01 s = 5 update periods of 2 ms: then the plant applies zero effort.
+    for _ in range(6):
+        state = command_and_wait(probe, pub, states, [math.inf, 0.0])
+    assert list(state.effort) == [0.0, 0.0]
+    state = command_and_wait(probe, pub, states, [100.0, -100.0])
+    limits = [link['effort_limit'] for link in MODEL['links']]
+    assert list(state.effort) == [limits[0], -limits[1]], 'efforts clip at the model limits'
+    assert plant.alive()
+    log = plant.output()
+    assert 'non-finite effort' in log
+    assert 'expected 2 efforts' in log and 'got 3' in log
+
+
+def test_pause_and_reset_services(probe, start_node):
+    """Paused: commands do not advance time; reset: time zero and the initial state."""
+    from sensor_msgs.msg import JointState
+    from std_msgs.msg import Float64MultiArray
+    from std_srvs.srv import SetBool, Trigger
+    states = probe.subscribe(JointState, '/joint_states')
+    pub = probe.publisher(Float64MultiArray, '/effort_controller/commands')
+    lockstep_plant(start_node, initial_positions='[0.3,0.4]')
+    probe.spin_until(lambda: states and pub.get_subscription_count(), 30, 'the plant')
+    for _ in range(5):
+        state = command_and_wait(probe, pub, states, [2.0, 1.0])
+    assert stamp_key(state.header) == (0, 10_000_000)  # 5 commands x 2 ms update period
+    assert probe.call(SetBool, '/plant/pause', SetBool.Request(data=True)).success
+    paused = command_and_wait(probe, pub, states, [2.0, 1.0])
+    assert stamp_key(paused.header) == stamp_key(state.header)
+    assert list(paused.position) == list(state.position)
+    assert probe.call(SetBool, '/plant/pause', SetBool.Request(data=False)).success
+    moved = command_and_wait(probe, pub, states, [2.0, 1.0])
+    assert stamp_key(moved.header) == (0, 12_000_000)
+    count = len(states)
+    assert probe.call(Trigger, '/plant/reset', Trigger.Request()).success
+    probe.spin_until(lambda: len(states) > count, 10, 'the state after reset')
+    assert stamp_key(states[-1].header) == (0, 0)
+    assert list(states[-1].position) == [0.3, 0.4]
+
+
+@pytest.mark.parametrize('parameters, field', [
+    ([('timing_mode', 'sometimes')], 'timing_mode'),
+    ([('joints', '[shoulder,wrist]')], "'wrist'"),
+    ([('integration_step', '0.0007')], 'update_period'),
+    ([('initial_positions', '[0.1]')], 'initial_positions'),
+])
+def test_bad_parameters_are_refused_with_the_field_named(start_node, parameters, field):
+    """A bad parameter stops the node at start-up with exit code 2 and names the field."""
+    plant = start_node(PLANT, parameters=parameters)
+    assert plant.wait(30) == 2
+    assert 'refusing to start' in plant.output() and field in plant.output()
+
+
+def test_bad_model_file_is_refused_with_the_field_named(start_node, tmp_path):
+    """A model file with a negative link length is refused, naming links[0].length."""
+    model = yaml.safe_load(open(f'{CONFIG}/models/two_link_rigid.yaml'))
+    model['links'][0]['length'] = -0.5
+    path = tmp_path / 'bad_model.yaml'
+    path.write_text(yaml.safe_dump(model))
+    plant = start_node(PLANT, parameters=[('model', str(path))])
+    assert plant.wait(30) == 2
+    assert 'links[0].length' in plant.output() and 'must be > 0' in plant.output()
