@@ -70,7 +70,7 @@ class Simulation:
         self.steps = 0
 
     def steps_in(self, duration):
-        """Number of internal steps that make up ``duration``; it must be a whole number."""
+        """Count the internal steps that make up ``duration`` (must be a whole number)."""
         count = round(duration / self.step_size)
         if count < 1 or abs(count * self.step_size - duration) > 1e-9 * max(1.0, duration):
             raise ValueError(f'duration {duration} s is not a positive whole number of '

@@ -27,7 +27,7 @@ from .. import graph
 
 
 def share_directory():
-    """The package's share directory, making the ament index find it in a virtualenv."""
+    """Return the package's share directory, making the ament index find it in a venv."""
     if not os.environ.get('AMENT_PREFIX_PATH') and os.path.isdir(
             os.path.join(sys.prefix, 'share', graph.PACKAGE)):
         os.environ['AMENT_PREFIX_PATH'] = sys.prefix

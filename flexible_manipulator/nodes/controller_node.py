@@ -19,7 +19,8 @@ enabling, so a program starts where it is enabled, in simulation and on a real a
 
 Safety, on by default: efforts clipped to the model's limits; a joint faster than its
 velocity limit latches a fault with zero effort; when no valid state has come for
-``state_timeout`` wall seconds, one zero-effort command is sent and a warning logged.
+``state_timeout`` wall seconds, one zero-effort command is sent and a warning logged
+(the watchdog arms with the first valid state; nothing is commanded before it).
 Malformed states (missing or unknown joint names, wrong lengths, NaN) are rejected with a
 logged reason and no command is sent for them.
 """
@@ -70,7 +71,9 @@ class ControllerNode(Node):
         self.warn_throttled = common.ReasonThrottle(self.get_logger().warning)
         self.program_start = None
         self.last_state_wall = time.monotonic()
-        self.stale = False
+        # The watchdog arms with the first valid state: before it nothing is commanded (in
+        # lockstep a command would advance the plant without control).
+        self.stale = True
         self.q = np.zeros(n)
         self.v = np.zeros(n)
         self.command = Float64MultiArray(data=[0.0] * n)

@@ -70,7 +70,7 @@ def quaternion_from_rpy(roll, pitch, yaw):
 
 
 def transform(frame, time_msg):
-    """TransformStamped of a `JointFrame` at its zero joint angle."""
+    """Build the transform message of a `JointFrame` at its zero joint angle."""
     msg = TransformStamped()
     msg.header.stamp = time_msg
     msg.header.frame_id = frame.parent
@@ -181,7 +181,7 @@ class PlantNode(Node):
             self.update()
 
     def joint_names_in_command_order(self):
-        """The joint names as ordered by the ``joints`` parameter."""
+        """Return the joint names as ordered by the ``joints`` parameter."""
         return [self.model.joint_names[i] for i in self.command_index]
 
     def reject(self, kind, reason):
@@ -245,7 +245,7 @@ class PlantNode(Node):
 
     # -- services and diagnostics --------------------------------------------------------
     def on_reset(self, request, response):
-        """Initial state at time zero, zero effort, faults cleared."""
+        """Go back to the initial state at time zero, zero effort, faults cleared."""
         self.sim.reset()
         self.effort[:] = 0.0
         self.last_command[:] = 0.0
