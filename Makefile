@@ -4,7 +4,7 @@
 VENV ?= $(CURDIR)/.venv
 ENV = . $(VENV)/fm_env.sh &&
 
-.PHONY: setup demo test bench
+.PHONY: setup demo test
 setup:
 	FM_VENV=$(VENV) bash tools/setup_env.sh
 
@@ -13,6 +13,3 @@ demo: setup
 
 test: setup
 	$(ENV) python -m pytest -ra
-
-bench: setup
-	$(ENV) python bench/run_all.py
