@@ -120,6 +120,7 @@ def model_from_dict(spec, source='model'):
     try:
         check_keys(spec, '', required=('name', 'type', 'links'),
                    optional=('gravity', 'base', 'tool_frame', 'description'))
+        name(spec['name'], 'name')
         if spec['type'] not in MODEL_TYPES:
             raise ConfigError(f"type: unknown model type {spec['type']!r} (known: "
                               f"{', '.join(MODEL_TYPES)})")
@@ -130,6 +131,8 @@ def model_from_dict(spec, source='model'):
         base_rpy = vector(base.get('rpy', [0.0, 0.0, 0.0]), 'base.rpy', 3)
         gravity_world = vector(spec.get('gravity', [0.0, 0.0, -9.80665]), 'gravity', 3)
         tool_frame = name(spec.get('tool_frame', 'tool0'), 'tool_frame')
+        if tool_frame == base_frame:
+            raise ConfigError(f'tool_frame: must differ from base.frame ({base_frame!r})')
         links = spec['links']
         if not isinstance(links, list) or not links:
             raise ConfigError(f'links: expected a non-empty list of links, got {links!r}')

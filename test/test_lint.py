@@ -14,7 +14,8 @@ import pytest
 
 from conftest import REPO
 
-PYTHON_DIRS = ['flexible_manipulator', 'launch', 'test', 'bench', 'setup.py']
+PYTHON_DIRS = [p for p in ('flexible_manipulator', 'launch', 'test', 'bench', 'tools', 'setup.py')
+               if os.path.exists(os.path.join(REPO, p))]
 
 
 @pytest.mark.linter

@@ -86,15 +86,22 @@ class Simulation:
         self.input[:] = effort
         count = self.steps_in(duration)
         self._backup[:] = self.state
+        start = self.steps
         for _ in range(count):
-            self._integrator.step(self._rhs, self.time, self.state, self.step_size)
+            try:
+                self._integrator.step(self._rhs, self.time, self.state, self.step_size)
+                finite = np.isfinite(self.state).all()
+            except (ValueError, OverflowError, np.linalg.LinAlgError):
+                # math.cos(inf) and a singular mass matrix end up here: same failure.
+                finite = False
+            if not finite:
+                failed_at = self.time
+                self.steps = start
+                self.state[:] = self._backup
+                raise NonFiniteStateError(
+                    f'state became non-finite in the step from t = {failed_at:.6f} s; the '
+                    f'simulation stays at t = {self.time:.6f} s')
             self.steps += 1
-        if not np.all(np.isfinite(self.state)):
-            self.steps -= count
-            self.state[:] = self._backup
-            raise NonFiniteStateError(
-                f'state became non-finite within t = [{self.time:.6f}, '
-                f'{self.time + duration:.6f}] s; the simulation stays at t = {self.time:.6f} s')
 
     def _rhs(self, t, x, out):
         """State derivative (q', v') = (v, M^-1 (B u - h))."""

@@ -154,10 +154,10 @@ class ControllerNode(Node):
         """Zero effort, once, when states stop coming."""
         if not self.stale and time.monotonic() - self.last_state_wall > self.state_timeout:
             self.stale = True
+            self.get_logger().warning(f'no valid joint state for {self.state_timeout} s: '
+                                      'commanding zero effort')
             self.command.data = [0.0] * self.model.nv
             self.command_pub.publish(self.command)
-            self.get_logger().warning(f'no valid joint state for {self.state_timeout} s: '
-                                      'commanded zero effort')
 
     def on_enable(self, request, response):
         """Enable (clearing a fault, restarting program time) or disable the controller."""
