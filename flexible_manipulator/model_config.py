@@ -106,6 +106,10 @@ def _link(spec, field):
         lower=number(spec.get('lower', -math.inf), f'{field}.lower', allow_infinite=True),
         upper=number(spec.get('upper', math.inf), f'{field}.upper', allow_infinite=True),
     )
+    if link.inertia + link.mass * link.com ** 2 <= 0.0:
+        # Otherwise the mass matrix is singular whenever this link's joint moves alone.
+        raise ConfigError(f'{field}.inertia: the link has no rotational inertia about its joint '
+                          '(inertia + mass com^2 must be > 0)')
     if not link.lower < link.upper:
         raise ConfigError(f'{field}.lower: must be below upper ({link.upper:g}), got '
                           f'{link.lower:g}')
@@ -137,12 +141,14 @@ def model_from_dict(spec, source='model'):
         if not isinstance(links, list) or not links:
             raise ConfigError(f'links: expected a non-empty list of links, got {links!r}')
         chain = [_link(item, f'links[{i}]') for i, item in enumerate(links)]
-        names = [base_frame, tool_frame] + [link.name for link in chain]
+        frames, joints = {base_frame, tool_frame}, set()
         for i, link in enumerate(chain):
-            if names.count(link.name) > 1:
+            if link.name in frames:
                 raise ConfigError(f'links[{i}].name: frame name {link.name!r} is used twice')
-            if [other.joint for other in chain].count(link.joint) > 1:
+            if link.joint in joints:
                 raise ConfigError(f'links[{i}].joint: joint name {link.joint!r} is used twice')
+            frames.add(link.name)
+            joints.add(link.joint)
     except ConfigError as error:
         raise ConfigError(f'{source}: {error}') from None
     # URDF rpy: fixed-axis roll, pitch, yaw, i.e. R = Rz(yaw) Ry(pitch) Rx(roll).

@@ -40,7 +40,7 @@ def joint_frames(model, world_frame='world'):
 
 
 def _vec(values):
-    return ' '.join(f'{float(v):.9g}' for v in values)
+    return ' '.join(f'{float(v):.17g}' for v in values)
 
 
 def _link_xml(link):
@@ -51,9 +51,9 @@ def _link_xml(link):
     return f'''  <link name={quoteattr(link.name)}>
     <inertial>
       <origin xyz="{_vec((link.com, 0, 0))}" rpy="0 0 0"/>
-      <mass value="{link.mass:.9g}"/>
-      <inertia ixx="{1e-6 * link.mass:.9g}" ixy="0" ixz="0" iyy="{izz:.9g}" iyz="0"
-               izz="{izz:.9g}"/>
+      <mass value="{link.mass:.17g}"/>
+      <inertia ixx="{1e-6 * link.mass:.17g}" ixy="0" ixz="0" iyy="{izz:.17g}" iyz="0"
+               izz="{izz:.17g}"/>
     </inertial>
     <visual>
       <origin xyz="{_vec((half, 0, 0))}" rpy="0 0 0"/>
@@ -86,10 +86,10 @@ def urdf(model, world_frame='world'):
             link = links[frame.joint]
             bounded = math.isfinite(link.lower) and math.isfinite(link.upper)
             kind = 'revolute' if bounded else 'continuous'
-            limits = f' lower="{link.lower:.9g}" upper="{link.upper:.9g}"' if bounded else ''
-            extra = (f'\n    <axis xyz="0 0 1"/>\n    <limit effort="{link.effort_limit:.9g}" '
-                     f'velocity="{link.velocity_limit:.9g}"{limits}/>\n'
-                     f'    <dynamics damping="{link.damping:.9g}"/>')
+            limits = f' lower="{link.lower:.17g}" upper="{link.upper:.17g}"' if bounded else ''
+            extra = (f'\n    <axis xyz="0 0 1"/>\n    <limit effort="{link.effort_limit:.17g}" '
+                     f'velocity="{link.velocity_limit:.17g}"{limits}/>\n'
+                     f'    <dynamics damping="{link.damping:.17g}"/>')
         parts.append(f'''  <joint name={quoteattr(frame.joint)} type="{kind}">
     <parent link={quoteattr(frame.parent)}/>
     <child link={quoteattr(frame.child)}/>

@@ -83,8 +83,8 @@ class Simulation:
         Raises `NonFiniteStateError` (state left at its last finite value) if the state
         stops being finite.
         """
-        self.input[:] = effort
         count = self.steps_in(duration)
+        self.input[:] = effort
         self._backup[:] = self.state
         start = self.steps
         for _ in range(count):
