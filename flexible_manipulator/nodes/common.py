@@ -6,6 +6,7 @@ import time
 
 import rclpy
 from rclpy.executors import ExternalShutdownException
+from rclpy.parameter import Parameter
 from rcl_interfaces.msg import ParameterDescriptor
 
 from ..model_config import ConfigError, load_model, resolve_model_path
@@ -60,7 +61,6 @@ def joint_order(node, model, description):
 
 def float_array(node, name, size, description):
     """Declare a float-array parameter of ``size`` entries (empty means all zeros)."""
-    from rclpy.parameter import Parameter
     value = node.declare_parameter(
         name, Parameter.Type.DOUBLE_ARRAY,
         ParameterDescriptor(description=description, read_only=True)).value

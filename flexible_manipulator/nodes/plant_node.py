@@ -150,7 +150,7 @@ class PlantNode(Node):
         # which this node itself publishes, so a ROS-time timer would never fire.
         steady = Clock(clock_type=ClockType.STEADY_TIME)
         if self.timing_mode == 'realtime':
-            self.create_timer(self.update_period, self.on_tick, clock=steady)
+            self.create_timer(self.update_period, self.update, clock=steady)
         else:
             self.create_timer(self.resend_period / 4, self.on_resend_check, clock=steady)
         self.create_timer(1.0, self.publish_diagnostics, clock=steady)
@@ -202,17 +202,16 @@ class PlantNode(Node):
             self.effort[:] = 0.0
 
     # -- time -----------------------------------------------------------------------
-    def on_tick(self):
-        """Real-time mode: advance one update period per wall-clock tick."""
-        self.update()
-
     def on_resend_check(self):
         """Lockstep mode: re-publish a state nobody answered (start-up, lost command)."""
         if time.monotonic() - self.waiting_since > self.resend_period:
             self.publish_state()
 
     def update(self):
-        """Advance one update period (unless paused or faulted) and publish the state."""
+        """Advance one update period (unless paused or faulted) and publish the state.
+
+        Called per wall-clock tick in realtime mode, per received command in lockstep.
+        """
         if not self.paused:
             self.select_effort()
             try:
