@@ -30,6 +30,7 @@ class ComputedTorqueController:
         self.effort_limit = model.effort_limit
         n = model.nv
         self.commanded_acceleration = np.zeros(n)
+        self._velocity_error = np.zeros(n)
         self.unsaturated = np.zeros(n)
         self.effort = np.zeros(n)
         self.saturated = np.zeros(n, dtype=bool)
@@ -41,7 +42,9 @@ class ComputedTorqueController:
         np.subtract(q_d, q, out=acc)
         acc *= self.kp
         acc += a_d
-        acc += self.kd * (v_d - v)
+        np.subtract(v_d, v, out=self._velocity_error)
+        self._velocity_error *= self.kd
+        acc += self._velocity_error
         m = self.model.mass_matrix(self.data, q)
         np.matmul(m, acc, out=self.unsaturated)
         self.unsaturated += self.model.bias_forces(self.data, q, v)

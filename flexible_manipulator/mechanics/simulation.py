@@ -87,21 +87,21 @@ class Simulation:
         self.input[:] = effort
         self._backup[:] = self.state
         start = self.steps
-        for _ in range(count):
-            try:
+        try:
+            for _ in range(count):
                 self._integrator.step(self._rhs, self.time, self.state, self.step_size)
-                finite = np.isfinite(self.state).all()
-            except (ValueError, OverflowError, np.linalg.LinAlgError):
-                # math.cos(inf) and a singular mass matrix end up here: same failure.
-                finite = False
-            if not finite:
-                failed_at = self.time
-                self.steps = start
-                self.state[:] = self._backup
-                raise NonFiniteStateError(
-                    f'state became non-finite in the step from t = {failed_at:.6f} s; the '
-                    f'simulation stays at t = {self.time:.6f} s')
-            self.steps += 1
+                self.steps += 1
+            finite = np.isfinite(self.state).all()
+        except (ValueError, OverflowError, np.linalg.LinAlgError):
+            # A state gone infinite makes math.cos raise, a singular mass matrix makes the
+            # solve raise: the same failure, caught here instead of checked every step.
+            finite = False
+        if not finite:
+            self.steps = start
+            self.state[:] = self._backup
+            raise NonFiniteStateError(
+                f'state became non-finite within t = [{self.time:.6f}, '
+                f'{self.time + duration:.6f}] s; the simulation stays at t = {self.time:.6f} s')
 
     def _rhs(self, t, x, out):
         """State derivative (q', v') = (v, M^-1 (B u - h))."""

@@ -32,6 +32,7 @@ import math
 import time
 
 import numpy as np
+import transforms3d
 from rclpy.clock import Clock, ClockType
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile
@@ -60,15 +61,6 @@ def stamp(seconds):
     return Time(sec=int(sec), nanosec=min(int(round((seconds - sec) * 1e9)), 999_999_999))
 
 
-def quaternion_from_rpy(roll, pitch, yaw):
-    """(x, y, z, w) of R = Rz(yaw) Ry(pitch) Rx(roll), the URDF convention."""
-    cr, sr = math.cos(roll / 2), math.sin(roll / 2)
-    cp, sp = math.cos(pitch / 2), math.sin(pitch / 2)
-    cy, sy = math.cos(yaw / 2), math.sin(yaw / 2)
-    return (sr * cp * cy - cr * sp * sy, cr * sp * cy + sr * cp * sy,
-            cr * cp * sy - sr * sp * cy, cr * cp * cy + sr * sp * sy)
-
-
 def transform(frame, time_msg):
     """Build the transform message of a `JointFrame` at its zero joint angle."""
     msg = TransformStamped()
@@ -78,7 +70,8 @@ def transform(frame, time_msg):
     msg.transform.translation.x, msg.transform.translation.y, msg.transform.translation.z = \
         (float(c) for c in frame.xyz)
     r = msg.transform.rotation
-    r.x, r.y, r.z, r.w = quaternion_from_rpy(*frame.rpy)
+    # URDF rpy is fixed-axis roll-pitch-yaw ('sxyz'); transforms3d returns (w, x, y, z).
+    r.w, r.x, r.y, r.z = (float(c) for c in transforms3d.euler.euler2quat(*frame.rpy, 'sxyz'))
     return msg
 
 
