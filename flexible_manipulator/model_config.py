@@ -1,18 +1,32 @@
 """Build mechanical models from YAML files, refusing bad files with the field at fault.
 
-A model file describes one mechanism (see ``config/models/*.yaml``)::
+A model file describes one serial chain (see ``config/models/*.yaml``)::
 
-    name: two_link_rigid
-    type: planar_chain          # the only type so far
-    gravity: [0, 0, -9.81]      # world frame [m/s^2]
+    name: two_link_flexible
+    type: serial_chain
+    gravity: [0, 0, -9.81]          # world frame [m/s^2]
     base: {frame: base_link, xyz: [0, 0, 0], rpy: [1.5708, 0, 0]}  # pose in the world
     tool_frame: tool0
+    geometric_stiffening: true      # foreshortening kinematics (see mechanics.chain)
     links:
-      - {name: link1, joint: shoulder, length: 0.5, mass: 1.0, com: 0.25, inertia: 0.02,
-         damping: 0.0, effort_limit: 40.0, velocity_limit: 8.0, lower: -3.14, upper: 3.14}
+      - name: upper_arm
+        joint: {name: shoulder, type: revolute, axis: [0, 0, 1], xyz: [0, 0, 0],
+                rpy: [0, 0, 0], damping: 0.0, armature: 0.0, effort_limit: 40.0,
+                velocity_limit: 8.0, lower: -3.14, upper: 3.14}
+        length: 0.5                  # m, joint to tip frame along the link's x axis
+        mass: 0.2                    # rigid part at the link frame (hub, clamp) [kg]
+        com: [0.0, 0.0, 0.0]         # m, link frame
+        inertia: [ixx, iyy, izz, ixy, ixz, iyz]   # about the centre of mass [kg m^2]
+        beam:                        # optional: a flexible link
+          linear_density: 0.405      # rho A [kg/m]
+          bending_stiffness: [4.7, 50.0]   # EI along y, along z [N m^2]
+          modes: [3, 0]              # assumed modes along y, along z
+          damping_ratio: 0.01
+        payload: {mass: 0.1, com: [0, 0, 0], inertia: [...]}   # rigid, at the tip frame
+        frames: 4                    # section frames along the link on TF
 
 Every error is a `ConfigError` whose message starts with the dotted path of the field
-(``links[1].length``) and says what was expected.
+(``links[1].beam.linear_density``) and says what was expected.
 """
 
 import math
@@ -22,7 +36,8 @@ import numpy as np
 import transforms3d
 import yaml
 
-from .mechanics.planar_chain import PlanarChainModel, RigidLink
+from .mechanics.beam_modes import MAX_MODES
+from .mechanics.chain import Beam, Joint, Link, RigidBody, SerialChain
 
 
 class ConfigError(ValueError):
@@ -86,44 +101,116 @@ def check_keys(mapping, field, required, optional=()):
                           f'{", ".join(sorted(set(required) | set(optional)))})')
 
 
-def _link(spec, field):
-    check_keys(spec, field,
-               required=('name', 'joint', 'length', 'mass', 'com', 'inertia', 'effort_limit',
-                         'velocity_limit'),
-               optional=('damping', 'lower', 'upper'))
-    link = RigidLink(
-        name=name(spec['name'], f'{field}.name'),
-        joint=name(spec['joint'], f'{field}.joint'),
-        length=number(spec['length'], f'{field}.length', 0.0, strict_minimum=True),
-        mass=number(spec['mass'], f'{field}.mass', 0.0, strict_minimum=True),
-        com=number(spec['com'], f'{field}.com'),
-        inertia=number(spec['inertia'], f'{field}.inertia', 0.0),
+def _inertia(values, field):
+    """3x3 inertia tensor from [ixx, iyy, izz, ixy, ixz, iyz], checked positive semidefinite."""
+    ixx, iyy, izz, ixy, ixz, iyz = vector(values, field, 6)
+    tensor = np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]])
+    if np.linalg.eigvalsh(tensor).min() < -1e-12 * max(1.0, abs(tensor).max()):
+        raise ConfigError(f'{field}: inertia tensor is not positive semidefinite')
+    return tuple(map(tuple, tensor))
+
+
+def _body(spec, field, required=()):
+    check_keys(spec, field, required=required, optional=('mass', 'com', 'inertia'))
+    return RigidBody(mass=number(spec.get('mass', 0.0), f'{field}.mass', 0.0),
+                     com=tuple(vector(spec.get('com', [0.0, 0.0, 0.0]), f'{field}.com', 3)),
+                     inertia=_inertia(spec.get('inertia', [0.0] * 6), f'{field}.inertia'))
+
+
+JOINT_TYPES = ('revolute', 'prismatic')
+
+
+def _joint(spec, field):
+    check_keys(spec, field, required=('name', 'effort_limit', 'velocity_limit'),
+               optional=('type', 'axis', 'xyz', 'rpy', 'damping', 'armature', 'lower',
+                         'upper'))
+    kind = spec.get('type', 'revolute')
+    if kind not in JOINT_TYPES:
+        raise ConfigError(f'{field}.type: unknown joint type {kind!r} (known: '
+                          f'{", ".join(JOINT_TYPES)})')
+    axis = vector(spec.get('axis', [0.0, 0.0, 1.0]), f'{field}.axis', 3)
+    if abs(np.linalg.norm(axis) - 1.0) > 1e-6:
+        raise ConfigError(f'{field}.axis: must be a unit vector, got {axis.tolist()} '
+                          f'(norm {np.linalg.norm(axis):.6g})')
+    joint = Joint(
+        name=name(spec['name'], f'{field}.name'), type=kind, axis=tuple(axis),
+        xyz=tuple(vector(spec.get('xyz', [0.0, 0.0, 0.0]), f'{field}.xyz', 3)),
+        rpy=tuple(vector(spec.get('rpy', [0.0, 0.0, 0.0]), f'{field}.rpy', 3)),
         damping=number(spec.get('damping', 0.0), f'{field}.damping', 0.0),
+        armature=number(spec.get('armature', 0.0), f'{field}.armature', 0.0),
         effort_limit=number(spec['effort_limit'], f'{field}.effort_limit', 0.0,
                             strict_minimum=True),
         velocity_limit=number(spec['velocity_limit'], f'{field}.velocity_limit', 0.0,
                               strict_minimum=True),
         lower=number(spec.get('lower', -math.inf), f'{field}.lower', allow_infinite=True),
-        upper=number(spec.get('upper', math.inf), f'{field}.upper', allow_infinite=True),
-    )
-    if link.inertia + link.mass * link.com ** 2 <= 0.0:
+        upper=number(spec.get('upper', math.inf), f'{field}.upper', allow_infinite=True))
+    if not joint.lower < joint.upper:
+        raise ConfigError(f'{field}.lower: must be below upper ({joint.upper:g}), got '
+                          f'{joint.lower:g}')
+    return joint
+
+
+def _beam(spec, field):
+    check_keys(spec, field, required=('linear_density', 'bending_stiffness', 'modes'),
+               optional=('damping_ratio', 'quadrature_points'))
+    density = number(spec['linear_density'], f'{field}.linear_density', 0.0,
+                     strict_minimum=True)
+    stiffness = vector(spec['bending_stiffness'], f'{field}.bending_stiffness', 2)
+    for i, value in enumerate(stiffness):
+        if not value > 0.0:
+            raise ConfigError(f'{field}.bending_stiffness[{i}]: must be > 0, got {value:g}')
+    modes = spec['modes']
+    if (not isinstance(modes, list) or len(modes) != 2
+            or not all(isinstance(m, int) and not isinstance(m, bool) for m in modes)):
+        raise ConfigError(f'{field}.modes: expected two mode counts [along y, along z], '
+                          f'got {modes!r}')
+    for i, count in enumerate(modes):
+        if not 0 <= count <= MAX_MODES:
+            raise ConfigError(f'{field}.modes[{i}]: mode count must be between 0 and '
+                              f'{MAX_MODES}, got {count}')
+    points = spec.get('quadrature_points', 0)
+    if isinstance(points, bool) or not isinstance(points, int) or not 0 <= points <= 200:
+        raise ConfigError(f'{field}.quadrature_points: expected an integer from 0 '
+                          f'(automatic) to 200, got {points!r}')
+    return Beam(linear_density=density, bending_stiffness=tuple(stiffness), modes=tuple(modes),
+                damping_ratio=number(spec.get('damping_ratio', 0.0), f'{field}.damping_ratio',
+                                     0.0),
+                quadrature_points=points)
+
+
+def _link(spec, field):
+    check_keys(spec, field, required=('name', 'joint', 'length'),
+               optional=('mass', 'com', 'inertia', 'beam', 'payload', 'frames'))
+    body = _body({k: spec[k] for k in ('mass', 'com', 'inertia') if k in spec}, field)
+    beam = _beam(spec['beam'], f'{field}.beam') if 'beam' in spec else None
+    frames = spec.get('frames', 0)
+    if isinstance(frames, bool) or not isinstance(frames, int) or not 0 <= frames <= 50:
+        raise ConfigError(f'{field}.frames: expected an integer from 0 to 50, got {frames!r}')
+    link = Link(name=name(spec['name'], f'{field}.name'),
+                joint=_joint(spec['joint'], f'{field}.joint'),
+                length=number(spec['length'], f'{field}.length', 0.0, strict_minimum=True),
+                body=body, beam=beam,
+                payload=_body(spec.get('payload', {}), f'{field}.payload'), frames=frames)
+    axis = np.asarray(link.joint.axis)
+    inertia = body.inertia_about_origin()
+    if beam is None and link.joint.type == 'revolute' and axis @ inertia @ axis <= 0.0:
         # Otherwise the mass matrix is singular whenever this link's joint moves alone.
-        raise ConfigError(f'{field}.inertia: the link has no rotational inertia about its joint '
-                          '(inertia + mass com^2 must be > 0)')
-    if not link.lower < link.upper:
-        raise ConfigError(f'{field}.lower: must be below upper ({link.upper:g}), got '
-                          f'{link.lower:g}')
+        raise ConfigError(f'{field}.inertia: the link has no rotational inertia about its '
+                          'joint axis')
+    if beam is None and link.joint.type == 'prismatic' and body.mass <= 0.0:
+        raise ConfigError(f'{field}.mass: a link on a prismatic joint needs mass > 0')
     return link
 
 
-MODEL_TYPES = ('planar_chain',)
+MODEL_TYPES = ('serial_chain',)
 
 
 def model_from_dict(spec, source='model'):
     """Build a model from a parsed model file; ``source`` names it in error messages."""
     try:
         check_keys(spec, '', required=('name', 'type', 'links'),
-                   optional=('gravity', 'base', 'tool_frame', 'description'))
+                   optional=('gravity', 'base', 'tool_frame', 'description',
+                             'geometric_stiffening'))
         name(spec['name'], 'name')
         if spec['type'] not in MODEL_TYPES:
             raise ConfigError(f"type: unknown model type {spec['type']!r} (known: "
@@ -135,6 +222,10 @@ def model_from_dict(spec, source='model'):
         base_rpy = vector(base.get('rpy', [0.0, 0.0, 0.0]), 'base.rpy', 3)
         gravity_world = vector(spec.get('gravity', [0.0, 0.0, -9.80665]), 'gravity', 3)
         tool_frame = name(spec.get('tool_frame', 'tool0'), 'tool_frame')
+        stiffening = spec.get('geometric_stiffening', True)
+        if not isinstance(stiffening, bool):
+            raise ConfigError(f'geometric_stiffening: expected true or false, got '
+                              f'{stiffening!r}')
         if tool_frame == base_frame:
             raise ConfigError(f'tool_frame: must differ from base.frame ({base_frame!r})')
         links = spec['links']
@@ -143,19 +234,24 @@ def model_from_dict(spec, source='model'):
         chain = [_link(item, f'links[{i}]') for i, item in enumerate(links)]
         frames, joints = {base_frame, tool_frame}, set()
         for i, link in enumerate(chain):
-            if link.name in frames:
-                raise ConfigError(f'links[{i}].name: frame name {link.name!r} is used twice')
-            if link.joint in joints:
-                raise ConfigError(f'links[{i}].joint: joint name {link.joint!r} is used twice')
-            frames.add(link.name)
-            joints.add(link.joint)
+            # Each link also owns the frames <name>_tip and <name>_s<k> on TF.
+            owned = {link.name, f'{link.name}_tip'} | {f'{link.name}_s{k + 1}'
+                                                       for k in range(link.frames)}
+            clash = sorted(owned & frames)
+            if clash:
+                raise ConfigError(f'links[{i}].name: frame name {clash[0]!r} is used twice')
+            if link.joint.name in joints:
+                raise ConfigError(f'links[{i}].joint.name: joint name {link.joint.name!r} '
+                                  'is used twice')
+            frames |= owned
+            joints.add(link.joint.name)
     except ConfigError as error:
         raise ConfigError(f'{source}: {error}') from None
     # URDF rpy: fixed-axis roll, pitch, yaw, i.e. R = Rz(yaw) Ry(pitch) Rx(roll).
     base_rotation = transforms3d.euler.euler2mat(*base_rpy, axes='sxyz')
-    return PlanarChainModel(spec['name'], chain, gravity_base=base_rotation.T @ gravity_world,
-                            base_frame=base_frame, base_xyz=base_xyz, base_rpy=base_rpy,
-                            tool_frame=tool_frame)
+    return SerialChain(spec['name'], chain, gravity_base=base_rotation.T @ gravity_world,
+                       base_frame=base_frame, base_xyz=base_xyz, base_rpy=base_rpy,
+                       tool_frame=tool_frame, geometric_stiffening=stiffening)
 
 
 def resolve_model_path(model, share_directory=None):

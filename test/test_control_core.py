@@ -12,7 +12,7 @@ import pytest
 
 from flexible_manipulator.control.computed_torque import ComputedTorqueController
 from flexible_manipulator.control.joint_program import SinusoidalJointProgram
-from flexible_manipulator.mechanics.planar_chain import PlanarChainModel, RigidLink, rnea
+from flexible_manipulator.mechanics.chain import Joint, Link, RigidBody, SerialChain
 from flexible_manipulator.mechanics.simulation import Simulation
 from flexible_manipulator.model_config import load_model
 
@@ -24,6 +24,15 @@ OFFSET, AMPLITUDE, FREQUENCY, PHASE = [0.3, 0.8], [0.3, 0.3], [0.2, 0.25], [0.0,
 def program():
     """Return the slow two-joint program of the controller tests: 0.2 and 0.25 Hz, 0.3 rad."""
     return SinusoidalJointProgram(OFFSET, AMPLITUDE, FREQUENCY, PHASE)
+
+
+def planar_bar(mass, com, inertia):
+    """Rigid link body: COM at ``com`` on the link's x axis, ``inertia`` about z at the COM.
+
+    A slender bar (small axial entry, I_yy = I_zz); only I_zz acts in the plane of motion.
+    """
+    return RigidBody(mass, (com, 0.0, 0.0),
+                     ((1e-3 * inertia, 0.0, 0.0), (0.0, inertia, 0.0), (0.0, 0.0, inertia)))
 
 
 def evaluate_copy(prog, t):
@@ -97,7 +106,7 @@ def test_controller_torque_is_inverse_dynamics_of_commanded_acceleration():
         q_d, v_d, a_d = evaluate_copy(prog, t)
         q = q_d + rng.uniform(-0.1, 0.1, 2)
         v = v_d + rng.uniform(-0.3, 0.3, 2)
-        expected = rnea(model, data, q, v, a_d + kd * (v_d - v) + kp * (q_d - q)).copy()
+        expected = model.rnea(data, q, v, a_d + kd * (v_d - v) + kp * (q_d - q)).copy()
         assert np.all(np.abs(expected) < model.effort_limit)
         torque = controller.compute(t, q, v)
         np.testing.assert_allclose(torque, expected, rtol=1e-12, atol=1e-12)
@@ -112,9 +121,9 @@ def test_controller_clips_to_effort_limits_and_flags_saturation():
     that both, only the first, only the second and no joint saturate, on both sides.
     """
     limits = np.array([3.0, 0.5])
-    model = PlanarChainModel('weak', [
-        RigidLink('a', 'j1', 0.5, 1.2, 0.25, 0.025, effort_limit=limits[0]),
-        RigidLink('b', 'j2', 0.4, 0.8, 0.2, 0.0107, effort_limit=limits[1])],
+    model = SerialChain('weak', [
+        Link('a', Joint('j1', effort_limit=limits[0]), 0.5, planar_bar(1.2, 0.25, 0.025)),
+        Link('b', Joint('j2', effort_limit=limits[1]), 0.4, planar_bar(0.8, 0.2, 0.0107))],
         gravity_base=(0.0, -9.80665, 0.0))
     data = model.create_data()
     q_d = np.array([math.pi / 2, 0.0])
@@ -126,7 +135,7 @@ def test_controller_clips_to_effort_limits_and_flags_saturation():
              ([-0.1, 0.1], [True, True]), ([0.0, -0.1], [False, True])]  # negative side
     for error, expected_flags in cases:
         q = q_d - np.array(error)
-        unclipped = rnea(model, data, q, v, 100.0 * np.array(error)).copy()
+        unclipped = model.rnea(data, q, v, 100.0 * np.array(error)).copy()
         np.testing.assert_array_equal(np.abs(unclipped) > limits, expected_flags)
         torque = controller.compute(0.0, q, v)
         np.testing.assert_allclose(torque, np.clip(unclipped, -limits, limits),

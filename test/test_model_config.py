@@ -1,7 +1,8 @@
-"""Tests of the YAML model loader: the shipped model and refusal of bad files.
+"""Tests of the YAML model loader: the shipped models and refusal of bad files.
 
 Expected values come from the YAML text itself (read here with PyYAML, independently of
-the loader) and from rotation matrices written out in this file.
+the loader), from the defaults documented in the loader's module docstring and from
+rotation matrices written out in this file.
 """
 
 import copy
@@ -15,54 +16,85 @@ import yaml
 
 from flexible_manipulator.model_config import ConfigError, load_model, model_from_dict
 
-MODEL_FILE = Path(__file__).resolve().parents[1] / 'config' / 'models' / 'two_link_rigid.yaml'
-
-
-def rot_x(a):
-    """Rotation by ``a`` about x (right hand)."""
-    c, s = math.cos(a), math.sin(a)
-    return np.array([[1, 0, 0], [0, c, -s], [0, s, c]])
-
-
-def rot_y(a):
-    """Rotation by ``a`` about y (right hand)."""
-    c, s = math.cos(a), math.sin(a)
-    return np.array([[c, 0, s], [0, 1, 0], [-s, 0, c]])
-
-
-def rot_z(a):
-    """Rotation by ``a`` about z (right hand)."""
-    c, s = math.cos(a), math.sin(a)
-    return np.array([[c, -s, 0], [s, c, 0], [0, 0, 1]])
+MODELS = Path(__file__).resolve().parents[1] / 'config' / 'models'
+MODEL_FILE = MODELS / 'two_link_rigid.yaml'
+FLEXIBLE_FILE = MODELS / 'two_link_flexible.yaml'
 
 
 def urdf_rpy(roll, pitch, yaw):
     """URDF fixed-axis roll-pitch-yaw: R = Rz(yaw) Ry(pitch) Rx(roll) (URDF spec, <origin>)."""
-    return rot_z(yaw) @ rot_y(pitch) @ rot_x(roll)
+    cr, sr, cp, sp, cy, sy = (math.cos(roll), math.sin(roll), math.cos(pitch),
+                              math.sin(pitch), math.cos(yaw), math.sin(yaw))
+    rot_x = np.array([[1, 0, 0], [0, cr, -sr], [0, sr, cr]])   # right-hand rotations
+    rot_y = np.array([[cp, 0, sp], [0, 1, 0], [-sp, 0, cp]])
+    rot_z = np.array([[cy, -sy, 0], [sy, cy, 0], [0, 0, 1]])
+    return rot_z @ rot_y @ rot_x
 
 
-def raw_spec():
-    """Return the shipped model file as a plain dict (PyYAML, no loader involved)."""
-    with open(MODEL_FILE, encoding='utf-8') as stream:
+def raw_spec(path=MODEL_FILE):
+    """Return a model file as a plain dict (PyYAML, no loader involved)."""
+    with open(path, encoding='utf-8') as stream:
         return yaml.safe_load(stream)
 
 
-def test_shipped_model_loads_with_file_values():
-    """Every link field of the model equals the value written in the YAML file."""
-    spec = raw_spec()
-    model = load_model(str(MODEL_FILE))
-    assert model.name == spec['name'] == 'two_link_rigid'
-    assert model.nq == model.nv == model.nu == len(spec['links']) == 2
-    assert model.joint_names == ('shoulder', 'elbow')
-    assert model.link_names == ('upper_arm', 'forearm')
-    assert model.base_frame == 'base_link'
-    assert model.tool_frame == 'tool0'
+def tensor(values):
+    """[ixx, iyy, izz, ixy, ixz, iyz] as the symmetric 3x3 matrix."""
+    ixx, iyy, izz, ixy, ixz, iyz = values
+    return np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]])
+
+
+def check_body(body, spec, label):
+    np.testing.assert_array_equal(body.mass, spec.get('mass', 0.0), err_msg=label)
+    np.testing.assert_array_equal(body.com, spec.get('com', [0.0] * 3), err_msg=label)
+    np.testing.assert_array_equal(body.inertia, tensor(spec.get('inertia', [0.0] * 6)),
+                                  err_msg=label)
+
+
+# Joint fields and their documented defaults (None: required).
+JOINT_FIELDS = {'type': 'revolute', 'axis': [0.0, 0.0, 1.0], 'xyz': [0.0] * 3,
+                'rpy': [0.0] * 3, 'damping': 0.0, 'armature': 0.0, 'effort_limit': None,
+                'velocity_limit': None, 'lower': -math.inf, 'upper': math.inf}
+SHIPPED = [  # file, joints, links, nq, n_modes
+    ('two_link_rigid', ('shoulder', 'elbow'), ('upper_arm', 'forearm'), 2, 0),
+    ('two_link_flexible', ('shoulder', 'elbow'), ('upper_arm', 'forearm'), 8, 6),
+    ('three_link_spatial_flexible', ('waist', 'shoulder', 'elbow'),
+     ('column', 'upper_arm', 'forearm'), 11, 8)]
+
+
+@pytest.mark.parametrize('name, joints, links, nq, n_modes', SHIPPED,
+                         ids=[case[0] for case in SHIPPED])
+def test_shipped_model_loads_with_file_values(name, joints, links, nq, n_modes):
+    """Names, sizes and every link, joint, beam and payload field equal the YAML file's."""
+    spec = raw_spec(MODELS / f'{name}.yaml')
+    model = load_model(str(MODELS / f'{name}.yaml'))
+    assert model.name == spec['name'] == name
+    assert model.joint_names == joints and model.link_names == links
+    assert model.nq == model.nv == nq and model.n_modes == n_modes
+    assert model.nu == model.n_joints == len(spec['links']) == len(joints)
+    assert model.base_frame == spec['base']['frame'] == 'base_link'
+    assert model.tool_frame == spec['tool_frame'] == 'tool0'
+    assert model.geometric_stiffening is spec.get('geometric_stiffening', True)
     np.testing.assert_array_equal(model.base_xyz, spec['base']['xyz'])
     np.testing.assert_array_equal(model.base_rpy, spec['base']['rpy'])
-    for field in ('length', 'mass', 'com', 'inertia', 'damping', 'effort_limit',
-                  'velocity_limit', 'lower', 'upper'):
-        np.testing.assert_array_equal(getattr(model, field),
-                                      [link[field] for link in spec['links']], err_msg=field)
+    for link, raw in zip(model.links, spec['links']):
+        assert link.length == raw['length'] and link.frames == raw.get('frames', 0)
+        check_body(link.body, raw, link.name)
+        check_body(link.payload, raw.get('payload', {}), link.name + '.payload')
+        for field, default in JOINT_FIELDS.items():
+            np.testing.assert_array_equal(getattr(link.joint, field),
+                                          raw['joint'].get(field, default), err_msg=field)
+        if 'beam' not in raw:
+            assert link.beam is None
+            continue
+        beam = raw['beam']
+        assert (link.beam.linear_density, link.beam.bending_stiffness, link.beam.modes,
+                link.beam.damping_ratio, link.beam.quadrature_points) == (
+            beam['linear_density'], tuple(beam['bending_stiffness']), tuple(beam['modes']),
+            beam.get('damping_ratio', 0.0), beam.get('quadrature_points', 0))
+    for field in ('effort_limit', 'velocity_limit', 'lower', 'upper'):
+        np.testing.assert_array_equal(
+            getattr(model, field), [raw['joint'].get(field, JOINT_FIELDS[field])
+                                    for raw in spec['links']], err_msg=field)
 
 
 def test_shipped_model_gravity_in_base_frame():
@@ -91,19 +123,34 @@ def test_gravity_rotated_into_general_base_orientation(tmp_path):
 
 
 def test_defaults_for_optional_fields():
-    """Optional fields default as documented: gravity 9.80665 down, zero base pose, tool0."""
-    spec = raw_spec()
-    for key in ('gravity', 'base', 'tool_frame', 'description'):
+    """Optional fields default as documented.
+
+    Gravity 9.80665 down, zero base pose, tool0, stiffening on; revolute joints about z at
+    the parent tip, no friction, no limits; no payload, no section frames.
+    """
+    spec = raw_spec(FLEXIBLE_FILE)
+    for key in ('gravity', 'base', 'tool_frame', 'description', 'geometric_stiffening'):
         del spec[key]
     for link in spec['links']:
-        for key in ('damping', 'lower', 'upper'):
+        for key in ('type', 'axis', 'xyz', 'rpy', 'damping', 'armature', 'lower', 'upper'):
+            link['joint'].pop(key, None)
+        for key in ('payload', 'frames'):
             del link[key]
+        del link['beam']['damping_ratio']
     model = model_from_dict(spec)
     np.testing.assert_array_equal(model.gravity_base, [0.0, 0.0, -9.80665])
     np.testing.assert_array_equal(model.base_xyz, [0.0, 0.0, 0.0])
+    np.testing.assert_array_equal(model.base_rpy, [0.0, 0.0, 0.0])
     assert model.base_frame == 'base_link' and model.tool_frame == 'tool0'
-    np.testing.assert_array_equal(model.damping, [0.0, 0.0])
-    assert np.all(model.lower == -math.inf) and np.all(model.upper == math.inf)
+    assert model.geometric_stiffening is True
+    for link in model.links:
+        assert (link.joint.type, link.joint.axis, link.joint.xyz, link.joint.rpy) == (
+            'revolute', (0.0, 0.0, 1.0), (0.0, 0.0, 0.0), (0.0, 0.0, 0.0))
+        assert link.joint.damping == link.joint.armature == 0.0
+        assert (link.joint.lower, link.joint.upper) == (-math.inf, math.inf)
+        assert link.payload.mass == 0.0 and not np.any(link.payload.inertia)
+        assert link.frames == 0
+        assert link.beam.damping_ratio == 0.0 and link.beam.quadrature_points == 0
 
 
 def write(tmp_path, content, name='model.yaml'):
@@ -124,90 +171,161 @@ def refused(tmp_path, content):
     return message
 
 
-def mutated(change):
-    """Return the shipped spec with ``change(spec)`` applied to a deep copy."""
-    spec = copy.deepcopy(raw_spec())
+def mutated(change, path=MODEL_FILE):
+    """Return the spec of file ``path`` with ``change(spec)`` applied to a deep copy."""
+    spec = copy.deepcopy(raw_spec(path))
     change(spec)
+    return spec
+
+
+def _target(spec, path):
+    for key in path:
+        spec = spec[key]
     return spec
 
 
 def _set(path, value):
     """Return a function setting spec[path...] = value (path: keys and indices)."""
-    def change(spec):
-        target = spec
-        for key in path[:-1]:
-            target = target[key]
-        target[path[-1]] = value
-    return change
+    return lambda spec: _target(spec, path[:-1]).__setitem__(path[-1], value)
 
 
 def _delete(path):
     """Return a function deleting spec[path...]."""
-    def change(spec):
-        target = spec
-        for key in path[:-1]:
-            target = target[key]
-        del target[path[-1]]
-    return change
+    return lambda spec: _target(spec, path[:-1]).__delitem__(path[-1])
 
 
 def _rename_key(path, old, new):
     """Return a function renaming key ``old`` to ``new`` in spec[path...] (a typo)."""
     def change(spec):
-        target = spec
-        for key in path:
-            target = target[key]
+        target = _target(spec, path)
         target[new] = target.pop(old)
     return change
 
 
-# (id, change, field that the message must name) -- the field paths follow the loader's
-# documented convention (module docstring: "links[1].length").
+L0, L1, J0, J1 = ['links', 0], ['links', 1], ['links', 0, 'joint'], ['links', 1, 'joint']
+B0, B1 = ['links', 0, 'beam'], ['links', 1, 'beam']
+
+# (id, change, field that the message must name) on the rigid file -- the field paths
+# follow the loader's documented convention (module docstring: dotted path of the field).
 BAD_SPECS = [
-    ('negative length', _set(['links', 0, 'length'], -0.5), 'links[0].length'),
-    ('zero length', _set(['links', 1, 'length'], 0.0), 'links[1].length'),
-    ('zero mass', _set(['links', 0, 'mass'], 0.0), 'links[0].mass'),
-    ('negative inertia', _set(['links', 1, 'inertia'], -0.01), 'links[1].inertia'),
-    ('negative damping', _set(['links', 0, 'damping'], -0.1), 'links[0].damping'),
-    ('missing effort_limit', _delete(['links', 1, 'effort_limit']), 'links[1].effort_limit'),
+    ('negative length', _set(L0 + ['length'], -0.5), 'links[0].length'),
+    ('zero length', _set(L1 + ['length'], 0.0), 'links[1].length'),
+    ('negative mass', _set(L0 + ['mass'], -1.0), 'links[0].mass'),
+    ('negative inertia', _set(L1 + ['inertia'], [-0.01, 0.01, 0.01, 0, 0, 0]),
+     'links[1].inertia'),
+    # Positive diagonal, but eigenvalues 1 +- 2 < 0: not an inertia tensor.
+    ('non-PSD inertia', _set(L1 + ['inertia'], [1.0, 1.0, 1.0, 2.0, 0, 0]), 'links[1].inertia'),
+    ('short inertia', _set(L0 + ['inertia'], [0.1, 0.1, 0.1]), 'links[0].inertia'),
+    ('short com', _set(L0 + ['com'], [0.25, 0.0]), 'links[0].com'),
+    ('negative damping', _set(J0 + ['damping'], -0.1), 'links[0].joint.damping'),
+    ('negative armature', _set(J1 + ['armature'], -0.1), 'links[1].joint.armature'),
+    ('zero velocity limit', _set(J0 + ['velocity_limit'], 0.0), 'links[0].joint.velocity_limit'),
+    ('missing effort_limit', _delete(J1 + ['effort_limit']), 'links[1].joint.effort_limit'),
+    ('missing joint', _delete(L1 + ['joint']), 'links[1].joint'),
+    ('joint not a mapping', _set(J0, 'shoulder'), 'links[0].joint'),
+    ('unknown joint type', _set(J0 + ['type'], 'spherical'), 'links[0].joint.type'),
+    ('non-unit axis', _set(J1 + ['axis'], [0.0, 0.0, 2.0]), 'links[1].joint.axis'),
+    ('zero axis', _set(J0 + ['axis'], [0.0, 0.0, 0.0]), 'links[0].joint.axis'),
+    ('short joint xyz', _set(J0 + ['xyz'], [0.0, 0.0]), 'links[0].joint.xyz'),
+    ('string in joint rpy', _set(J1 + ['rpy'], [0.0, 'x', 0.0]), 'links[1].joint.rpy[1]'),
     ('missing links', _delete(['links']), 'links'),
-    ('link key typo', _rename_key(['links', 0], 'damping', 'dampnig'), 'links[0].dampnig'),
+    ('link key typo', _rename_key(L0, 'mass', 'mas'), 'links[0].mas'),
+    ('joint key typo', _rename_key(J0, 'damping', 'dampnig'), 'links[0].joint.dampnig'),
     # A typo in a required key: the now missing required field is what gets named.
-    ('required key typo', _rename_key(['links', 0], 'length', 'lenght'), 'links[0].length'),
+    ('required key typo', _rename_key(L0, 'length', 'lenght'), 'links[0].length'),
     ('top-level key typo', _rename_key([], 'gravity', 'gravty'), 'gravty'),
     ('base key typo', _rename_key(['base'], 'rpy', 'rpy_'), 'base.rpy_'),
-    ('unknown type', _set(['type'], 'planar_chian'), 'type'),
-    ('lower equals upper', _set(['links', 1, 'lower'], 2.8), 'links[1].lower'),
-    ('lower above upper', _set(['links', 0, 'lower'], 3.5), 'links[0].lower'),
+    ('unknown type', _set(['type'], 'planar_chain'), 'type'),
+    ('stiffening not a bool', _set(['geometric_stiffening'], 'yes'), 'geometric_stiffening'),
+    ('lower equals upper', _set(J1 + ['lower'], 2.8), 'links[1].joint.lower'),
+    ('lower above upper', _set(J0 + ['lower'], 3.5), 'links[0].joint.lower'),
     # Duplicates: the entry that repeats an earlier name is the one blamed.
-    ('duplicate joint', _set(['links', 1, 'joint'], 'shoulder'), 'links[1].joint'),
-    ('duplicate link name', _set(['links', 1, 'name'], 'upper_arm'), 'links[1].name'),
-    # A point mass on its joint axis (com 0, inertia 0) has m c^2 + I = 0: the mass matrix
-    # column of that joint vanishes (singular M), so the file is refused.
-    ('no rotational inertia', lambda spec: spec['links'][1].update(com=0.0, inertia=0.0),
+    ('duplicate joint', _set(J1 + ['name'], 'shoulder'), 'links[1].joint.name'),
+    ('duplicate link name', _set(L1 + ['name'], 'upper_arm'), 'links[1].name'),
+    # Each link owns <name>_tip too: a link named like another's tip frame clashes.
+    ('link named like a tip', _set(L1 + ['name'], 'upper_arm_tip'), 'links[1].name'),
+    ('tip named like a link', _set(L0 + ['name'], 'forearm_tip'), 'links[1].name'),
+    ('link named like the tool', _set(L1 + ['name'], 'tool0'), 'links[1].name'),
+    # A point mass on its joint axis (com 0, inertia 0) has no inertia about the axis:
+    # the mass matrix column of that joint vanishes (singular M), so the file is refused.
+    ('no rotational inertia',
+     lambda spec: spec['links'][1].update(com=[0.0] * 3, inertia=[0.0] * 6),
      'links[1].inertia'),
-    ('link named like the base', _set(['links', 0, 'name'], 'base_link'), 'links[0].name'),
+    ('massless prismatic link',
+     lambda spec: (spec['links'][0].update(mass=0.0), spec['links'][0]['joint'].update(
+         type='prismatic')), 'links[0].mass'),
+    ('link named like the base', _set(L0 + ['name'], 'base_link'), 'links[0].name'),
+    # tool_frame == base.frame would make the URDF declare one link name twice.
+    ('tool frame is the base', _set(['tool_frame'], 'base_link'), 'tool_frame'),
+    ('non-string model name', _set(['name'], 123), 'name'),
     ('empty links', _set(['links'], []), 'links'),
     ('links not a list', _set(['links'], {'name': 'x'}), 'links'),
-    ('NaN mass', _set(['links', 0, 'mass'], math.nan), 'links[0].mass'),
-    ('infinite length', _set(['links', 1, 'length'], math.inf), 'links[1].length'),
-    ('string length', _set(['links', 0, 'length'], 'long'), 'links[0].length'),
-    ('boolean mass', _set(['links', 1, 'mass'], True), 'links[1].mass'),
+    ('NaN mass', _set(L0 + ['mass'], math.nan), 'links[0].mass'),
+    ('infinite length', _set(L1 + ['length'], math.inf), 'links[1].length'),
+    ('string length', _set(L0 + ['length'], 'long'), 'links[0].length'),
+    ('boolean mass', _set(L1 + ['mass'], True), 'links[1].mass'),
     ('string in gravity', _set(['gravity'], [0.0, 0.0, 'down']), 'gravity[2]'),
     ('short xyz', _set(['base', 'xyz'], [0.0, 1.0]), 'base.xyz'),
-    ('bad joint name', _set(['links', 0, 'joint'], 'shoulder joint'), 'links[0].joint'),
-    ('link not a mapping', _set(['links', 1], 'forearm'), 'links[1]'),
-]
+    ('bad joint name', _set(J0 + ['name'], 'shoulder joint'), 'links[0].joint.name'),
+    ('link not a mapping', _set(L1, 'forearm'), 'links[1]'),
+] + [(f'frames {value!r}', _set(L0 + ['frames'], value), 'links[0].frames')
+     for value in (-1, 51, 2.0, True, '3')]
+
+# The same on the flexible file (beams, payloads, section frames).
+BAD_FLEXIBLE_SPECS = [
+    ('zero linear_density', _set(B0 + ['linear_density'], 0.0), 'links[0].beam.linear_density'),
+    ('negative linear_density', _set(B1 + ['linear_density'], -0.2),
+     'links[1].beam.linear_density'),
+    ('zero EI along y', _set(B0 + ['bending_stiffness'], [0.0, 472.5]),
+     'links[0].beam.bending_stiffness[0]'),
+    ('negative EI along z', _set(B1 + ['bending_stiffness'], [4.7, -1.0]),
+     'links[1].beam.bending_stiffness[1]'),
+    ('one EI', _set(B0 + ['bending_stiffness'], [4.7]), 'links[0].beam.bending_stiffness'),
+    ('11 modes', _set(B0 + ['modes'], [11, 0]), 'links[0].beam.modes[0]'),
+    ('-1 modes', _set(B1 + ['modes'], [3, -1]), 'links[1].beam.modes[1]'),
+    ('fractional modes', _set(B0 + ['modes'], [2.5, 0]), 'links[0].beam.modes'),
+    ('boolean modes', _set(B0 + ['modes'], [True, 0]), 'links[0].beam.modes'),
+    ('scalar modes', _set(B0 + ['modes'], 3), 'links[0].beam.modes'),
+    ('three mode counts', _set(B1 + ['modes'], [1, 1, 1]), 'links[1].beam.modes'),
+    ('negative damping_ratio', _set(B0 + ['damping_ratio'], -0.01),
+     'links[0].beam.damping_ratio'),
+    ('missing linear_density', _delete(B0 + ['linear_density']),
+     'links[0].beam.linear_density'),
+    ('beam key typo', _rename_key(B1, 'damping_ratio', 'damping'), 'links[1].beam.damping'),
+    ('beam not a mapping', _set(B0, 0.243), 'links[0].beam'),
+    ('negative payload mass', _set(L0 + ['payload', 'mass'], -0.25), 'links[0].payload.mass'),
+    ('non-PSD payload inertia', _set(L1 + ['payload', 'inertia'], [1, 1, 1, 0, 0, 3]),
+     'links[1].payload.inertia'),
+    ('payload key typo', _rename_key(L0 + ['payload'], 'mass', 'weight'),
+     'links[0].payload.weight'),
+    ('link named like a section', _set(L1 + ['name'], 'upper_arm_s4'), 'links[1].name'),
+] + [(f'quadrature_points {value!r}', _set(B0 + ['quadrature_points'], value),
+      'links[0].beam.quadrature_points') for value in (-1, 201, 2.5, True, 'auto')]
+
+CASES = ([(MODEL_FILE,) + case for case in BAD_SPECS]
+         + [(FLEXIBLE_FILE,) + case for case in BAD_FLEXIBLE_SPECS])
 
 
-@pytest.mark.parametrize('change, field', [case[1:] for case in BAD_SPECS],
-                         ids=[case[0] for case in BAD_SPECS])
-def test_bad_field_is_refused_naming_the_field(tmp_path, change, field):
+@pytest.mark.parametrize('path, change, field', [(c[0],) + c[2:] for c in CASES],
+                         ids=[case[1] for case in CASES])
+def test_bad_field_is_refused_naming_the_field(tmp_path, path, change, field):
     """Each broken field gives a ConfigError whose message names that field's path."""
-    message = refused(tmp_path, mutated(change))
+    message = refused(tmp_path, mutated(change, path))
     # The field must appear as a whole path (not e.g. 'links[0].length' inside a longer one).
     pattern = re.escape(field)
     assert re.search(r'(^|[\s:]){}[\s:]'.format(pattern), message), message
+
+
+def test_frames_and_quadrature_extremes_are_accepted():
+    """The range ends load: frames 0 and 50, quadrature_points 0 and 200, 10 modes."""
+    def change(spec):
+        spec['links'][0].update(frames=50)
+        spec['links'][1].update(frames=0)
+        spec['links'][0]['beam'].update(quadrature_points=200, modes=[10, 0])
+        spec['links'][1]['beam'].update(quadrature_points=0)
+    model = model_from_dict(mutated(change, FLEXIBLE_FILE))
+    assert [link.frames for link in model.links] == [50, 0]
+    assert model.n_modes == 10 + 3
 
 
 def test_nan_written_as_yaml_is_refused(tmp_path):
@@ -234,15 +352,3 @@ def test_missing_file_is_refused(tmp_path):
     path = str(tmp_path / 'absent.yaml')
     with pytest.raises(ConfigError, match=re.escape(path)):
         load_model(path)
-
-
-def test_tool_frame_equal_to_base_frame_is_refused():
-    """tool_frame == base.frame would make the URDF declare one link name twice."""
-    with pytest.raises(ConfigError, match='tool_frame'):
-        model_from_dict(mutated(_set(['tool_frame'], 'base_link')))
-
-
-def test_non_string_model_name_is_refused():
-    """A model name that is not a string is refused, naming the field 'name'."""
-    with pytest.raises(ConfigError, match='name'):
-        model_from_dict(mutated(_set(['name'], 123)))

@@ -32,18 +32,21 @@ def program_position(t):
 def test_lockstep_closed_loop_tracks_the_joint_program(probe, start_node):
     """Every 2 ms state is answered by one command; the arm stays on the program.
 
-    The plant starts on the program (config/sim.yaml sets initial state = program at t=0),
-    the controller's model is exact, so the only error source is the zero-order hold of
-    the torque over one 2 ms period: corrected by omega_n = 25 rad/s feedback it stays far
-    below 1 mrad (bound chosen at 1e-3 rad, ~1/1000 of the program amplitude).
+    Both nodes run the rigid arm (model:=two_link_rigid, same geometry as the program in
+    config/sim.yaml). The plant starts on the program (config/sim.yaml sets initial state =
+    program at t=0), the controller's model is exact, so the only error source is the
+    zero-order hold of the torque over one 2 ms period: corrected by omega_n = 25 rad/s
+    feedback it stays far below 1 mrad (bound chosen at 1e-3 rad, ~1/1000 of the program
+    amplitude).
     """
     from sensor_msgs.msg import JointState
     states = probe.subscribe(JointState, '/joint_states', 1000)
-    start_node(PLANT, parameters=[('timing_mode', 'lockstep')])
+    start_node(PLANT, parameters=[('timing_mode', 'lockstep'), ('model', 'two_link_rigid')])
     # A lockstep plant re-sends its initial state until answered: once the probe hears it,
     # it will hear every later state too. Only then close the loop.
     probe.spin_until(lambda: states, 30, 'the initial state')
-    start_node(CONTROLLER)
+    start_node(CONTROLLER, parameters=[('model', 'two_link_rigid'),
+                                       ('gains.natural_frequency', 25.0)])
     duration = 2.0
     probe.spin_until(
         lambda: states and states[-1].header.stamp.sec + 1e-9 * states[-1].header.stamp.nanosec
@@ -59,7 +62,12 @@ def test_lockstep_closed_loop_tracks_the_joint_program(probe, start_node):
 
 
 def test_demo_command_prints_a_summary():
-    """The README demo (bringup --duration) runs the graph and prints its summary."""
+    """The README demo (bringup --duration) runs the graph and prints its summary.
+
+    The demo drives the flexible arm with rigid computed torque: the elastic modes are not
+    modelled, so tracking is only required to stay stable and close (RMS < 0.01 rad, 1 % of
+    the program amplitudes), not at the rigid loop's zero-order-hold level.
+    """
     env = dict(os.environ)
     env.pop('ROS_DOMAIN_ID', None)
     result = subprocess.run(
@@ -72,7 +80,7 @@ def test_demo_command_prints_a_summary():
     assert simulated == pytest.approx(1.0, abs=0.0021)
     assert float(re.search(r'real-time factor\s+([\d.]+)', out).group(1)) > 0.0
     rms = [float(x) for x in re.findall(r'RMS ([\d.e+-]+) rad', out)]
-    assert len(rms) == 2 and max(rms) < 1e-3
+    assert len(rms) == 2 and max(rms) < 1e-2
     torques = [float(x) for x in re.findall(r'(?:shoulder|elbow): ([\d.]+) N m', out)]
     assert len(torques) == 2 and all(t > 0.0 for t in torques)
 

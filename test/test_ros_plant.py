@@ -1,7 +1,9 @@
 """The plant node over real DDS: TF, robot description, clock, bad commands, services.
 
-Expected geometry comes from config/models/two_link_rigid.yaml through closed-form planar
-forward kinematics written here, not from the package's kinematics code.
+Most tests run the rigid model (``model:=two_link_rigid``): their expected geometry comes
+from config/models/two_link_rigid.yaml through closed-form planar forward kinematics
+written here, not from the package's kinematics code. The flexible-model test checks that
+the node publishes what the (separately validated) model computes.
 """
 
 import io
@@ -13,12 +15,15 @@ import yaml
 
 from conftest import CONFIG, PLANT
 
+RIGID = ('model', 'two_link_rigid')
+
 pytestmark = [pytest.mark.ros, pytest.mark.timeout(120)]
 
 MODEL = yaml.safe_load(open(f'{CONFIG}/models/two_link_rigid.yaml'))
 L1, L2 = (link['length'] for link in MODEL['links'])
-JOINTS = [link['joint'] for link in MODEL['links']]
-FRAMES = {'world', 'base_link', 'upper_arm', 'forearm', 'tool0'}
+JOINTS = [link['joint']['name'] for link in MODEL['links']]
+FRAMES = {'world', 'base_link', 'upper_arm', 'upper_arm_tip', 'forearm', 'forearm_tip',
+          'tool0'}
 
 
 def rot(axis, angle):
@@ -64,7 +69,7 @@ def test_tf_tree_is_complete_and_matches_forward_kinematics(probe, start_node):
     static = probe.subscribe(TFMessage, '/tf_static', latched)
     dynamic = probe.subscribe(TFMessage, '/tf')
     states = probe.subscribe(JointState, '/joint_states')
-    start_node(PLANT, parameters=[('initial_positions', '[0.7,-1.1]')])
+    start_node(PLANT, parameters=[RIGID, ('initial_positions', '[0.7,-1.1]')])
     probe.spin_until(lambda: static and len(states) >= 20, 30, 'tf_static and joint states')
 
     edges = {}
@@ -102,7 +107,7 @@ def test_robot_description_and_clock(probe, start_node):
     from rosgraph_msgs.msg import Clock
     from sensor_msgs.msg import JointState
     from std_msgs.msg import String
-    plant = start_node(PLANT)
+    plant = start_node(PLANT, parameters=[RIGID])
     # Subscribe late on purpose: transient-local durability must still deliver the URDF.
     probe.spin_for(1.0)
     latched = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)
@@ -123,7 +128,8 @@ def test_robot_description_and_clock(probe, start_node):
 
 def lockstep_plant(start_node, **parameters):
     """A plant in lockstep mode, horizontal (no gravity) so efforts alone move it."""
-    values = {'timing_mode': 'lockstep', 'initial_positions': '[0.0,0.0]',
+    values = {'model': 'two_link_rigid', 'timing_mode': 'lockstep',
+              'initial_positions': '[0.0,0.0]',
               'initial_velocities': '[0.0,0.0]'}
     values.update(parameters)
     return start_node(PLANT, parameters=list(values.items()))
@@ -157,7 +163,7 @@ def test_bad_commands_are_rejected_and_the_last_valid_one_is_held(probe, start_n
         state = command_and_wait(probe, pub, states, [math.inf, 0.0])
     assert list(state.effort) == [0.0, 0.0]
     state = command_and_wait(probe, pub, states, [100.0, -100.0])
-    limits = [link['effort_limit'] for link in MODEL['links']]
+    limits = [link['joint']['effort_limit'] for link in MODEL['links']]
     assert list(state.effort) == [limits[0], -limits[1]], 'efforts clip at the model limits'
     assert plant.alive()
     log = plant.output()
@@ -213,3 +219,48 @@ def test_bad_model_file_is_refused_with_the_field_named(start_node, tmp_path):
     plant = start_node(PLANT, parameters=[('model', str(path))])
     assert plant.wait(30) == 2
     assert 'links[0].length' in plant.output() and 'must be > 0' in plant.output()
+
+
+def test_flexible_plant_publishes_modal_states_and_deformed_frames(probe, start_node):
+    """The flexible arm's modal coordinates and section frames follow its model.
+
+    The expected tip pose comes from `SerialChain.section_pose` at the published state
+    (joint_states + modal_states of the same stamp); that model is validated against
+    Pinocchio and a brute-force Lagrangian in the unit tests.
+    """
+    from sensor_msgs.msg import JointState
+    from std_msgs.msg import Float64MultiArray
+    from tf2_msgs.msg import TFMessage
+    from flexible_manipulator.model_config import load_model
+    model = load_model(f'{CONFIG}/models/two_link_flexible.yaml')
+    states = probe.subscribe(JointState, '/joint_states')
+    modal = probe.subscribe(JointState, '/modal_states')
+    dynamic = probe.subscribe(TFMessage, '/tf')
+    pub = probe.publisher(Float64MultiArray, '/effort_controller/commands')
+    lockstep_plant(start_node, model='two_link_flexible')
+    probe.spin_until(lambda: states and pub.get_subscription_count(), 30, 'the plant')
+    for _ in range(40):      # a torque step on the shoulder excites the elastic modes
+        command_and_wait(probe, pub, states, [1.0, 0.0])
+    probe.spin_for(0.2)
+    assert list(modal[-1].name) == list(model.mode_names)
+    modal_by_stamp = {stamp_key(m.header): m for m in modal}
+    tf_by_stamp = {}
+    for msg in dynamic:
+        for t in msg.transforms:
+            tf_by_stamp.setdefault(stamp_key(t.header), {})[t.child_frame_id] = (
+                t.header.frame_id, to_matrix(t.transform))
+    state = states[-1]
+    key = stamp_key(state.header)
+    q = np.concatenate([state.position, modal_by_stamp[key].position])
+    assert np.max(np.abs(q[2:])) > 1e-6, 'the torque step should bend the links'
+    tree = tf_by_stamp[key]
+    frame, pose = 'forearm_tip', np.eye(4)
+    while frame in tree:
+        parent, local = tree[frame]
+        pose = local @ pose
+        frame = parent
+    assert frame == 'base_link'
+    data = model.create_data()
+    rotation, position = model.section_pose(data, q, 1, model.links[1].length)
+    np.testing.assert_allclose(pose[:3, 3], position, atol=1e-9)
+    np.testing.assert_allclose(pose[:3, :3], rotation, atol=1e-9)

@@ -120,4 +120,7 @@ from ament_index_python.packages import get_package_share_directory
 share = get_package_share_directory('flexible_manipulator')
 assert os.path.isfile(os.path.join(share, 'package.xml')), share
 EOF
+# 6. compile the numba kernels once, so that no node or test pays for it later
+step "compile numba kernels"
+"$py" -m flexible_manipulator.compile_kernels
 echo "[setup] ready: $venv"

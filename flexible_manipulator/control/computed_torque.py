@@ -22,6 +22,10 @@ class ComputedTorqueController:
             raise ValueError(f'natural_frequency must be > 0 rad/s, got {natural_frequency}')
         if not damping_ratio > 0.0:
             raise ValueError(f'damping_ratio must be > 0, got {damping_ratio}')
+        if model.nv != model.nu:
+            raise ValueError(f'computed torque needs a fully actuated model; {model.name!r} has '
+                             f'{model.nv} coordinates for {model.nu} actuators (use its '
+                             'rigid_twin())')
         self.model = model
         self.data = model.create_data()
         self.program = program

@@ -1,41 +1,73 @@
-"""Robot description (URDF) and TF frame structure of a planar chain model.
+"""Robot description (URDF) and TF frame tree of a serial chain model.
 
-Frames, as robot_state_publisher would publish them from this URDF:
+Frames, from the world to the tool:
 
-    world --(fixed: base pose)--> base_link --(joint 1, rot z q_1)--> link 1
-      --(joint 2: x = l_1, rot z q_2)--> link 2 ... link n --(fixed: x = l_n)--> tool
+    world --(fixed: base pose)--> base_link --(joint 1)--> link1 --> link1_s1 ... link1_sF
+    link1 --> link1_tip --(joint 2)--> link2 ... linkN_tip --(fixed)--> tool0
 
-Fixed joints go to /tf_static, revolute joints to /tf.
+``link_sK`` are section frames at x = K L / (F + 1) along the link (F = the link's
+``frames``), ``link_tip`` the tip frame at x = L. On a rigid link they are fixed; on a
+flexible link they follow the deformation and the URDF declares them ``floating`` (the
+plant computes and publishes them; robot_state_publisher cannot). Fixed joints go to
+/tf_static, all others to /tf.
 """
 
 from dataclasses import dataclass
 import math
 from xml.sax.saxutils import quoteattr
 
+import numpy as np
+
 
 @dataclass(frozen=True)
 class JointFrame:
-    """A parent-to-child transform: fixed offset ``xyz``/``rpy``, then rotation about z."""
+    """One parent-to-child transform of the tree.
+
+    kind is 'fixed' (constant xyz/rpy), 'joint' (a model joint: origin xyz/rpy, then its
+    motion) or 'section' (a material section at abscissa x of link ``link``).
+    """
 
     joint: str
     parent: str
     child: str
     xyz: tuple
     rpy: tuple
-    moving: bool
+    kind: str
+    link: int = -1
+    x: float = 0.0
+
+    @property
+    def moving(self):
+        """True when the transform changes with the state (published on /tf)."""
+        return self.kind != 'fixed'
+
+
+def section_abscissae(link):
+    """Abscissae [m] of the section frames of a link: K L / (F + 1), K = 1..F."""
+    return [link.length * (k + 1) / (link.frames + 1) for k in range(link.frames)]
 
 
 def joint_frames(model, world_frame='world'):
     """List the model's transforms from the world to the tool, in tree order."""
     frames = [JointFrame(f'{model.base_frame}_mount', world_frame, model.base_frame,
-                         tuple(model.base_xyz), tuple(model.base_rpy), False)]
-    parent, offset = model.base_frame, 0.0
-    for link in model.links:
-        frames.append(JointFrame(link.joint, parent, link.name, (offset, 0.0, 0.0),
-                                 (0.0, 0.0, 0.0), True))
-        parent, offset = link.name, link.length
+                         tuple(model.base_xyz), tuple(model.base_rpy), 'fixed')]
+    parent = model.base_frame
+    for j, link in enumerate(model.links):
+        joint = link.joint
+        frames.append(JointFrame(joint.name, parent, link.name, tuple(joint.xyz),
+                                 tuple(joint.rpy), 'joint', j))
+        flexible = link.beam is not None and sum(link.beam.modes) > 0
+        for k, x in enumerate(section_abscissae(link) + [link.length]):
+            child = f'{link.name}_tip' if k == link.frames else f'{link.name}_s{k + 1}'
+            if flexible:
+                frames.append(JointFrame(f'{child}_section', link.name, child, (x, 0.0, 0.0),
+                                         (0.0, 0.0, 0.0), 'section', j, x))
+            else:
+                frames.append(JointFrame(f'{child}_section', link.name, child, (x, 0.0, 0.0),
+                                         (0.0, 0.0, 0.0), 'fixed', j, x))
+        parent = f'{link.name}_tip'
     frames.append(JointFrame(f'{model.tool_frame}_mount', parent, model.tool_frame,
-                             (offset, 0.0, 0.0), (0.0, 0.0, 0.0), False))
+                             (0.0, 0.0, 0.0), (0.0, 0.0, 0.0), 'fixed'))
     return frames
 
 
@@ -43,24 +75,76 @@ def _vec(values):
     return ' '.join(f'{float(v):.17g}' for v in values)
 
 
-def _link_xml(link):
-    # A slender bar along x: the in-plane inertia (izz, and iyy for the bar) comes from the
-    # model; ixx about the bar's own axis is taken as negligible but positive.
-    half = 0.5 * link.length
-    izz = link.inertia
-    return f'''  <link name={quoteattr(link.name)}>
-    <inertial>
-      <origin xyz="{_vec((link.com, 0, 0))}" rpy="0 0 0"/>
-      <mass value="{link.mass:.17g}"/>
-      <inertia ixx="{1e-6 * link.mass:.17g}" ixy="0" ixz="0" iyy="{izz:.17g}" iyz="0"
-               izz="{izz:.17g}"/>
+def _inertial(body, link=None):
+    """Rigid-body inertia of ``body``, plus the beam of ``link`` as a rod when given."""
+    mass = body.mass
+    first = body.first_moment()
+    inertia_o = body.inertia_about_origin()
+    if link is not None and link.beam is not None:
+        rod = link.beam.linear_density * link.length
+        mass += rod
+        first = first + rod * np.array([0.5 * link.length, 0.0, 0.0])
+        # Slender rod about the link origin: m L^2 / 3 about y and z.
+        inertia_o = inertia_o + np.diag([0.0, rod * link.length ** 2 / 3,
+                                         rod * link.length ** 2 / 3])
+    if mass <= 0.0:
+        return ''
+    com = first / mass
+    inertia_c = inertia_o - mass * (com @ com * np.eye(3) - np.outer(com, com))
+    inertia_c = inertia_c + 1e-9 * np.eye(3)     # URDF consumers want strictly positive
+    i = inertia_c
+    return f'''    <inertial>
+      <origin xyz="{_vec(com)}" rpy="0 0 0"/>
+      <mass value="{mass:.17g}"/>
+      <inertia ixx="{i[0, 0]:.17g}" ixy="{i[0, 1]:.17g}" ixz="{i[0, 2]:.17g}"
+               iyy="{i[1, 1]:.17g}" iyz="{i[1, 2]:.17g}" izz="{i[2, 2]:.17g}"/>
     </inertial>
-    <visual>
-      <origin xyz="{_vec((half, 0, 0))}" rpy="0 0 0"/>
-      <geometry><box size="{_vec((link.length, 0.04, 0.04))}"/></geometry>
+'''
+
+
+def _bar(length):
+    """Visual of a bar segment of ``length`` along the frame's x axis."""
+    return f'''    <visual>
+      <origin xyz="{_vec((0.5 * length, 0, 0))}" rpy="0 0 0"/>
+      <geometry><box size="{_vec((length, 0.03, 0.03))}"/></geometry>
       <material name="link"><color rgba="0.8 0.45 0.1 1"/></material>
     </visual>
-  </link>
+'''
+
+
+def _links_xml(link):
+    """URDF links of one model link: the link frame, its sections and its tip."""
+    stations = [0.0] + section_abscissae(link) + [link.length]
+    names = [link.name] + [f'{link.name}_s{k + 1}' for k in range(link.frames)]
+    parts = []
+    for k, frame in enumerate(names):
+        inertial = _inertial(link.body, link) if k == 0 else ''
+        parts.append(f'  <link name={quoteattr(frame)}>\n{inertial}'
+                     f'{_bar(stations[k + 1] - stations[k])}  </link>\n')
+    parts.append(f'  <link name={quoteattr(link.name + "_tip")}>\n{_inertial(link.payload)}'
+                 '  </link>\n')
+    return ''.join(parts)
+
+
+def _joint_xml(frame, joint):
+    origin = f'<origin xyz="{_vec(frame.xyz)}" rpy="{_vec(frame.rpy)}"/>'
+    extra = ''
+    if frame.kind == 'fixed':
+        kind = 'fixed'
+    elif frame.kind == 'section':
+        kind = 'floating'
+    else:
+        bounded = math.isfinite(joint.lower) and math.isfinite(joint.upper)
+        kind = joint.type if bounded or joint.type == 'prismatic' else 'continuous'
+        limits = f' lower="{joint.lower:.17g}" upper="{joint.upper:.17g}"' if bounded else ''
+        extra = (f'\n    <axis xyz="{_vec(joint.axis)}"/>\n    <limit '
+                 f'effort="{joint.effort_limit:.17g}" velocity="{joint.velocity_limit:.17g}"'
+                 f'{limits}/>\n    <dynamics damping="{joint.damping:.17g}"/>')
+    return f'''  <joint name={quoteattr(frame.joint)} type="{kind}">
+    <parent link={quoteattr(frame.parent)}/>
+    <child link={quoteattr(frame.child)}/>
+    {origin}{extra}
+  </joint>
 '''
 
 
@@ -75,26 +159,10 @@ def urdf(model, world_frame='world'):
     </visual>
   </link>
 ''']
-    parts += [_link_xml(link) for link in model.links]
+    parts += [_links_xml(link) for link in model.links]
     parts.append(f'  <link name={quoteattr(model.tool_frame)}/>\n')
-    links = {link.joint: link for link in model.links}
-    for frame in joint_frames(model, world_frame):
-        origin = f'<origin xyz="{_vec(frame.xyz)}" rpy="{_vec(frame.rpy)}"/>'
-        if not frame.moving:
-            kind, extra = 'fixed', ''
-        else:
-            link = links[frame.joint]
-            bounded = math.isfinite(link.lower) and math.isfinite(link.upper)
-            kind = 'revolute' if bounded else 'continuous'
-            limits = f' lower="{link.lower:.17g}" upper="{link.upper:.17g}"' if bounded else ''
-            extra = (f'\n    <axis xyz="0 0 1"/>\n    <limit effort="{link.effort_limit:.17g}" '
-                     f'velocity="{link.velocity_limit:.17g}"{limits}/>\n'
-                     f'    <dynamics damping="{link.damping:.17g}"/>')
-        parts.append(f'''  <joint name={quoteattr(frame.joint)} type="{kind}">
-    <parent link={quoteattr(frame.parent)}/>
-    <child link={quoteattr(frame.child)}/>
-    {origin}{extra}
-  </joint>
-''')
+    joints = {link.joint.name: link.joint for link in model.links}
+    parts += [_joint_xml(frame, joints.get(frame.joint))
+              for frame in joint_frames(model, world_frame)]
     parts.append('</robot>\n')
     return ''.join(parts)

@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 
-from .integrators import ExplicitRungeKutta
+from .integrators import Stepper
 
 
 class NonFiniteStateError(RuntimeError):
@@ -23,8 +23,8 @@ class Simulation:
     def __init__(self, model, step, integrator='rk4', q0=None, v0=None):
         """Prepare the simulation.
 
-        :param model: any model with ``nq, nv, nu``, ``create_data()`` and
-            ``forward_dynamics(data, q, v, u)`` returning v'.
+        :param model: a model with ``nq == nv``, ``nu``, ``create_data()`` and the
+            compiled pieces `integrators.Stepper` needs.
 
         :param step: internal integration step [s].
         :param q0, v0: initial coordinates and velocities (zero when omitted).
@@ -46,7 +46,7 @@ class Simulation:
         self.input = np.zeros(model.nu)
         self.steps = 0
         self._backup = np.zeros_like(self.state)
-        self._integrator = ExplicitRungeKutta(integrator, self.state.size)
+        self._stepper = Stepper(model, self.data, integrator, self.state.size)
 
     @property
     def time(self):
@@ -86,25 +86,11 @@ class Simulation:
         count = self.steps_in(duration)
         self.input[:] = effort
         self._backup[:] = self.state
-        start = self.steps
-        try:
-            for _ in range(count):
-                self._integrator.step(self._rhs, self.time, self.state, self.step_size)
-                self.steps += 1
-            finite = np.isfinite(self.state).all()
-        except (ValueError, OverflowError, np.linalg.LinAlgError):
-            # A state gone infinite makes math.cos raise, a singular mass matrix makes the
-            # solve raise: the same failure, caught here instead of checked every step.
-            finite = False
+        finite = self._stepper.advance(self.state, self.input, self.step_size, count)
         if not finite:
-            self.steps = start
             self.state[:] = self._backup
             raise NonFiniteStateError(
-                f'state became non-finite within t = [{self.time:.6f}, '
-                f'{self.time + duration:.6f}] s; the simulation stays at t = {self.time:.6f} s')
-
-    def _rhs(self, t, x, out):
-        """State derivative (q', v') = (v, M^-1 (B u - h))."""
-        nq = self.nq
-        out[:nq] = x[nq:]
-        out[nq:] = self.model.forward_dynamics(self.data, x[:nq], x[nq:], self.input)
+                f'state became non-finite (or the mass matrix singular) within t = '
+                f'[{self.time:.6f}, {self.time + duration:.6f}] s; the simulation stays at '
+                f't = {self.time:.6f} s')
+        self.steps += count

@@ -51,10 +51,10 @@ def node_command(spec, params_file, overrides=()):
     return command
 
 
-def start_graph(params_file, timing_mode=None):
-    """Start every node of the simulation graph; return the processes."""
+def start_graph(params_file, timing_mode=None, specs=graph.SIMULATION):
+    """Start the nodes ``specs`` of the simulation graph; return the processes."""
     processes = []
-    for spec in graph.SIMULATION:
+    for spec in specs:
         overrides = [('timing_mode', timing_mode)] if timing_mode and spec.name == 'plant' else []
         processes.append(subprocess.Popen(node_command(spec, params_file, overrides)))
     return processes
@@ -141,8 +141,13 @@ class RunStatistics:
         return '\n'.join(lines)
 
 
-def monitor(processes, duration, timeout):
-    """Follow the running graph until ``duration`` simulated seconds; return statistics."""
+def monitor(processes, duration, timeout, start_rest):
+    """Follow the running graph until ``duration`` simulated seconds; return statistics.
+
+    ``processes`` holds the plant; ``start_rest()`` starts the other nodes and returns their
+    processes. It is called once the first state is heard, so that in lockstep no state
+    passes before the monitor listens.
+    """
     import rclpy
     from sensor_msgs.msg import JointState
 
@@ -158,6 +163,7 @@ def monitor(processes, duration, timeout):
             rclpy.spin_once(node, timeout_sec=0.1)
             if start is None and stats.ticks:
                 start = time.monotonic()
+                processes += start_rest()
             failed = [p for p in processes if p.poll() is not None]
             if failed:
                 raise RuntimeError(f'node exited early with code {failed[0].returncode}: '
@@ -188,13 +194,17 @@ def main(argv=None):
         use_local_network()
     params_file = args.params_file or os.path.join(share_directory(), 'config',
                                                    graph.SIMULATION_PARAMETERS)
-    processes = start_graph(params_file, args.timing_mode)
+    if args.duration is None:
+        processes = start_graph(params_file, args.timing_mode)
+    else:
+        processes = start_graph(params_file, args.timing_mode, graph.SIMULATION[:1])
     try:
         if args.duration is None:
             while all(p.poll() is None for p in processes):
                 time.sleep(0.2)
             return max(p.returncode or 0 for p in processes)
-        stats, wall = monitor(processes, args.duration, args.timeout)
+        stats, wall = monitor(processes, args.duration, args.timeout, lambda: start_graph(
+            params_file, args.timing_mode, graph.SIMULATION[1:]))
         mode = args.timing_mode or 'as configured'
         print(stats.summary(wall, f'flexible_manipulator demo: plant + controller, timing '
                                   f'{mode}, ROS_DOMAIN_ID={os.environ.get("ROS_DOMAIN_ID", 0)}'),

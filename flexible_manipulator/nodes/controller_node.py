@@ -14,6 +14,9 @@ Services
     ~/enable                    std_srvs/SetBool: false commands zero effort until re-enabled;
                                 true clears a fault and restarts the program clock
 
+The control law uses the rigid twin of the model (every beam a rigid rod, no modes): on a
+flexible arm it is the classical rigid computed torque, with the elastic modes unmodelled.
+
 Program time is the state stamp minus the stamp of the first state received after
 enabling, so a program starts where it is enabled, in simulation and on a real arm.
 
@@ -48,7 +51,9 @@ class ControllerNode(Node):
     def __init__(self):
         """Read and check parameters, build model, program and control law."""
         super().__init__('controller')
-        self.model = common.model_parameter(self)
+        # Computed torque on the joints only: flexible links count as rigid rods (the elastic
+        # modes are left to the program-constraint controller).
+        self.model = common.model_parameter(self).rigid_twin()
         self.command_index = common.joint_order(
             self, self.model, 'Joint order of the entries of each effort command.')
         n = self.model.nv

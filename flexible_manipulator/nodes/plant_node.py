@@ -5,9 +5,16 @@ Subscribes
                                 ``joints`` parameter [N m] (ros2_control forward command
                                 controller layout)
 Publishes
-    joint_states        sensor_msgs/JointState (position, velocity, applied effort)
-    tf                  tf2_msgs/TFMessage, one transform per moving joint
-    tf_static           tf2_msgs/TFMessage, transient local: world->base, last link->tool
+    joint_states        sensor_msgs/JointState of the actuated joints (position [rad or m],
+                        velocity, applied effort)
+    modal_states        sensor_msgs/JointState of the modal coordinates of the flexible links
+                        (only for models with modes): names <link>_y<k> / <link>_z<k>,
+                        position q_k [m per unit mode, tip deflection W_k(L) q_k = +-2 q_k],
+                        velocity q_k' ; same stamp as joint_states
+    tf                  tf2_msgs/TFMessage: every joint, and the deformed section and tip
+                        frames of flexible links (<link>_s<k>, <link>_tip)
+    tf_static           tf2_msgs/TFMessage, transient local: world->base, the fixed frames
+                        of rigid links, last tip->tool
     robot_description   std_msgs/String, transient local: URDF of the model
     clock               rosgraph_msgs/Clock, simulated time (when publish_clock)
     diagnostics         diagnostic_msgs/DiagnosticArray, once per wall second
@@ -48,7 +55,7 @@ from tf2_msgs.msg import TFMessage
 
 from . import common
 from ..description.urdf import joint_frames, urdf
-from ..mechanics.integrators import TABLEAUS
+from ..mechanics.integrators import METHODS
 from ..mechanics.simulation import NonFiniteStateError, Simulation
 from ..model_config import ConfigError
 
@@ -86,8 +93,9 @@ class PlantNode(Node):
             self, self.model, 'Joint order of the entries of each effort command.')
         self.timing_mode = common.choice(self, 'timing_mode', 'realtime',
                                          ('realtime', 'lockstep'), 'How simulated time advances.')
-        integrator = common.choice(self, 'integrator', 'rk4', tuple(TABLEAUS),
-                                   'Fixed-step integration scheme.')
+        integrator = common.choice(self, 'integrator', 'rk4', METHODS,
+                                   'Fixed-step integration scheme (ros2: linearly implicit, '
+                                   'for stiff elastic modes).')
         step = common.positive(self, 'integration_step', 0.0005, 'Internal step [s].')
         self.update_period = common.positive(
             self, 'update_period', 0.002,
@@ -101,10 +109,12 @@ class PlantNode(Node):
         self.publish_clock = common.declare(self, 'publish_clock', True,
                                             'Publish simulated time on /clock.')
         self.world_frame = common.declare(self, 'world_frame', 'world', 'Root TF frame.')
-        nq = self.model.nq
-        q0 = common.float_array(self, 'initial_positions', nq, 'Initial joint positions [rad].')
-        v0 = common.float_array(self, 'initial_velocities', nq,
-                                'Initial joint velocities [rad/s].')
+        n = self.model.n_joints
+        q0, v0 = np.zeros(self.model.nq), np.zeros(self.model.nv)
+        q0[:n] = common.float_array(self, 'initial_positions', n,
+                                    'Initial joint positions [rad or m]; modes start at zero.')
+        v0[:n] = common.float_array(self, 'initial_velocities', n,
+                                    'Initial joint velocities [rad/s or m/s].')
         try:
             self.sim = Simulation(self.model, step, integrator, q0, v0)
             self.sim.steps_in(self.update_period)
@@ -124,7 +134,12 @@ class PlantNode(Node):
 
         self.frames = joint_frames(self.model, self.world_frame)
         self.moving = [f for f in self.frames if f.moving]
+        self.tf_data = self.model.create_data()
+        self.transforms = self.model.frame_transforms(
+            [(f.link, f.x if f.kind == 'section' else None) for f in self.moving])
         self.joint_state_pub = self.create_publisher(JointState, 'joint_states', 10)
+        self.modal_state_pub = (self.create_publisher(JointState, 'modal_states', 10)
+                                if self.model.n_modes else None)
         self.tf_pub = self.create_publisher(TFMessage, 'tf', 10)
         self.tf_static_pub = self.create_publisher(TFMessage, 'tf_static', LATCHED)
         self.description_pub = self.create_publisher(String, 'robot_description', LATCHED)
@@ -149,12 +164,14 @@ class PlantNode(Node):
         self.create_timer(1.0, self.publish_diagnostics, clock=steady)
         self.publish_state()
         self.get_logger().info(
-            f"simulating '{self.model.name}' ({nq} joints) in {self.timing_mode} mode: "
+            f"simulating '{self.model.name}' ({n} joints, {self.model.n_modes} modes) in "
+            f'{self.timing_mode} mode: '
             f'{integrator} step {step} s, update period {self.update_period} s')
 
     def _prepare_messages(self):
         """Build the messages once; each publication only refreshes numbers."""
         self.joint_state = JointState(name=list(self.model.joint_names))
+        self.modal_state = JointState(name=list(self.model.mode_names))
         self.tf_message = TFMessage(transforms=[transform(f, stamp(0.0)) for f in self.moving])
         self.clock_message = ClockMsg()
 
@@ -221,13 +238,24 @@ class PlantNode(Node):
         now = stamp(self.sim.time)
         js = self.joint_state
         js.header.stamp = now
-        js.position = self.sim.q.tolist()
-        js.velocity = self.sim.v.tolist()
+        n = self.model.n_joints
+        q, v = self.sim.q, self.sim.v
+        js.position = q[:n].tolist()
+        js.velocity = v[:n].tolist()
         js.effort = self.effort.tolist()
-        for msg, angle in zip(self.tf_message.transforms, self.sim.q):
+        self.transforms.update(self.tf_data, q)
+        for msg, rotation, position in zip(self.tf_message.transforms, self.transforms.R,
+                                           self.transforms.p):
             msg.header.stamp = now
-            msg.transform.rotation.z = math.sin(0.5 * angle)
-            msg.transform.rotation.w = math.cos(0.5 * angle)
+            t = msg.transform.translation
+            t.x, t.y, t.z = position.tolist()
+            r = msg.transform.rotation
+            r.w, r.x, r.y, r.z = transforms3d.quaternions.mat2quat(rotation).tolist()
+        if self.modal_state_pub is not None:
+            self.modal_state.header.stamp = now
+            self.modal_state.position = q[n:].tolist()
+            self.modal_state.velocity = v[n:].tolist()
+            self.modal_state_pub.publish(self.modal_state)
         if self.publish_clock:
             self.clock_message.clock = now
             self.clock_pub.publish(self.clock_message)

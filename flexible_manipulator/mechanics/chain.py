@@ -1,0 +1,434 @@
+"""Serial chains of rigid and flexible links: model description, workspace and algorithms.
+
+A chain is a sequence of links, each driven by one joint (revolute or prismatic) whose
+fixed origin is given in the tip frame of the previous link (the base frame for the first
+one), as a URDF joint origin is. Each link frame sits at its joint; its x axis runs along
+the link to the tip frame at x = length. A link owns
+
+* a rigid body attached to its link frame (hub, clamp, motor; may be massless),
+* optionally a uniform Euler-Bernoulli beam along x, clamped in the link frame (floating
+  frame of reference), described by assumed clamped-free modes bending along y and/or z,
+* optionally a rigid payload attached to its tip frame.
+
+Generalized coordinates are x = (theta_1..theta_n, q_1..q_m): the joint coordinates [rad or
+m] first, then the modal coordinates of every flexible link in link order [m of tip
+deflection per unit mode, as W_k(L) = +-2], y-plane modes before z-plane modes. The
+equations of motion are
+
+    M(x) x'' + h(x, x') = B u,    B = [I_n; 0],
+
+where h gathers Coriolis, centrifugal, gravity, elastic K q, structural damping (modal
+damping ratio zeta: D_k = 2 zeta omega_k rho A L) and joint viscous friction.
+
+With ``geometric_stiffening`` the sections of a bent beam move inward by the
+foreshortening u_1 = -1/2 q^T G(x) q (inextensible centre line), which couples axial
+inertia loads (centrifugal, gravity, payload) to bending: the rotating-beam stiffening.
+Without it the model is the classical linear floating-frame model, which diverges when
+spun up fast (Kane, Ryan & Banerjee 1987).
+
+`SerialChain` holds the constant description and its flattened arrays; `create_data()`
+returns a `ChainData` workspace that every algorithm writes into, so a hot loop allocates
+nothing (Pinocchio's model/data split). The algorithms live in `chain_kernels`.
+"""
+
+from collections import namedtuple
+import dataclasses
+from dataclasses import dataclass, field
+import math
+
+import numpy as np
+import transforms3d
+
+from . import beam_modes, chain_kernels as kernels
+
+
+@dataclass(frozen=True)
+class RigidBody:
+    """Mass [kg], centre of mass [m] and inertia tensor about the centre of mass [kg m^2]."""
+
+    mass: float = 0.0
+    com: tuple = (0.0, 0.0, 0.0)
+    inertia: tuple = ((0.0, 0.0, 0.0), (0.0, 0.0, 0.0), (0.0, 0.0, 0.0))
+
+    def first_moment(self):
+        """Return m c [kg m]."""
+        return self.mass * np.asarray(self.com, dtype=float)
+
+    def inertia_about_origin(self):
+        """I_O = I_C + m (|c|^2 I - c c^T) [kg m^2] (parallel-axis theorem)."""
+        c = np.asarray(self.com, dtype=float)
+        return np.asarray(self.inertia, dtype=float) + self.mass * (c @ c * np.eye(3)
+                                                                    - np.outer(c, c))
+
+
+@dataclass(frozen=True)
+class Joint:
+    """A one-degree-of-freedom joint: origin in the parent tip frame, then motion along axis."""
+
+    name: str
+    type: str = 'revolute'            # revolute | prismatic
+    axis: tuple = (0.0, 0.0, 1.0)     # unit vector in the joint frame
+    xyz: tuple = (0.0, 0.0, 0.0)      # origin position [m]
+    rpy: tuple = (0.0, 0.0, 0.0)      # origin orientation, URDF fixed-axis roll-pitch-yaw [rad]
+    damping: float = 0.0              # viscous friction [N m s/rad or N s/m]
+    armature: float = 0.0             # reflected rotor inertia [kg m^2 or kg]
+    effort_limit: float = math.inf
+    velocity_limit: float = math.inf
+    lower: float = -math.inf
+    upper: float = math.inf
+
+
+@dataclass(frozen=True)
+class Beam:
+    """Uniform Euler-Bernoulli beam along the link's x axis, clamped at the link frame."""
+
+    linear_density: float                     # rho A [kg/m]
+    bending_stiffness: tuple                  # (EI for bending along y, along z) [N m^2]
+    modes: tuple = (2, 0)                     # assumed modes along (y, z)
+    damping_ratio: float = 0.0                # modal damping ratio zeta [-]
+    quadrature_points: int = 0                # mass points on the centre line; 0: automatic
+
+    def point_count(self):
+        """Return the number of Gauss points for the mass integrals.
+
+        8 + 2 max(modes) integrates the products of the mode shapes to ~1e-12 relative.
+        """
+        return self.quadrature_points or 8 + 2 * max(self.modes)
+
+
+@dataclass(frozen=True)
+class Link:
+    """One link of the chain and the joint that drives it."""
+
+    name: str
+    joint: Joint
+    length: float
+    body: RigidBody = field(default_factory=RigidBody)
+    beam: Beam = None
+    payload: RigidBody = field(default_factory=RigidBody)
+    frames: int = 0                           # section frames on TF between root and tip
+
+
+ModelArrays = namedtuple('ModelArrays', (
+    'joint_type joint_axis joint_R0 joint_p0 joint_damping armature mass first_moment '
+    'inertia payload_mass payload_first_moment payload_inertia length mode_start mode_count '
+    'mode_plane stiffness modal_damping point_start point_x point_mass point_phi point_g '
+    'tip_phi tip_slope tip_g gravity'))
+
+ChainData = namedtuple('ChainData', (
+    'w v dw dv pw pv pdw pdv t1 t2 t3 rot eye3 zero3 joint_R joint_p tip_w tip_v tip_dw '
+    'tip_dv tip_p tip_gq angles tip_Rz tip_Ry mw fw mw2 fw2 r du ddu acc gq tau zero_nv '
+    'unit_nv mass rhs chol acceleration link_R link_p tip_R tip_pos sec_p sec_angles '
+    'sec_Rz sec_Ry sec_w sec_v sec_dw sec_dv mass_n wmat wchol wrhs wsol link_mass gamma'))
+
+
+@dataclass(frozen=True)
+class SectionTable:
+    """Mode values at one abscissa x of a link: W_k(x), W_k'(x) and G(x) (see beam_modes)."""
+
+    link: int
+    x: float
+    phi: np.ndarray
+    slope: np.ndarray
+    g: np.ndarray
+
+
+class SerialChain:
+    """Constant description of a serial chain of rigid and flexible links."""
+
+    def __init__(self, name, links, gravity_base=(0.0, 0.0, 0.0), base_frame='base_link',
+                 base_xyz=(0.0, 0.0, 0.0), base_rpy=(0.0, 0.0, 0.0), tool_frame='tool0',
+                 geometric_stiffening=True):
+        """Build the model and its flattened arrays.
+
+        :param links: sequence of `Link`, from the base outwards.
+        :param gravity_base: gravity acceleration in base-frame components [m/s^2].
+        :param base_xyz, base_rpy: pose of the base frame in the world [m, rad], for TF
+            and the robot description.
+        :param geometric_stiffening: include the foreshortening kinematics (see module).
+        """
+        self.name = name
+        self.links = tuple(links)
+        self.base_frame = base_frame
+        self.base_xyz = np.array(base_xyz, dtype=float)
+        self.base_rpy = np.array(base_rpy, dtype=float)
+        self.tool_frame = tool_frame
+        self.geometric_stiffening = bool(geometric_stiffening)
+        self.gravity_base = np.array(gravity_base, dtype=float)
+        n = len(self.links)
+        self.n_joints = self.nu = n
+        self.joint_names = tuple(link.joint.name for link in self.links)
+        self.link_names = tuple(link.name for link in self.links)
+        self.mode_names = tuple(
+            f'{link.name}_{plane}{k + 1}' for link in self.links if link.beam is not None
+            for plane, count in zip('yz', link.beam.modes) for k in range(count))
+        self.n_modes = len(self.mode_names)
+        self.nq = self.nv = n + self.n_modes
+        self.coordinate_names = self.joint_names + self.mode_names
+        joints = [link.joint for link in self.links]
+        self.effort_limit = np.array([j.effort_limit for j in joints])
+        self.velocity_limit = np.array([j.velocity_limit for j in joints])
+        self.lower = np.array([j.lower for j in joints])
+        self.upper = np.array([j.upper for j in joints])
+        self.mode_frequencies = np.zeros(self.n_modes)   # clamped-free omega_k [rad/s]
+        self._sections = {}
+        self.arrays = self._flatten()
+
+    def rigid_twin(self):
+        """Return the same chain with every beam a rigid rod (zero modes): joints only."""
+        links = [dataclasses.replace(link, beam=dataclasses.replace(link.beam, modes=(0, 0)))
+                 if link.beam is not None else link for link in self.links]
+        return SerialChain(self.name, links, self.gravity_base, self.base_frame, self.base_xyz,
+                           self.base_rpy, self.tool_frame, self.geometric_stiffening)
+
+    # -- construction ----------------------------------------------------------------
+    def modes_of(self, link_index):
+        """Return (count, planes) of the modes of one link; planes: 1 = y, 2 = z."""
+        beam = self.links[link_index].beam
+        if beam is None:
+            return 0, []
+        return sum(beam.modes), [1] * beam.modes[0] + [2] * beam.modes[1]
+
+    def _mode_values(self, link_index, x, derivative):
+        """Mode values of one link at abscissae x: shape (len(x), count), plane order."""
+        link = self.links[link_index]
+        columns = [beam_modes.mode_values(link.length, c, x, derivative)
+                   for c in link.beam.modes if c > 0]
+        return np.hstack(columns)
+
+    def _foreshortening(self, link_index, x):
+        """G(x) of one link, zero between planes and when stiffening is off."""
+        count, planes = self.modes_of(link_index)
+        x = np.atleast_1d(x)
+        out = np.zeros((x.size, count, count))
+        if not self.geometric_stiffening:
+            return out
+        link = self.links[link_index]
+        offset = 0
+        for c in link.beam.modes:
+            if c > 0:
+                out[:, offset:offset + c, offset:offset + c] = beam_modes.foreshortening(
+                    link.length, c, x)
+                offset += c
+        return out
+
+    def _flatten(self):
+        n = len(self.links)
+        kmax = max([1] + [self.modes_of(j)[0] for j in range(n)])
+        points = [link.beam.point_count() if link.beam else 0 for link in self.links]
+        total = sum(points)
+        a = ModelArrays(
+            joint_type=np.zeros(n, dtype=np.int64), joint_axis=np.zeros((n, 3)),
+            joint_R0=np.zeros((n, 3, 3)), joint_p0=np.zeros((n, 3)),
+            joint_damping=np.zeros(n), armature=np.zeros(n), mass=np.zeros(n),
+            first_moment=np.zeros((n, 3)), inertia=np.zeros((n, 3, 3)),
+            payload_mass=np.zeros(n), payload_first_moment=np.zeros((n, 3)),
+            payload_inertia=np.zeros((n, 3, 3)), length=np.zeros(n),
+            mode_start=np.zeros(n, dtype=np.int64), mode_count=np.zeros(n, dtype=np.int64),
+            mode_plane=np.ones((n, kmax), dtype=np.int64), stiffness=np.zeros((n, kmax)),
+            modal_damping=np.zeros((n, kmax)), point_start=np.zeros(n + 1, dtype=np.int64),
+            point_x=np.zeros(total), point_mass=np.zeros(total),
+            point_phi=np.zeros((total, kmax)), point_g=np.zeros((total, kmax, kmax)),
+            tip_phi=np.zeros((n, kmax)), tip_slope=np.zeros((n, kmax)),
+            tip_g=np.zeros((n, kmax, kmax)), gravity=self.gravity_base.copy())
+        mode_start, point = n, 0
+        for j, link in enumerate(self.links):
+            joint = link.joint
+            a.joint_type[j] = (kernels.JOINT_REVOLUTE if joint.type == 'revolute'
+                               else kernels.JOINT_PRISMATIC)
+            axis = np.asarray(joint.axis, dtype=float)
+            a.joint_axis[j] = axis / np.linalg.norm(axis)
+            a.joint_R0[j] = transforms3d.euler.euler2mat(*joint.rpy, axes='sxyz')
+            a.joint_p0[j] = joint.xyz
+            a.joint_damping[j] = joint.damping
+            a.armature[j] = joint.armature
+            a.mass[j] = link.body.mass
+            a.first_moment[j] = link.body.first_moment()
+            a.inertia[j] = link.body.inertia_about_origin()
+            a.payload_mass[j] = link.payload.mass
+            a.payload_first_moment[j] = link.payload.first_moment()
+            a.payload_inertia[j] = link.payload.inertia_about_origin()
+            a.length[j] = link.length
+            a.point_start[j] = point
+            count, planes = self.modes_of(j)
+            a.mode_start[j] = mode_start
+            a.mode_count[j] = count
+            if link.beam is not None:
+                # A beam with zero modes is a rigid uniform rod: its points still carry mass.
+                beam, length = link.beam, link.length
+                x, weights = beam_modes.gauss_legendre(0.0, length, points[j])
+                a.point_x[point:point + x.size] = x
+                a.point_mass[point:point + x.size] = beam.linear_density * weights
+            if count:
+                a.mode_plane[j, :count] = planes
+                beta_l = np.concatenate([beam_modes.frequency_parameters(c)
+                                         for c in beam.modes if c > 0])
+                ei = np.array([beam.bending_stiffness[p - 1] for p in planes])
+                rho_a = beam.linear_density
+                omega = beta_l ** 2 * np.sqrt(ei / (rho_a * length ** 4))
+                self.mode_frequencies[mode_start - n:mode_start - n + count] = omega
+                a.stiffness[j, :count] = rho_a * length * omega ** 2   # EI (bL)^4 / L^3
+                a.modal_damping[j, :count] = 2.0 * beam.damping_ratio * omega * rho_a * length
+                a.point_phi[point:point + x.size, :count] = self._mode_values(j, x, 0)
+                a.point_g[point:point + x.size, :count, :count] = self._foreshortening(j, x)
+                tip = self.section(j, length)
+                a.tip_phi[j, :count], a.tip_slope[j, :count] = tip.phi, tip.slope
+                a.tip_g[j, :count, :count] = tip.g
+            point += points[j]
+            mode_start += count
+        a.point_start[n] = point
+        return a
+
+    # -- workspace -------------------------------------------------------------------
+    def create_data(self):
+        """Return a fresh workspace for this model (all buffers allocated here, once)."""
+        n, nv = self.n_joints, self.nv
+        kmax = self.arrays.point_phi.shape[1]
+
+        def z(*shape):
+            return np.zeros(shape)
+        names = ChainData._fields
+        values = dict.fromkeys(names)
+        for key in ('w', 'v', 'dw', 'dv', 'joint_p', 'tip_w', 'tip_v', 'tip_dw', 'tip_dv',
+                    'tip_p', 'link_p', 'tip_pos'):
+            values[key] = z(n, 3)
+        for key in ('joint_R', 'tip_Rz', 'tip_Ry', 'link_R', 'tip_R'):
+            values[key] = z(n, 3, 3)
+        for key in ('pw', 'pv', 'pdw', 'pdv', 't1', 't2', 't3', 'zero3', 'mw', 'fw', 'mw2',
+                    'fw2', 'r', 'du', 'ddu', 'acc', 'sec_p', 'sec_w', 'sec_v', 'sec_dw',
+                    'sec_dv'):
+            values[key] = z(3)
+        for key in ('rot', 'sec_Rz', 'sec_Ry'):
+            values[key] = z(3, 3)
+        for key in ('tau', 'zero_nv', 'unit_nv', 'rhs', 'acceleration', 'wrhs', 'wsol'):
+            values[key] = z(nv)
+        values.update(eye3=np.eye(3), tip_gq=z(n, kmax), angles=z(n, 6), gq=z(kmax),
+                      mass=z(nv, nv), chol=z(nv, nv), sec_angles=z(6), mass_n=z(nv, nv),
+                      wmat=z(nv, nv), wchol=z(nv, nv), link_mass=z(n, 6 + kmax, 6 + kmax),
+                      gamma=z(3, 6 + kmax))
+        return ChainData(**values)
+
+    # -- sections --------------------------------------------------------------------
+    def section(self, link_index, x):
+        """Mode tables of the section at abscissa x [m] of a link (cached)."""
+        key = (link_index, float(x))
+        table = self._sections.get(key)
+        if table is None:
+            link = self.links[link_index]
+            if not 0.0 <= x <= link.length:
+                raise ValueError(f'abscissa {x} m is outside link {link.name!r} '
+                                 f'(0 to {link.length} m)')
+            kmax = self.arrays.point_phi.shape[1] if hasattr(self, 'arrays') else max(
+                1, self.modes_of(link_index)[0])
+            count, _ = self.modes_of(link_index)
+            phi, slope, g = np.zeros(kmax), np.zeros(kmax), np.zeros((kmax, kmax))
+            if count:
+                phi[:count] = self._mode_values(link_index, [x], 0)[0]
+                slope[:count] = self._mode_values(link_index, [x], 1)[0]
+                g[:count, :count] = self._foreshortening(link_index, x)[0]
+            table = SectionTable(link_index, float(x), phi, slope, g)
+            self._sections[key] = table
+        return table
+
+    # -- algorithms ------------------------------------------------------------------
+    # Compiled steppers on this model's equations (see integrators.Stepper).
+    explicit_kernel = staticmethod(kernels.explicit_steps)
+    ros2_kernel = staticmethod(kernels.ros2_steps)
+
+    def rnea(self, data, q, v, a):
+        """Inverse dynamics M a + h(q, v) [joint efforts; modal residuals]; writes data.tau."""
+        kernels.rnea(self.arrays, data, q, v, a, 1.0, True)
+        return data.tau
+
+    def mass_matrix(self, data, q):
+        """Mass matrix M(q), symmetric positive definite; writes data.mass."""
+        kernels.mass_matrix(self.arrays, data, q)
+        return data.mass
+
+    def bias_forces(self, data, q, v):
+        """Bias forces h(q, v) = rnea(q, v, 0); writes data.tau."""
+        data.zero_nv[:] = 0.0
+        kernels.rnea(self.arrays, data, q, v, data.zero_nv, 1.0, True)
+        return data.tau
+
+    def forward_dynamics(self, data, q, v, u):
+        """Accelerations M^-1 (B u - h); writes data.acceleration.
+
+        Raises `numpy.linalg.LinAlgError` if M is not positive definite at q.
+        """
+        if not kernels.forward_dynamics(self.arrays, data, q, v, u):
+            raise np.linalg.LinAlgError(f'mass matrix of {self.name!r} is not positive '
+                                        f'definite at q = {np.asarray(q).tolist()}')
+        return data.acceleration
+
+    def input_matrix(self):
+        """B (nv x nu): actuator efforts act on the joints only."""
+        return np.eye(self.nv, self.nu)
+
+    def frame_placements(self, data, q):
+        """Poses in the base frame of all link frames and tip frames.
+
+        Returns (link_R, link_p, tip_R, tip_p), views into data.
+        """
+        kernels.placements(self.arrays, data, q)
+        return data.link_R, data.link_p, data.tip_R, data.tip_pos
+
+    def section_pose(self, data, q, link_index, x):
+        """Orientation R (3x3) and position p (3) in the base frame of a material section."""
+        table = self.section(link_index, x)
+        kernels.placements(self.arrays, data, q)
+        R, p = np.zeros((3, 3)), np.zeros(3)
+        kernels.section_placement(self.arrays, data, link_index, table.x, table.phi,
+                                  table.slope, table.g, q, R, p)
+        return R, p
+
+    def section_jacobian(self, data, q, link_index, x):
+        """Jacobian (6 x nv, angular rows first, base-frame components) of a section frame."""
+        R, _ = self.section_pose(data, q, link_index, x)
+        table = self.section(link_index, x)
+        J = np.zeros((6, self.nv))
+        kernels.section_jacobian(self.arrays, data, link_index, table.x, table.phi,
+                                 table.slope, table.g, q, R, J)
+        return J
+
+    def frame_transforms(self, entries):
+        """Prepare `FrameTransforms` for entries (link index, abscissa or None for the joint)."""
+        return FrameTransforms(self, entries)
+
+    def kinetic_energy(self, data, q, v):
+        """T = v^T M(q) v / 2 [J]."""
+        return 0.5 * float(v @ self.mass_matrix(data, q) @ v)
+
+    def potential_energy(self, data, q):
+        """Gravity plus elastic energy [J], zero at the base origin and undeformed links."""
+        return kernels.potential_energy(self.arrays, data, q)
+
+
+class FrameTransforms:
+    """Parent-to-child transforms of a fixed list of moving frames, computed in one call.
+
+    Entry (j, None) is joint j (link frame j in the tip frame of link j-1); (j, x) is the
+    section at abscissa x of link j in link frame j. After ``update(data, q)``, ``R[i]`` and
+    ``p[i]`` hold entry i.
+    """
+
+    def __init__(self, model, entries):
+        """Tabulate the mode values of every section entry once."""
+        count = len(entries)
+        kmax = model.arrays.point_phi.shape[1]
+        self.model = model
+        self.links = np.array([j for j, _ in entries], dtype=np.int64)
+        self.xs = np.array([0.0 if x is None else x for _, x in entries])
+        self.is_section = np.array([x is not None for _, x in entries], dtype=np.int64)
+        self.phi, self.slope = np.zeros((count, kmax)), np.zeros((count, kmax))
+        self.g = np.zeros((count, kmax, kmax))
+        for i, (j, x) in enumerate(entries):
+            if x is not None:
+                table = model.section(j, x)
+                self.phi[i], self.slope[i], self.g[i] = table.phi, table.slope, table.g
+        self.R, self.p = np.zeros((count, 3, 3)), np.zeros((count, 3))
+
+    def update(self, data, q):
+        """Compute every transform at coordinates q."""
+        kernels.local_transforms(self.model.arrays, data, q, self.links, self.xs,
+                                 self.is_section, self.phi, self.slope, self.g, self.R, self.p)

@@ -1,0 +1,797 @@
+"""Compiled kernels of the serial chain: recursive Newton-Euler with floating-frame links.
+
+Conventions (Boyer & Primault): twists and wrenches are angular first, in body (link frame)
+components. A twist (w, v) is the angular velocity [rad/s] and the velocity of the frame
+origin [m/s]; an acceleration (dw, dv) is the time derivative of those body components;
+a wrench (m, f) is a moment about the frame origin [N m] and a force [N].
+
+Elementary motion of a child frame c relative to its parent P, with pose (R, p) of c in P
+and unit twist xi of coordinate s (revolute: xi = (e, 0); prismatic: xi = (0, e)):
+
+    V_c  = Ad^-1_(R,p) V_P + xi s',
+    A_c  = Ad^-1_(R,p) A_P + xi s'' + ad_(V_c) (xi s'),
+    Ad^-1_(R,p) (w, v) = (R^T w, R^T (v + w x p)),   ad_(w,v)(a, b) = (w x a, w x b + v x a),
+
+and a wrench goes back from c to P as (m_P, f_P) = (R m + p x R f, R f).
+
+A flexible link j carries modal coordinates q (count m_j); each mode bends the link along
+its y or z axis. A section at abscissa x has the displacement
+
+    u(x, q) = (-1/2 q^T G(x) q,  sum_{k in y} W_k(x) q_k,  sum_{k in z} W_k(x) q_k),
+
+(G(x) = 0 when geometric stiffening is off: the linear floating-frame model) and the tip
+frame is Trans(L e1 + u(L, q)) Rot(e3, psi_z) Rot(e2, psi_y) with psi_z = sum_{y} W_k'(L) q_k,
+psi_y = -sum_{z} W_k'(L) q_k. The link's mass is a set of quadrature points on the centre
+line (mass w_i at x_i) plus a rigid body attached to the link frame (hub, clamp, motor) and
+a rigid payload attached to the tip frame. The absolute acceleration of a beam point is
+
+    a_i = gamma + dw x r_i + w x (w x r_i) + 2 w x u_i' + u_i'',   gamma = dv + w x v,
+
+and its inertial load enters the link wrench as (r_i x w_i a_i, w_i a_i) and the modal
+equation k as w_i (du_i/dq_k) . a_i. The modal equation adds K_k q_k + D_k q_k'.
+
+Everything is written with explicit loops on preallocated arrays so that the kernels
+compile with numba and allocate nothing per call.
+"""
+
+import math
+
+import numba
+
+from . import integrators
+
+JOINT_REVOLUTE = 0
+JOINT_PRISMATIC = 1
+
+# _nrt=False: no reference counting of array views (it dominated the run time) and no
+# allocation possible inside a kernel. fastmath without nnan/ninf keeps the finiteness checks.
+_FAST = {'contract', 'reassoc', 'arcp', 'nsz'}
+_jit = numba.njit(cache=True, nogil=True, _nrt=False, fastmath=_FAST)
+# Helpers that take the model or workspace tuples are inlined: a call would pass (and
+# reference-count) every array of the tuple.
+_inline = numba.njit(cache=True, nogil=True, inline='always', _nrt=False, fastmath=_FAST)
+
+
+@_jit
+def _cross(a, b, out):
+    out[0] = a[1] * b[2] - a[2] * b[1]
+    out[1] = a[2] * b[0] - a[0] * b[2]
+    out[2] = a[0] * b[1] - a[1] * b[0]
+
+
+@_jit
+def _axis_rotation(axis, angle, out):
+    """Rodrigues: R = I + sin(angle) [e]x + (1 - cos(angle)) [e]x^2 for a unit axis e."""
+    c, s = math.cos(angle), math.sin(angle)
+    t = 1.0 - c
+    x, y, z = axis[0], axis[1], axis[2]
+    out[0, 0] = c + t * x * x
+    out[0, 1] = t * x * y - s * z
+    out[0, 2] = t * x * z + s * y
+    out[1, 0] = t * x * y + s * z
+    out[1, 1] = c + t * y * y
+    out[1, 2] = t * y * z - s * x
+    out[2, 0] = t * x * z - s * y
+    out[2, 1] = t * y * z + s * x
+    out[2, 2] = c + t * z * z
+
+
+@_jit
+def _transport_twist(R, p, w, v, w_out, v_out, tmp):
+    """(w_out, v_out) = Ad^-1_(R,p) (w, v) = (R^T w, R^T (v + w x p))."""
+    _cross(w, p, tmp)
+    for i in range(3):
+        w_out[i] = R[0, i] * w[0] + R[1, i] * w[1] + R[2, i] * w[2]
+        v_out[i] = (R[0, i] * (v[0] + tmp[0]) + R[1, i] * (v[1] + tmp[1])
+                    + R[2, i] * (v[2] + tmp[2]))
+
+
+@_jit
+def _transport_wrench(R, p, m, f, m_out, f_out, tmp):
+    """(m_out, f_out) = (R m + p x R f, R f): a child-frame wrench in the parent frame."""
+    for i in range(3):
+        f_out[i] = R[i, 0] * f[0] + R[i, 1] * f[1] + R[i, 2] * f[2]
+    _cross(p, f_out, tmp)
+    for i in range(3):
+        m_out[i] = R[i, 0] * m[0] + R[i, 1] * m[1] + R[i, 2] * m[2] + tmp[i]
+
+
+@_jit
+def _rigid_wrench(mass, first_moment, inertia, w, dw, gamma, m_out, f_out, t1, t2):
+    """Inertial wrench about the frame origin of a rigid body, added to (m_out, f_out).
+
+    f = m gamma + dw x (m c) + w x (w x (m c)),   m = I_O dw + w x (I_O w) + (m c) x gamma,
+    with m c the first moment and I_O the inertia tensor about the frame origin.
+    """
+    if mass == 0.0:
+        return
+    _cross(dw, first_moment, t1)
+    _cross(w, first_moment, t2)
+    for i in range(3):
+        f_out[i] += mass * gamma[i] + t1[i]
+    _cross(w, t2, t1)
+    for i in range(3):
+        f_out[i] += t1[i]
+    for i in range(3):
+        t2[i] = inertia[i, 0] * w[0] + inertia[i, 1] * w[1] + inertia[i, 2] * w[2]
+    _cross(w, t2, t1)
+    _cross(first_moment, gamma, t2)
+    for i in range(3):
+        m_out[i] += (inertia[i, 0] * dw[0] + inertia[i, 1] * dw[1] + inertia[i, 2] * dw[2]
+                     + t1[i] + t2[i])
+
+
+@_jit
+def _section_displacement(phi, g, plane, start, count, q, v, a, u, du, ddu, gq):
+    """Displacement u, rate u' and acceleration u'' of one section, and gq = G q.
+
+    phi: mode values W_k(x); g: foreshortening matrix G(x); plane[k]: 1 (y) or 2 (z).
+    """
+    u[0] = u[1] = u[2] = 0.0
+    du[0] = du[1] = du[2] = 0.0
+    ddu[0] = ddu[1] = ddu[2] = 0.0
+    for k in range(count):
+        axis = plane[k]
+        u[axis] += phi[k] * q[start + k]
+        du[axis] += phi[k] * v[start + k]
+        ddu[axis] += phi[k] * a[start + k]
+    quad = 0.0
+    rate = 0.0
+    accel = 0.0
+    for k in range(count):
+        s = 0.0
+        for m in range(count):
+            s += g[k, m] * q[start + m]
+        gq[k] = s
+        quad += s * q[start + k]
+        rate += s * v[start + k]
+        accel += s * a[start + k]
+    # d/dt(q^T G q / 2) = q'^T G q; d2/dt2 = q''^T G q + q'^T G q'.
+    vgv = 0.0
+    for k in range(count):
+        s = 0.0
+        for m in range(count):
+            s += g[k, m] * v[start + m]
+        vgv += s * v[start + k]
+    u[0] -= 0.5 * quad
+    du[0] -= rate
+    ddu[0] -= accel + vgv
+
+
+@_inline
+def forward_pass(model, data, q, v, a, gravity_scale):
+    """Twists and accelerations of every link frame and tip frame (base to tip).
+
+    Writes data.w, v, dw, dv (link frames) and data.tip_* (tip frames), body components;
+    gravity enters as an upward acceleration ``-gravity_scale g`` of the base.
+    """
+    n = model.joint_type.shape[0]
+    w = data.w
+    vv = data.v
+    dw = data.dw
+    dv = data.dv
+    t1, t2 = data.t1, data.t2
+    # Base frame: at rest, accelerating upward against gravity (gravity as base motion).
+    pw, pv, pdw, pdv = data.pw, data.pv, data.pdw, data.pdv
+    for i in range(3):
+        pw[i] = 0.0
+        pv[i] = 0.0
+        pdw[i] = 0.0
+        pdv[i] = -gravity_scale * model.gravity[i]
+    for j in range(n):
+        # -- joint j: fixed origin, then the joint motion ------------------------------
+        R = data.joint_R[j]
+        p = data.joint_p[j]
+        axis = model.joint_axis[j]
+        if model.joint_type[j] == JOINT_REVOLUTE:
+            # R = R0 Rot(axis, q_j), p = p0
+            _axis_rotation(axis, q[j], data.rot)
+            for r in range(3):
+                for c in range(3):
+                    R[r, c] = (model.joint_R0[j, r, 0] * data.rot[0, c]
+                               + model.joint_R0[j, r, 1] * data.rot[1, c]
+                               + model.joint_R0[j, r, 2] * data.rot[2, c])
+                p[r] = model.joint_p0[j, r]
+        else:
+            for r in range(3):
+                for c in range(3):
+                    R[r, c] = model.joint_R0[j, r, c]
+                p[r] = model.joint_p0[j, r] + q[j] * (model.joint_R0[j, r, 0] * axis[0]
+                                                      + model.joint_R0[j, r, 1] * axis[1]
+                                                      + model.joint_R0[j, r, 2] * axis[2])
+        _transport_twist(R, p, pw, pv, w[j], vv[j], t1)
+        _transport_twist(R, p, pdw, pdv, dw[j], dv[j], t1)
+        sd, sdd = v[j], a[j]
+        if model.joint_type[j] == JOINT_REVOLUTE:
+            for i in range(3):
+                w[j, i] += axis[i] * sd
+                dw[j, i] += axis[i] * sdd
+            # ad_(V_c)(e s', 0) = (w x e s', v x e s')
+            _cross(w[j], axis, t1)
+            _cross(vv[j], axis, t2)
+            for i in range(3):
+                dw[j, i] += t1[i] * sd
+                dv[j, i] += t2[i] * sd
+        else:
+            for i in range(3):
+                vv[j, i] += axis[i] * sd
+                dv[j, i] += axis[i] * sdd
+            _cross(w[j], axis, t1)
+            for i in range(3):
+                dv[j, i] += t1[i] * sd
+        _tip_forward(model, data, j, q, v, a)
+        for i in range(3):
+            pw[i] = data.tip_w[j, i]
+            pv[i] = data.tip_v[j, i]
+            pdw[i] = data.tip_dw[j, i]
+            pdv[i] = data.tip_dv[j, i]
+
+
+@_inline
+def rnea(model, data, q, v, a, gravity_scale, with_elastic, use_link_mass=False):
+    """Inverse dynamics: generalized forces that produce accelerations ``a`` at (q, v).
+
+    Writes data.tau (length nv): joint efforts [N m or N] for the first n entries, then the
+    modal residuals (generalized forces the modes would need [N m]). ``gravity_scale``
+    multiplies gravity (0 or 1); ``with_elastic`` adds stiffness, damping and armature terms.
+    ``use_link_mass`` takes the beam loads from data.link_mass (see `link_masses`), valid
+    only at zero velocity: the mass-matrix passes.
+    """
+    n = model.joint_type.shape[0]
+    forward_pass(model, data, q, v, a, gravity_scale)
+    w, vv, dw, dv = data.w, data.v, data.dw, data.dv
+    t1, t2, t3 = data.t1, data.t2, data.t3
+    tau = data.tau
+    mw, fw = data.mw, data.fw      # wrench transmitted by the outboard chain, current frame
+    mw2, fw2 = data.mw2, data.fw2
+    for i in range(3):
+        mw[i] = 0.0
+        fw[i] = 0.0
+    for j in range(n - 1, -1, -1):
+        start = model.mode_start[j]
+        count = model.mode_count[j]
+        for k in range(count):
+            tau[start + k] = 0.0
+        # Payload at the tip frame.
+        for i in range(3):
+            t3[i] = data.tip_dv[j, i]
+        _cross(data.tip_w[j], data.tip_v[j], t1)
+        for i in range(3):
+            t3[i] += t1[i]
+        _rigid_wrench(model.payload_mass[j], model.payload_first_moment[j],
+                      model.payload_inertia[j], data.tip_w[j], data.tip_dw[j], t3, mw, fw,
+                      t1, t2)
+        _tip_backward(model, data, j, q, mw, fw, tau)
+        # Link body: rigid part and beam points, in the link frame.
+        _cross(w[j], vv[j], t3)
+        for i in range(3):
+            t3[i] += dv[j, i]           # gamma = dv + w x v
+        _rigid_wrench(model.mass[j], model.first_moment[j], model.inertia[j], w[j], dw[j],
+                      t3, mw, fw, t1, t2)
+        if count > 0 and use_link_mass:
+            _link_mass_wrench(model, data, j, a, t3, mw, fw, tau)
+        else:   # beam points (none for a link without beam)
+            _beam_wrench(model, data, j, q, v, a, t3, mw, fw, tau)
+            if with_elastic:
+                for k in range(count):
+                    tau[start + k] += (model.stiffness[j, k] * q[start + k]
+                                       + model.modal_damping[j, k] * v[start + k])
+        axis = model.joint_axis[j]
+        if model.joint_type[j] == JOINT_REVOLUTE:
+            tau[j] = axis[0] * mw[0] + axis[1] * mw[1] + axis[2] * mw[2]
+        else:
+            tau[j] = axis[0] * fw[0] + axis[1] * fw[1] + axis[2] * fw[2]
+        if with_elastic:
+            tau[j] += model.joint_damping[j] * v[j] + model.armature[j] * a[j]
+        _transport_wrench(data.joint_R[j], data.joint_p[j], mw, fw, mw2, fw2, t1)
+        for i in range(3):
+            mw[i] = mw2[i]
+            fw[i] = fw2[i]
+
+
+@_jit
+def _rotate_step(axis_index, angle, rate, accel, w, v, dw, dv, Rot, t1):
+    """Child frame rotated by ``angle`` about its parent's e_(axis_index); updates in place.
+
+    w <- R^T w + e s',  v <- R^T v,  dw <- R^T dw + e s'' + w x e s',  dv <- R^T dv + v x e s'.
+    """
+    c, s = math.cos(angle), math.sin(angle)
+    a0 = (axis_index + 1) % 3
+    a1 = (axis_index + 2) % 3
+    for r in range(3):
+        for k in range(3):
+            Rot[r, k] = 0.0
+    Rot[axis_index, axis_index] = 1.0
+    Rot[a0, a0] = c
+    Rot[a1, a1] = c
+    Rot[a1, a0] = s
+    Rot[a0, a1] = -s
+    for vec in (w, v, dw, dv):
+        x0 = c * vec[a0] + s * vec[a1]     # R^T vec in the plane of rotation
+        x1 = -s * vec[a0] + c * vec[a1]
+        vec[a0] = x0
+        vec[a1] = x1
+    w[axis_index] += rate
+    dw[axis_index] += accel
+    # w x (e rate) and v x (e rate), with e the unit vector along axis_index.
+    t1[axis_index] = 0.0
+    t1[a0] = w[a1] * rate
+    t1[a1] = -w[a0] * rate
+    dw[a0] += t1[a0]
+    dw[a1] += t1[a1]
+    dv[a0] += v[a1] * rate
+    dv[a1] -= v[a0] * rate
+
+
+@_inline
+def _bending_angles(model, j, slope, q, v, a, out):
+    """Section rotations: out = (psi_z, psi_z', psi_z'', psi_y, psi_y', psi_y'').
+
+    psi_z = sum over y-modes of W_k'(x) q_k; psi_y = -sum over z-modes of W_k'(x) q_k.
+    """
+    for i in range(6):
+        out[i] = 0.0
+    start = model.mode_start[j]
+    for k in range(model.mode_count[j]):
+        if model.mode_plane[j, k] == 1:      # bending along y: rotation about z
+            out[0] += slope[k] * q[start + k]
+            out[1] += slope[k] * v[start + k]
+            out[2] += slope[k] * a[start + k]
+        else:                                # bending along z: rotation about -y
+            out[3] -= slope[k] * q[start + k]
+            out[4] -= slope[k] * v[start + k]
+            out[5] -= slope[k] * a[start + k]
+
+
+@_inline
+def section_forward(model, data, j, x, phi, slope, g, q, v, a, p, gq, angles, Rz, Ry,
+                    w, vv, dw, dv):
+    """Pose, twist and acceleration of the section frame at abscissa x of link j.
+
+    Needs the link frame's motion in data.w/v/dw/dv[j] (from `forward_pass`). The section
+    frame is Trans(x e1 + u(x, q)) Rot(e3, psi_z) Rot(e2, psi_y) in the link frame; on
+    return p is its origin in the link frame, Rz and Ry its two rotations, gq = G(x) q, and
+    (w, vv, dw, dv) its twist and acceleration in its own axes.
+    """
+    pd, pdd = data.t2, data.t3
+    _section_displacement(phi, g, model.mode_plane[j], model.mode_start[j],
+                          model.mode_count[j], q, v, a, p, pd, pdd, gq)
+    p[0] += x
+    # Translation by p(t): w_T = w, v_T = v + w x p + p', dw_T = dw,
+    # dv_T = dv + dw x p + p'' + w x p'
+    _cross(data.w[j], p, data.t1)
+    for i in range(3):
+        w[i] = data.w[j, i]
+        dw[i] = data.dw[j, i]
+        vv[i] = data.v[j, i] + data.t1[i] + pd[i]
+    _cross(data.dw[j], p, data.t1)
+    for i in range(3):
+        dv[i] = data.dv[j, i] + data.t1[i] + pdd[i]
+    _cross(data.w[j], pd, data.t1)
+    for i in range(3):
+        dv[i] += data.t1[i]
+    _bending_angles(model, j, slope, q, v, a, angles)
+    _rotate_step(2, angles[0], angles[1], angles[2], w, vv, dw, dv, Rz, data.t1)
+    _rotate_step(1, angles[3], angles[4], angles[5], w, vv, dw, dv, Ry, data.t1)
+
+
+@_inline
+def _tip_forward(model, data, j, q, v, a):
+    """Pose, twist and acceleration of the tip frame of link j (the section at x = L)."""
+    section_forward(model, data, j, model.length[j], model.tip_phi[j], model.tip_slope[j],
+                    model.tip_g[j], q, v, a, data.tip_p[j], data.tip_gq[j], data.angles[j],
+                    data.tip_Rz[j], data.tip_Ry[j], data.tip_w[j], data.tip_v[j],
+                    data.tip_dw[j], data.tip_dv[j])
+
+
+@_inline
+def _tip_backward(model, data, j, q, mw, fw, tau):
+    """Carry the tip wrench of link j back to its link frame; add its modal forces to tau."""
+    start = model.mode_start[j]
+    count = model.mode_count[j]
+    t1, m2, f2 = data.t1, data.mw2, data.fw2
+    # Through Rot(e2, psi_y): generalized force e2 . m on psi_y = -sum_z W_k'(L) q_k.
+    for k in range(count):
+        if model.mode_plane[j, k] == 2:
+            tau[start + k] -= mw[1] * model.tip_slope[j, k]
+    zero = data.zero3
+    _transport_wrench(data.tip_Ry[j], zero, mw, fw, m2, f2, t1)
+    for k in range(count):
+        if model.mode_plane[j, k] == 1:
+            tau[start + k] += m2[2] * model.tip_slope[j, k]
+    _transport_wrench(data.tip_Rz[j], zero, m2, f2, mw, fw, t1)
+    # Through the translation u(L, q): generalized force (du/dq_k) . f.
+    gq = data.tip_gq[j]
+    for k in range(count):
+        tau[start + k] += (model.tip_phi[j, k] * fw[model.mode_plane[j, k]]
+                           - gq[k] * fw[0])
+    _cross(data.tip_p[j], fw, t1)
+    for i in range(3):
+        mw[i] += t1[i]
+
+
+@_inline
+def _beam_wrench(model, data, j, q, v, a, gamma, mw, fw, tau):
+    """Add the inertial loads of the beam points of link j (see the module docstring)."""
+    start = model.mode_start[j]
+    count = model.mode_count[j]
+    w, dw = data.w[j], data.dw[j]
+    r, du, ddu, acc, t1, gq = data.r, data.du, data.ddu, data.acc, data.t1, data.gq
+    for point in range(model.point_start[j], model.point_start[j + 1]):
+        _section_displacement(model.point_phi[point], model.point_g[point],
+                              model.mode_plane[j], start, count, q, v, a, r, du, ddu, gq)
+        r[0] += model.point_x[point]
+        weight = model.point_mass[point]
+        # a = gamma + dw x r + w x (w x r) + 2 w x u' + u''
+        _cross(dw, r, acc)
+        for i in range(3):
+            acc[i] += gamma[i] + ddu[i]
+        _cross(w, r, t1)
+        _cross(w, t1, data.t2)
+        for i in range(3):
+            acc[i] += data.t2[i]
+        _cross(w, du, t1)
+        for i in range(3):
+            acc[i] = weight * (acc[i] + 2.0 * t1[i])
+            fw[i] += acc[i]
+        _cross(r, acc, t1)
+        for i in range(3):
+            mw[i] += t1[i]
+        for k in range(count):
+            tau[start + k] += (model.point_phi[point, k] * acc[model.mode_plane[j, k]]
+                               - gq[k] * acc[0])
+
+
+@_inline
+def link_masses(model, data, q):
+    """Generalized mass of each flexible link's beam, data.link_mass[j] (6+m square).
+
+    With Gamma_i = [-hat(r_i), I, S_i] the map from (w, v, q') to the velocity of beam point
+    i (S_i = du_i/dq), the beam's kinetic energy is 1/2 eta^T (sum_i w_i Gamma_i^T Gamma_i)
+    eta, the paper's generalized mass of the floating-frame body (3.31).
+    """
+    zero = data.zero_nv
+    for j in range(model.joint_type.shape[0]):
+        count = model.mode_count[j]
+        if count == 0:
+            continue
+        size = 6 + count
+        start = model.mode_start[j]
+        M = data.link_mass[j]
+        G = data.gamma
+        for r in range(size):
+            for c in range(size):
+                M[r, c] = 0.0
+        r = data.r
+        for point in range(model.point_start[j], model.point_start[j + 1]):
+            _section_displacement(model.point_phi[point], model.point_g[point],
+                                  model.mode_plane[j], start, count, q, zero, zero, r,
+                                  data.du, data.ddu, data.gq)
+            r[0] += model.point_x[point]
+            for row in range(3):
+                for c in range(size):
+                    G[row, c] = 0.0
+                G[row, 3 + row] = 1.0
+            # -hat(r)
+            G[0, 1], G[0, 2] = r[2], -r[1]
+            G[1, 0], G[1, 2] = -r[2], r[0]
+            G[2, 0], G[2, 1] = r[1], -r[0]
+            for k in range(count):
+                G[model.mode_plane[j, k], 6 + k] = model.point_phi[point, k]
+                G[0, 6 + k] -= data.gq[k]
+            weight = model.point_mass[point]
+            for a_ in range(size):
+                for b_ in range(a_, size):
+                    M[a_, b_] += weight * (G[0, a_] * G[0, b_] + G[1, a_] * G[1, b_]
+                                           + G[2, a_] * G[2, b_])
+        for a_ in range(size):
+            for b_ in range(a_):
+                M[a_, b_] = M[b_, a_]
+
+
+@_inline
+def _link_mass_wrench(model, data, j, a, gamma, mw, fw, tau):
+    """Beam loads at zero velocity: (m, f, Q) += link_mass[j] (dw, gamma, q'')."""
+    count = model.mode_count[j]
+    start = model.mode_start[j]
+    M = data.link_mass[j]
+    for row in range(6 + count):
+        acc = 0.0
+        for c in range(3):
+            acc += M[row, c] * data.dw[j, c] + M[row, 3 + c] * gamma[c]
+        for k in range(count):
+            acc += M[row, 6 + k] * a[start + k]
+        if row < 3:
+            mw[row] += acc
+        elif row < 6:
+            fw[row - 3] += acc
+        else:
+            tau[start + row - 6] += acc
+
+
+@_inline
+def mass_matrix(model, data, q):
+    """M(q) by the unit-acceleration method: column k = rnea(q, 0, e_k) without gravity.
+
+    The beam loads of these passes come from the links' generalized masses (`link_masses`),
+    so each pass costs O((6 + m)^2) per link instead of a sum over the beam points.
+
+    Writes data.mass, with the armature added on the joint diagonal.
+    """
+    nv = q.shape[0]
+    zero, unit, M = data.zero_nv, data.unit_nv, data.mass
+    for k in range(nv):
+        zero[k] = 0.0
+        unit[k] = 0.0
+    link_masses(model, data, q)
+    for k in range(nv):
+        unit[k] = 1.0
+        rnea(model, data, q, zero, unit, 0.0, False, True)
+        for r in range(nv):
+            M[r, k] = data.tau[r]
+        unit[k] = 0.0
+    for j in range(model.joint_type.shape[0]):
+        M[j, j] += model.armature[j]
+    # Symmetrize the round-off (the algorithm is exact in exact arithmetic).
+    for r in range(nv):
+        for c in range(r):
+            s = 0.5 * (M[r, c] + M[c, r])
+            M[r, c] = s
+            M[c, r] = s
+
+
+@_jit
+def cholesky_factor(M, L):
+    """Lower-triangular L with L L^T = M; returns False if M is not positive definite."""
+    n = M.shape[0]
+    for c in range(n):
+        s = M[c, c]
+        for k in range(c):
+            s -= L[c, k] * L[c, k]
+        if not s > 0.0:
+            return False
+        L[c, c] = math.sqrt(s)
+        for r in range(c + 1, n):
+            s = M[r, c]
+            for k in range(c):
+                s -= L[r, k] * L[c, k]
+            L[r, c] = s / L[c, c]
+    return True
+
+
+@_jit
+def cholesky_substitute(L, b, out):
+    """Solve L L^T x = b by forward and back substitution into ``out``."""
+    n = L.shape[0]
+    for r in range(n):
+        s = b[r]
+        for k in range(r):
+            s -= L[r, k] * out[k]
+        out[r] = s / L[r, r]
+    for r in range(n - 1, -1, -1):
+        s = out[r]
+        for k in range(r + 1, n):
+            s -= L[k, r] * out[k]
+        out[r] = s / L[r, r]
+
+
+@_inline
+def forward_dynamics(model, data, q, v, u):
+    """Accelerations v' = M^-1 (B u - h(q, v)); writes data.acceleration.
+
+    B u puts the actuator efforts ``u`` on the joints (modes are not actuated). Returns
+    False when M is not positive definite (the caller reports it).
+    """
+    nv = q.shape[0]
+    zero = data.zero_nv
+    for k in range(nv):
+        zero[k] = 0.0
+    rnea(model, data, q, v, zero, 1.0, True)
+    rhs = data.rhs
+    for k in range(nv):
+        rhs[k] = -data.tau[k]
+    for k in range(u.shape[0]):
+        rhs[k] += u[k]
+    mass_matrix(model, data, q)
+    if not cholesky_factor(data.mass, data.chol):
+        return False
+    cholesky_substitute(data.chol, rhs, data.acceleration)
+    return True
+
+
+@_jit
+def rhs(model, data, x, u, out):
+    """State derivative out = (v, M^-1 (B u - h)) of x = (q, v); False if M is singular."""
+    nv = x.shape[0] // 2
+    q, v = x[:nv], x[nv:]
+    ok = forward_dynamics(model, data, q, v, u)
+    for i in range(nv):
+        out[i] = v[i]
+        out[nv + i] = data.acceleration[i]
+    return ok
+
+
+@_inline
+def _stiffness_and_damping(model, index):
+    """Diagonal elastic stiffness and damping acting on coordinate ``index``."""
+    n = model.joint_type.shape[0]
+    if index < n:
+        return 0.0, model.joint_damping[index]
+    for j in range(n):
+        k = index - model.mode_start[j]
+        if 0 <= k < model.mode_count[j]:
+            return model.stiffness[j, k], model.modal_damping[j, k]
+    return 0.0, 0.0
+
+
+@_jit
+def stiff_factor(model, data, gh):
+    """Factor W_v = M + gh D + gh^2 K with M from the last `rhs` call (see stiff_solve)."""
+    nv = data.mass.shape[0]
+    for r in range(nv):
+        for c in range(nv):
+            data.mass_n[r, c] = data.mass[r, c]
+            data.wmat[r, c] = data.mass[r, c]
+        stiffness, damping = _stiffness_and_damping(model, r)
+        data.wmat[r, r] += gh * damping + gh * gh * stiffness
+    return cholesky_factor(data.wmat, data.wchol)
+
+
+@_jit
+def stiff_solve(model, data, gh, r, out):
+    """Write (I - gh J)^-1 r into out; J = [[0, I], [-M^-1 K, -M^-1 D]] (elastic df/dx).
+
+    Block elimination: (M + gh D + gh^2 K) k_v = M r_v - gh K r_q,  k_q = r_q + gh k_v.
+    """
+    nv = data.mass_n.shape[0]
+    for i in range(nv):
+        acc = 0.0
+        for c in range(nv):
+            acc += data.mass_n[i, c] * r[nv + c]
+        stiffness, _ = _stiffness_and_damping(model, i)
+        data.wrhs[i] = acc - gh * stiffness * r[i]
+    cholesky_substitute(data.wchol, data.wrhs, data.wsol)
+    for i in range(nv):
+        out[nv + i] = data.wsol[i]
+        out[i] = r[i] + gh * data.wsol[i]
+
+
+@_jit
+def _compose(Ra, pa, Rb, pb, R_out, p_out):
+    """(R_out, p_out) = (Ra Rb, Ra pb + pa)."""
+    for r in range(3):
+        for c in range(3):
+            R_out[r, c] = Ra[r, 0] * Rb[0, c] + Ra[r, 1] * Rb[1, c] + Ra[r, 2] * Rb[2, c]
+        p_out[r] = Ra[r, 0] * pb[0] + Ra[r, 1] * pb[1] + Ra[r, 2] * pb[2] + pa[r]
+
+
+@_inline
+def placements(model, data, q):
+    """Poses in the base frame of every link frame (data.link_R, link_p) and tip frame.
+
+    Also leaves the link and tip motions of a chain at rest in data (zero velocity).
+    """
+    n = model.joint_type.shape[0]
+    zero = data.zero_nv
+    for k in range(zero.shape[0]):
+        zero[k] = 0.0
+    forward_pass(model, data, q, zero, zero, 0.0)
+    R_prev, p_prev = data.eye3, data.zero3
+    for j in range(n):
+        _compose(R_prev, p_prev, data.joint_R[j], data.joint_p[j], data.link_R[j],
+                 data.link_p[j])
+        _compose(data.tip_Rz[j], data.zero3, data.tip_Ry[j], data.zero3, data.rot, data.t1)
+        _compose(data.link_R[j], data.link_p[j], data.rot, data.tip_p[j], data.tip_R[j],
+                 data.tip_pos[j])
+        R_prev, p_prev = data.tip_R[j], data.tip_pos[j]
+
+
+@_inline
+def section_placement(model, data, j, x, phi, slope, g, q, R_out, p_out):
+    """Pose in the base frame of the section at abscissa x of link j (after `placements`)."""
+    zero = data.zero_nv
+    section_forward(model, data, j, x, phi, slope, g, q, zero, zero, data.sec_p, data.gq,
+                    data.sec_angles, data.sec_Rz, data.sec_Ry, data.sec_w, data.sec_v,
+                    data.sec_dw, data.sec_dv)
+    _compose(data.sec_Rz, data.zero3, data.sec_Ry, data.zero3, data.rot, data.t1)
+    _compose(data.link_R[j], data.link_p[j], data.rot, data.sec_p, R_out, p_out)
+
+
+@_inline
+def section_jacobian(model, data, j, x, phi, slope, g, q, R_sec, J):
+    """Jacobian J (6 x nv) of the section frame at x of link j, base-frame components.
+
+    Column k is (angular velocity, velocity of the section origin) for v = e_k; R_sec is the
+    section's orientation in the base frame (from `section_placement`).
+    """
+    nv = q.shape[0]
+    unit, zero = data.unit_nv, data.rhs
+    for k in range(nv):
+        unit[k] = 0.0
+        zero[k] = 0.0
+    for k in range(nv):
+        unit[k] = 1.0
+        forward_pass(model, data, q, unit, zero, 0.0)
+        section_forward(model, data, j, x, phi, slope, g, q, unit, zero, data.sec_p, data.gq,
+                        data.sec_angles, data.sec_Rz, data.sec_Ry, data.sec_w, data.sec_v,
+                        data.sec_dw, data.sec_dv)
+        for r in range(3):
+            J[r, k] = (R_sec[r, 0] * data.sec_w[0] + R_sec[r, 1] * data.sec_w[1]
+                       + R_sec[r, 2] * data.sec_w[2])
+            J[3 + r, k] = (R_sec[r, 0] * data.sec_v[0] + R_sec[r, 1] * data.sec_v[1]
+                           + R_sec[r, 2] * data.sec_v[2])
+        unit[k] = 0.0
+
+
+@_jit
+def _gravity_work(g, R, p, mass, first_moment):
+    """Return g . (m p + R (m c)): minus the gravity potential of a body at pose (R, p)."""
+    s = 0.0
+    for r in range(3):
+        s += g[r] * (mass * p[r] + R[r, 0] * first_moment[0] + R[r, 1] * first_moment[1]
+                     + R[r, 2] * first_moment[2])
+    return s
+
+
+@_inline
+def potential_energy(model, data, q):
+    """V = -sum m g . p_C (all rigid bodies, payloads, beam points) + q^T K q / 2 [J]."""
+    placements(model, data, q)
+    g = model.gravity
+    zero = data.zero_nv
+    energy = 0.0
+    for j in range(model.joint_type.shape[0]):
+        energy -= _gravity_work(g, data.link_R[j], data.link_p[j], model.mass[j],
+                                model.first_moment[j])
+        energy -= _gravity_work(g, data.tip_R[j], data.tip_pos[j], model.payload_mass[j],
+                                model.payload_first_moment[j])
+        start = model.mode_start[j]
+        count = model.mode_count[j]
+        for point in range(model.point_start[j], model.point_start[j + 1]):
+            _section_displacement(model.point_phi[point], model.point_g[point],
+                                  model.mode_plane[j], start, count, q, zero, zero, data.r,
+                                  data.du, data.ddu, data.gq)
+            data.r[0] += model.point_x[point]
+            weight = model.point_mass[point]
+            for i in range(3):
+                data.r[i] *= weight       # first moment of the point about the link frame
+            energy -= _gravity_work(g, data.link_R[j], data.link_p[j], weight, data.r)
+        for k in range(count):
+            energy += 0.5 * model.stiffness[j, k] * q[start + k] ** 2
+    return energy
+
+
+@_inline
+def local_transforms(model, data, q, links, xs, is_section, phi, slope, g, R_out, p_out):
+    """Parent-to-child transforms of a list of moving frames (for TF), one compiled call.
+
+    Entry i is joint ``links[i]`` (its link frame in the parent tip frame) when
+    is_section[i] is 0, else the section at abscissa xs[i] in its link frame.
+    """
+    placements(model, data, q)
+    zero = data.zero_nv
+    for i in range(links.shape[0]):
+        j = links[i]
+        if is_section[i] == 0:
+            for r in range(3):
+                for c in range(3):
+                    R_out[i, r, c] = data.joint_R[j, r, c]
+                p_out[i, r] = data.joint_p[j, r]
+        else:
+            section_forward(model, data, j, xs[i], phi[i], slope[i], g[i], q, zero, zero,
+                            p_out[i], data.gq, data.sec_angles, data.sec_Rz, data.sec_Ry,
+                            data.sec_w, data.sec_v, data.sec_dw, data.sec_dv)
+            _compose(data.sec_Rz, data.zero3, data.sec_Ry, data.zero3, R_out[i], data.t1)
+
+
+@_jit
+def explicit_steps(model, data, x, u, h, count, a, b, stages, trial):
+    """`integrators.explicit_steps` on the chain's equations of motion."""
+    return integrators.explicit_steps(rhs, model, data, x, u, h, count, a, b, stages, trial)
+
+
+@_jit
+def ros2_steps(model, data, x, u, h, count, stages, trial):
+    """`integrators.ros2_steps` on the chain's equations, elastic part implicit."""
+    return integrators.ros2_steps(rhs, stiff_factor, stiff_solve, model, data, x, u, h, count,
+                                  stages, trial)
