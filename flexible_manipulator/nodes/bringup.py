@@ -84,6 +84,9 @@ class RunStatistics:
         self.joint_names = None
         self.sim_time = 0.0
         self.ticks = 0
+        self.answered = False  # a controller reference has arrived
+        self.start_ticks = 0   # ticks and simulated time when the loop closed
+        self.start_time = 0.0
         self.sum_squared_error = None
         self.max_error = None
         self.peak_effort = None
@@ -91,6 +94,7 @@ class RunStatistics:
 
     def on_reference(self, msg):
         """Pair a program reference with the state it answered (which usually came first)."""
+        self.answered = True
         key = (msg.header.stamp.sec, msg.header.stamp.nanosec)
         reference = dict(zip(msg.name, msg.position))
         position = self.states.pop(key, None)
@@ -130,9 +134,10 @@ class RunStatistics:
         rms = [math.sqrt(s / max(self.paired, 1)) for s in (self.sum_squared_error or [])]
         lines = [title,
                  f'  simulated time     {self.sim_time:.3f} s',
-                 f'  wall time          {wall_time:.3f} s',
-                 f'  real-time factor   {self.sim_time / wall_time:.2f}',
-                 f'  state messages     {self.ticks} ({self.ticks / wall_time:.0f} per wall s)',
+                 f'  wall time          {wall_time:.3f} s (closed loop)',
+                 f'  real-time factor   {(self.sim_time - self.start_time) / wall_time:.2f}',
+                 f'  state messages     {self.ticks} '
+                 f'({(self.ticks - self.start_ticks) / wall_time:.0f} per wall s)',
                  '  tracking error     ' + ', '.join(
                      f'{n}: RMS {r:.2e} rad, max {m:.2e} rad'
                      for n, r, m in zip(names, rms, self.max_error or [])),
@@ -156,14 +161,18 @@ def monitor(processes, duration, timeout, start_rest):
     stats = RunStatistics()
     node.create_subscription(JointState, 'controller/reference', stats.on_reference, 100)
     node.create_subscription(JointState, 'joint_states', stats.on_state, 100)
-    start = None
+    start, started_rest = None, False
     deadline = time.monotonic() + timeout
     try:
         while stats.sim_time < duration:
             rclpy.spin_once(node, timeout_sec=0.1)
-            if start is None and stats.ticks:
-                start = time.monotonic()
+            if not started_rest and stats.ticks:
                 processes += start_rest()
+                started_rest = True
+            if start is None and stats.answered:
+                # Rates count from the closed loop, not from the controller's start-up.
+                start = time.monotonic()
+                stats.start_ticks, stats.start_time = stats.ticks, stats.sim_time
             failed = [p for p in processes if p.poll() is not None]
             if failed:
                 raise RuntimeError(f'node exited early with code {failed[0].returncode}: '

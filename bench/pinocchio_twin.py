@@ -1,0 +1,80 @@
+"""Shared helpers of the benchmarks: a chain's rigid twin in Pinocchio, and a timer.
+
+`to_pinocchio` writes a rigid `SerialChain` (no modes) as a `pinocchio.Model` with
+Pinocchio's own SE3 and roll-pitch-yaw: joint j sits at Trans(L_(j-1) e_x) SE3(rpy, xyz) of
+the previous joint (our joint origin is given in the previous link's tip frame, at x = L),
+the link body is an `Inertia` on its joint, the payload one at Trans(L e_x) and a beam a
+uniform rod (mass rho A L, centre at L/2, inertia diag(0, m L^2/12, m L^2/12)). Joint
+armature goes to ``model.armature``; Pinocchio's ABA has no joint friction, so callers pass
+tau = u - D v to compare with a chain that has joint damping D.
+"""
+
+import statistics
+import time
+
+import numpy as np
+import pinocchio
+
+
+def to_pinocchio(chain):
+    """Build the Pinocchio model of a rigid chain (beams as rigid rods)."""
+    model = pinocchio.Model()
+    parent, parent_length = 0, 0.0
+    for link in chain.links:
+        joint = link.joint
+        axis = np.asarray(joint.axis, dtype=float) / np.linalg.norm(joint.axis)
+        joint_model = (pinocchio.JointModelRevoluteUnaligned(axis) if joint.type == 'revolute'
+                       else pinocchio.JointModelPrismaticUnaligned(axis))
+        origin = (pinocchio.SE3(np.eye(3), np.array([parent_length, 0.0, 0.0]))
+                  * pinocchio.SE3(pinocchio.rpy.rpyToMatrix(*joint.rpy), np.array(joint.xyz)))
+        parent = model.addJoint(parent, joint_model, origin, joint.name)
+        tip = pinocchio.SE3(np.eye(3), np.array([link.length, 0.0, 0.0]))
+        for body, placement in ((link.body, pinocchio.SE3.Identity()), (link.payload, tip)):
+            model.appendBodyToJoint(parent, pinocchio.Inertia(
+                body.mass, np.array(body.com, dtype=float), np.array(body.inertia, dtype=float)),
+                placement)
+        if link.beam is not None:
+            mass = link.beam.linear_density * link.length
+            rod = np.diag([0.0, 1.0, 1.0]) * mass * link.length ** 2 / 12.0
+            model.appendBodyToJoint(parent, pinocchio.Inertia(
+                mass, np.array([link.length / 2.0, 0.0, 0.0]), rod), pinocchio.SE3.Identity())
+        parent_length = link.length
+    model.armature = np.array([link.joint.armature for link in chain.links])
+    model.gravity = pinocchio.Motion(np.asarray(chain.gravity_base, dtype=float), np.zeros(3))
+    return model
+
+
+def joint_damping(chain):
+    """Joint viscous friction coefficients of a chain (Pinocchio's ABA ignores friction)."""
+    return np.array([link.joint.damping for link in chain.links])
+
+
+def time_interleaved(functions, calls, repeats):
+    """Median time per call [us] of each function, the batches of calls interleaved.
+
+    ``functions`` maps a label to a no-argument callable; each repeat runs ``calls`` calls of
+    every function in turn, so slow drifts of the machine hit all of them alike.
+    """
+    samples = {label: [] for label in functions}
+    for _ in range(repeats):
+        for label, function in functions.items():
+            start = time.perf_counter()
+            for _ in range(calls):
+                function()
+            samples[label].append((time.perf_counter() - start) / calls * 1e6)
+    return {label: statistics.median(values) for label, values in samples.items()}
+
+
+def machine():
+    """Return a one-line description of this machine (CPU model, logical CPUs)."""
+    import os
+    model = 'unknown CPU'
+    try:
+        with open('/proc/cpuinfo', encoding='utf-8') as stream:
+            for line in stream:
+                if line.startswith('model name'):
+                    model = line.split(':', 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    return f'{model}, {os.cpu_count()} logical CPUs'
