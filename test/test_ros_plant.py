@@ -264,3 +264,37 @@ def test_flexible_plant_publishes_modal_states_and_deformed_frames(probe, start_
     rotation, position = model.section_pose(data, q, 1, model.links[1].length)
     np.testing.assert_allclose(pose[:3, 3], position, atol=1e-9)
     np.testing.assert_allclose(pose[:3, :3], rotation, atol=1e-9)
+
+
+def test_integration_blow_up_pauses_the_plant_and_reports_it(probe, start_node):
+    """An unstable step pauses the plant: ERROR on /diagnostics, finite states, reset works.
+
+    rk4 is stable for h |lambda| < 2.83 on the imaginary axis; the fastest mode of
+    config/models/two_link_flexible.yaml at rest is ~1.46e3 rad/s (eigenvalues of its
+    linearized M, K), so a 4 ms step (h |lambda| ~ 5.8) must diverge.
+    """
+    from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
+    from sensor_msgs.msg import JointState
+    from std_msgs.msg import Float64MultiArray
+    from std_srvs.srv import SetBool, Trigger
+    states = probe.subscribe(JointState, '/joint_states')
+    diagnostics = probe.subscribe(DiagnosticArray, '/diagnostics')
+    pub = probe.publisher(Float64MultiArray, '/effort_controller/commands')
+    plant = lockstep_plant(start_node, model='two_link_flexible', integration_step=0.004,
+                           update_period=0.004)
+    probe.spin_until(lambda: states and pub.get_subscription_count(), 30, 'the plant')
+    for _ in range(200):
+        state = command_and_wait(probe, pub, states, [2.0, -1.0])
+        if any(s.level == DiagnosticStatus.ERROR for d in diagnostics for s in d.status):
+            break
+    probe.spin_until(lambda: any(s.level == DiagnosticStatus.ERROR for d in diagnostics
+                                 for s in d.status), 10, 'an ERROR diagnostic')
+    error = next(s for d in diagnostics for s in d.status if s.level == DiagnosticStatus.ERROR)
+    assert 'non-finite' in error.message
+    assert all(math.isfinite(x) for s in states for x in list(s.position) + list(s.velocity))
+    frozen = command_and_wait(probe, pub, states, [2.0, -1.0])
+    assert stamp_key(frozen.header) == stamp_key(state.header), 'a faulted plant stays paused'
+    refused = probe.call(SetBool, '/plant/pause', SetBool.Request(data=False))
+    assert not refused.success and 'reset' in refused.message
+    assert probe.call(Trigger, '/plant/reset', Trigger.Request()).success
+    assert plant.alive()
