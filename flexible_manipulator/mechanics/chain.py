@@ -215,7 +215,8 @@ class SerialChain:
     def _flatten(self):
         n = len(self.links)
         kmax = max([1] + [self.modes_of(j)[0] for j in range(n)])
-        points = [link.beam.point_count() if link.beam else 0 for link in self.links]
+        points = [link.beam.point_count() if self.modes_of(j)[0] else 0
+                  for j, link in enumerate(self.links)]
         total = sum(points)
         a = ModelArrays(
             joint_type=np.zeros(n, dtype=np.int64), joint_axis=np.zeros((n, 3)),
@@ -245,21 +246,27 @@ class SerialChain:
             a.mass[j] = link.body.mass
             a.first_moment[j] = link.body.first_moment()
             a.inertia[j] = link.body.inertia_about_origin()
+            count, planes = self.modes_of(j)
+            if link.beam is not None and count == 0:
+                # A beam without modes is a rigid uniform rod: fold it into the rigid part
+                # (mass rho A L at L/2, m L^2/3 about y and z through the link origin).
+                rod = link.beam.linear_density * link.length
+                a.mass[j] += rod
+                a.first_moment[j, 0] += 0.5 * rod * link.length
+                a.inertia[j] += np.diag([0.0, rod * link.length ** 2 / 3,
+                                         rod * link.length ** 2 / 3])
             a.payload_mass[j] = link.payload.mass
             a.payload_first_moment[j] = link.payload.first_moment()
             a.payload_inertia[j] = link.payload.inertia_about_origin()
             a.length[j] = link.length
             a.point_start[j] = point
-            count, planes = self.modes_of(j)
             a.mode_start[j] = mode_start
             a.mode_count[j] = count
-            if link.beam is not None:
-                # A beam with zero modes is a rigid uniform rod: its points still carry mass.
+            if count:
                 beam, length = link.beam, link.length
                 x, weights = beam_modes.gauss_legendre(0.0, length, points[j])
                 a.point_x[point:point + x.size] = x
                 a.point_mass[point:point + x.size] = beam.linear_density * weights
-            if count:
                 a.mode_plane[j, :count] = planes
                 beta_l = np.concatenate([beam_modes.frequency_parameters(c)
                                          for c in beam.modes if c > 0])

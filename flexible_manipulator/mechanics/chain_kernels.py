@@ -159,11 +159,12 @@ def _section_displacement(phi, g, plane, start, count, q, v, a, u, du, ddu, gq):
 
 
 @_inline
-def forward_pass(model, data, q, v, a, gravity_scale):
+def forward_pass(model, data, q, v, a, gravity_scale, joint_poses_ready=False):
     """Twists and accelerations of every link frame and tip frame (base to tip).
 
     Writes data.w, v, dw, dv (link frames) and data.tip_* (tip frames), body components;
     gravity enters as an upward acceleration ``-gravity_scale g`` of the base.
+    ``joint_poses_ready`` reuses the joint and tip rotations of a previous pass at the same q.
     """
     n = model.joint_type.shape[0]
     w = data.w
@@ -183,7 +184,9 @@ def forward_pass(model, data, q, v, a, gravity_scale):
         R = data.joint_R[j]
         p = data.joint_p[j]
         axis = model.joint_axis[j]
-        if model.joint_type[j] == JOINT_REVOLUTE:
+        if joint_poses_ready:
+            pass
+        elif model.joint_type[j] == JOINT_REVOLUTE:
             # R = R0 Rot(axis, q_j), p = p0
             _axis_rotation(axis, q[j], data.rot)
             for r in range(3):
@@ -219,7 +222,7 @@ def forward_pass(model, data, q, v, a, gravity_scale):
             _cross(w[j], axis, t1)
             for i in range(3):
                 dv[j, i] += t1[i] * sd
-        _tip_forward(model, data, j, q, v, a)
+        _tip_forward(model, data, j, q, v, a, joint_poses_ready)
         for i in range(3):
             pw[i] = data.tip_w[j, i]
             pv[i] = data.tip_v[j, i]
@@ -228,17 +231,18 @@ def forward_pass(model, data, q, v, a, gravity_scale):
 
 
 @_inline
-def rnea(model, data, q, v, a, gravity_scale, with_elastic, use_link_mass=False):
+def rnea(model, data, q, v, a, gravity_scale, with_elastic, use_link_mass=False,
+         joint_poses_ready=False):
     """Inverse dynamics: generalized forces that produce accelerations ``a`` at (q, v).
 
     Writes data.tau (length nv): joint efforts [N m or N] for the first n entries, then the
     modal residuals (generalized forces the modes would need [N m]). ``gravity_scale``
     multiplies gravity (0 or 1); ``with_elastic`` adds stiffness, damping and armature terms.
     ``use_link_mass`` takes the beam loads from data.link_mass (see `link_masses`), valid
-    only at zero velocity: the mass-matrix passes.
+    only at zero velocity: the mass-matrix passes, which also reuse the joint poses.
     """
     n = model.joint_type.shape[0]
-    forward_pass(model, data, q, v, a, gravity_scale)
+    forward_pass(model, data, q, v, a, gravity_scale, joint_poses_ready)
     w, vv, dw, dv = data.w, data.v, data.dw, data.dv
     t1, t2, t3 = data.t1, data.t2, data.t3
     tau = data.tau
@@ -290,22 +294,26 @@ def rnea(model, data, q, v, a, gravity_scale, with_elastic, use_link_mass=False)
 
 
 @_jit
-def _rotate_step(axis_index, angle, rate, accel, w, v, dw, dv, Rot, t1):
+def _rotate_step(axis_index, angle, rate, accel, w, v, dw, dv, Rot, t1, reuse):
     """Child frame rotated by ``angle`` about its parent's e_(axis_index); updates in place.
 
     w <- R^T w + e s',  v <- R^T v,  dw <- R^T dw + e s'' + w x e s',  dv <- R^T dv + v x e s'.
+    With ``reuse`` the rotation Rot of a previous pass at the same angle is read, not built.
     """
-    c, s = math.cos(angle), math.sin(angle)
     a0 = (axis_index + 1) % 3
     a1 = (axis_index + 2) % 3
-    for r in range(3):
-        for k in range(3):
-            Rot[r, k] = 0.0
-    Rot[axis_index, axis_index] = 1.0
-    Rot[a0, a0] = c
-    Rot[a1, a1] = c
-    Rot[a1, a0] = s
-    Rot[a0, a1] = -s
+    if reuse:
+        c, s = Rot[a0, a0], Rot[a1, a0]
+    else:
+        c, s = math.cos(angle), math.sin(angle)
+        for r in range(3):
+            for k in range(3):
+                Rot[r, k] = 0.0
+        Rot[axis_index, axis_index] = 1.0
+        Rot[a0, a0] = c
+        Rot[a1, a1] = c
+        Rot[a1, a0] = s
+        Rot[a0, a1] = -s
     for vec in (w, v, dw, dv):
         x0 = c * vec[a0] + s * vec[a1]     # R^T vec in the plane of rotation
         x1 = -s * vec[a0] + c * vec[a1]
@@ -345,13 +353,14 @@ def _bending_angles(model, j, slope, q, v, a, out):
 
 @_inline
 def section_forward(model, data, j, x, phi, slope, g, q, v, a, p, gq, angles, Rz, Ry,
-                    w, vv, dw, dv):
+                    w, vv, dw, dv, reuse=False):
     """Pose, twist and acceleration of the section frame at abscissa x of link j.
 
     Needs the link frame's motion in data.w/v/dw/dv[j] (from `forward_pass`). The section
     frame is Trans(x e1 + u(x, q)) Rot(e3, psi_z) Rot(e2, psi_y) in the link frame; on
     return p is its origin in the link frame, Rz and Ry its two rotations, gq = G(x) q, and
-    (w, vv, dw, dv) its twist and acceleration in its own axes.
+    (w, vv, dw, dv) its twist and acceleration in its own axes. ``reuse`` takes Rz and Ry
+    from a previous call at the same q.
     """
     pd, pdd = data.t2, data.t3
     _section_displacement(phi, g, model.mode_plane[j], model.mode_start[j],
@@ -371,17 +380,17 @@ def section_forward(model, data, j, x, phi, slope, g, q, v, a, p, gq, angles, Rz
     for i in range(3):
         dv[i] += data.t1[i]
     _bending_angles(model, j, slope, q, v, a, angles)
-    _rotate_step(2, angles[0], angles[1], angles[2], w, vv, dw, dv, Rz, data.t1)
-    _rotate_step(1, angles[3], angles[4], angles[5], w, vv, dw, dv, Ry, data.t1)
+    _rotate_step(2, angles[0], angles[1], angles[2], w, vv, dw, dv, Rz, data.t1, reuse)
+    _rotate_step(1, angles[3], angles[4], angles[5], w, vv, dw, dv, Ry, data.t1, reuse)
 
 
 @_inline
-def _tip_forward(model, data, j, q, v, a):
+def _tip_forward(model, data, j, q, v, a, reuse):
     """Pose, twist and acceleration of the tip frame of link j (the section at x = L)."""
     section_forward(model, data, j, model.length[j], model.tip_phi[j], model.tip_slope[j],
                     model.tip_g[j], q, v, a, data.tip_p[j], data.tip_gq[j], data.angles[j],
                     data.tip_Rz[j], data.tip_Ry[j], data.tip_w[j], data.tip_v[j],
-                    data.tip_dw[j], data.tip_dv[j])
+                    data.tip_dw[j], data.tip_dv[j], reuse)
 
 
 @_inline
@@ -526,7 +535,7 @@ def mass_matrix(model, data, q):
     link_masses(model, data, q)
     for k in range(nv):
         unit[k] = 1.0
-        rnea(model, data, q, zero, unit, 0.0, False, True)
+        rnea(model, data, q, zero, unit, 0.0, False, True, k > 0)
         for r in range(nv):
             M[r, k] = data.tau[r]
         unit[k] = 0.0

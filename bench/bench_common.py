@@ -1,4 +1,4 @@
-"""Shared helpers of the benchmarks: a chain's rigid twin in Pinocchio, and a timer.
+"""Shared helpers of the benchmarks: a chain's rigid twin in Pinocchio, timers, loops.
 
 `to_pinocchio` writes a rigid `SerialChain` (no modes) as a `pinocchio.Model` with
 Pinocchio's own SE3 and roll-pitch-yaw: joint j sits at Trans(L_(j-1) e_x) SE3(rpy, xyz) of
@@ -9,11 +9,16 @@ armature goes to ``model.armature``; Pinocchio's ABA has no joint friction, so c
 tau = u - D v to compare with a chain that has joint damping D.
 """
 
+import glob
+import os
 import statistics
 import time
 
+import numba
 import numpy as np
 import pinocchio
+
+from flexible_manipulator.mechanics import chain_kernels as kernels
 
 
 def to_pinocchio(chain):
@@ -66,8 +71,7 @@ def time_interleaved(functions, calls, repeats):
 
 
 def machine():
-    """Return a one-line description of this machine (CPU model, logical CPUs)."""
-    import os
+    """Describe the computer: CPU model and number of logical CPUs."""
     model = 'unknown CPU'
     try:
         with open('/proc/cpuinfo', encoding='utf-8') as stream:
@@ -78,3 +82,47 @@ def machine():
     except OSError:
         pass
     return f'{model}, {os.cpu_count()} logical CPUs'
+
+
+def _drop_stale_cache():
+    """Delete the cached loops below if the package's kernels changed since they were built.
+
+    Numba checks only this file's time stamp, but the kernels are inlined into the loops.
+    """
+    here = os.path.dirname(os.path.abspath(__file__))
+    newest = max(os.path.getmtime(os.path.join(os.path.dirname(kernels.__file__), name))
+                 for name in ('chain_kernels.py', 'integrators.py'))
+    for path in glob.glob(os.path.join(here, '__pycache__', 'bench_common.*.nb[ci]')):
+        if os.path.getmtime(path) < newest:
+            os.remove(path)
+
+
+_drop_stale_cache()
+# Loops that call a kernel ``count`` times inside compiled code: the cost of the kernel
+# itself, without the Python-to-numba call (same fastmath flags as the package's kernels,
+# which are inlined into these loops). Cached on disk: the first run compiles for ~1 min.
+_loop = numba.njit(cache=True, _nrt=False, fastmath={'contract', 'reassoc', 'arcp', 'nsz'})
+
+
+@_loop
+def forward_dynamics_loop(arrays, data, q, v, u, count):
+    for _ in range(count):
+        kernels.forward_dynamics(arrays, data, q, v, u)
+
+
+@_loop
+def mass_matrix_loop(arrays, data, q, count):
+    for _ in range(count):
+        kernels.mass_matrix(arrays, data, q)
+
+
+@_loop
+def rnea_loop(arrays, data, q, v, a, count):
+    for _ in range(count):
+        kernels.rnea(arrays, data, q, v, a, 1.0, True)
+
+
+@_loop
+def empty_kernel(arrays, data):
+    """Do nothing with the model and workspace tuples: the bare cost of passing them."""
+    return arrays.length[0] + data.w[0, 0]
