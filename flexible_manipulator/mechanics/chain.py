@@ -171,6 +171,8 @@ class SerialChain:
         self.lower = np.array([j.lower for j in joints])
         self.upper = np.array([j.upper for j in joints])
         self.mode_frequencies = np.zeros(self.n_modes)   # clamped-free omega_k [rad/s]
+        # Widest modal block of any link: the padded size of every per-link mode table.
+        self.max_link_modes = max([1] + [self.modes_of(j)[0] for j in range(n)])
         self._sections = {}
         self.arrays = self._flatten()
 
@@ -214,7 +216,7 @@ class SerialChain:
 
     def _flatten(self):
         n = len(self.links)
-        kmax = max([1] + [self.modes_of(j)[0] for j in range(n)])
+        kmax = self.max_link_modes
         points = [link.beam.point_count() if self.modes_of(j)[0] else 0
                   for j, link in enumerate(self.links)]
         total = sum(points)
@@ -279,8 +281,7 @@ class SerialChain:
                 a.point_phi[point:point + x.size, :count] = self._mode_values(j, x, 0)
                 a.point_g[point:point + x.size, :count, :count] = self._foreshortening(j, x)
                 tip = self.section(j, length)
-                a.tip_phi[j, :count], a.tip_slope[j, :count] = tip.phi, tip.slope
-                a.tip_g[j, :count, :count] = tip.g
+                a.tip_phi[j], a.tip_slope[j], a.tip_g[j] = tip.phi, tip.slope, tip.g
             point += points[j]
             mode_start += count
         a.point_start[n] = point
@@ -290,7 +291,7 @@ class SerialChain:
     def create_data(self):
         """Return a fresh workspace for this model (all buffers allocated here, once)."""
         n, nv = self.n_joints, self.nv
-        kmax = self.arrays.point_phi.shape[1]
+        kmax = self.max_link_modes
 
         def z(*shape):
             return np.zeros(shape)
@@ -325,8 +326,7 @@ class SerialChain:
             if not 0.0 <= x <= link.length:
                 raise ValueError(f'abscissa {x} m is outside link {link.name!r} '
                                  f'(0 to {link.length} m)')
-            kmax = self.arrays.point_phi.shape[1] if hasattr(self, 'arrays') else max(
-                1, self.modes_of(link_index)[0])
+            kmax = self.max_link_modes
             count, _ = self.modes_of(link_index)
             phi, slope, g = np.zeros(kmax), np.zeros(kmax), np.zeros((kmax, kmax))
             if count:
@@ -422,7 +422,7 @@ class FrameTransforms:
     def __init__(self, model, entries):
         """Tabulate the mode values of every section entry once."""
         count = len(entries)
-        kmax = model.arrays.point_phi.shape[1]
+        kmax = model.max_link_modes
         self.model = model
         self.links = np.array([j for j, _ in entries], dtype=np.int64)
         self.xs = np.array([0.0 if x is None else x for _, x in entries])
