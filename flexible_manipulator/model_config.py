@@ -110,8 +110,8 @@ def _inertia(values, field):
     return tuple(map(tuple, tensor))
 
 
-def _body(spec, field, required=()):
-    check_keys(spec, field, required=required, optional=('mass', 'com', 'inertia'))
+def _body(spec, field):
+    check_keys(spec, field, required=(), optional=('mass', 'com', 'inertia'))
     return RigidBody(mass=number(spec.get('mass', 0.0), f'{field}.mass', 0.0),
                      com=tuple(vector(spec.get('com', [0.0, 0.0, 0.0]), f'{field}.com', 3)),
                      inertia=_inertia(spec.get('inertia', [0.0] * 6), f'{field}.inertia'))

@@ -110,9 +110,9 @@ class Link:
 
 
 ModelArrays = namedtuple('ModelArrays', (
-    'joint_type joint_axis joint_R0 joint_p0 joint_damping armature mass first_moment '
+    'joint_type joint_axis joint_R0 joint_p0 armature mass first_moment '
     'inertia payload_mass payload_first_moment payload_inertia length mode_start mode_count '
-    'mode_plane stiffness modal_damping point_start point_x point_mass point_phi point_g '
+    'mode_plane stiffness damping point_start point_x point_mass point_phi point_g '
     'tip_phi tip_slope tip_g gravity'))
 
 ChainData = namedtuple('ChainData', (
@@ -223,13 +223,15 @@ class SerialChain:
         a = ModelArrays(
             joint_type=np.zeros(n, dtype=np.int64), joint_axis=np.zeros((n, 3)),
             joint_R0=np.zeros((n, 3, 3)), joint_p0=np.zeros((n, 3)),
-            joint_damping=np.zeros(n), armature=np.zeros(n), mass=np.zeros(n),
+            armature=np.zeros(n), mass=np.zeros(n),
             first_moment=np.zeros((n, 3)), inertia=np.zeros((n, 3, 3)),
             payload_mass=np.zeros(n), payload_first_moment=np.zeros((n, 3)),
             payload_inertia=np.zeros((n, 3, 3)), length=np.zeros(n),
             mode_start=np.zeros(n, dtype=np.int64), mode_count=np.zeros(n, dtype=np.int64),
-            mode_plane=np.ones((n, kmax), dtype=np.int64), stiffness=np.zeros((n, kmax)),
-            modal_damping=np.zeros((n, kmax)), point_start=np.zeros(n + 1, dtype=np.int64),
+            # Diagonal stiffness and viscous damping per coordinate: zero stiffness and the
+            # joint friction on joints, K_k and 2 zeta omega_k rho A L on modes.
+            mode_plane=np.ones((n, kmax), dtype=np.int64), stiffness=np.zeros(self.nv),
+            damping=np.zeros(self.nv), point_start=np.zeros(n + 1, dtype=np.int64),
             point_x=np.zeros(total), point_mass=np.zeros(total),
             point_phi=np.zeros((total, kmax)), point_g=np.zeros((total, kmax, kmax)),
             tip_phi=np.zeros((n, kmax)), tip_slope=np.zeros((n, kmax)),
@@ -243,7 +245,7 @@ class SerialChain:
             a.joint_axis[j] = axis / np.linalg.norm(axis)
             a.joint_R0[j] = transforms3d.euler.euler2mat(*joint.rpy, axes='sxyz')
             a.joint_p0[j] = joint.xyz
-            a.joint_damping[j] = joint.damping
+            a.damping[j] = joint.damping
             a.armature[j] = joint.armature
             a.mass[j] = link.body.mass
             a.first_moment[j] = link.body.first_moment()
@@ -276,8 +278,9 @@ class SerialChain:
                 rho_a = beam.linear_density
                 omega = beta_l ** 2 * np.sqrt(ei / (rho_a * length ** 4))
                 self.mode_frequencies[mode_start - n:mode_start - n + count] = omega
-                a.stiffness[j, :count] = rho_a * length * omega ** 2   # EI (bL)^4 / L^3
-                a.modal_damping[j, :count] = 2.0 * beam.damping_ratio * omega * rho_a * length
+                modes = slice(mode_start, mode_start + count)
+                a.stiffness[modes] = rho_a * length * omega ** 2   # EI (bL)^4 / L^3
+                a.damping[modes] = 2.0 * beam.damping_ratio * omega * rho_a * length
                 a.point_phi[point:point + x.size, :count] = self._mode_values(j, x, 0)
                 a.point_g[point:point + x.size, :count, :count] = self._foreshortening(j, x)
                 tip = self.section(j, length)

@@ -276,17 +276,16 @@ def rnea(model, data, q, v, a, gravity_scale, with_elastic, use_link_mass=False,
             _link_mass_wrench(model, data, j, a, t3, mw, fw, tau)
         else:   # beam points (none for a link without beam)
             _beam_wrench(model, data, j, q, v, a, t3, mw, fw, tau)
-            if with_elastic:
-                for k in range(count):
-                    tau[start + k] += (model.stiffness[j, k] * q[start + k]
-                                       + model.modal_damping[j, k] * v[start + k])
+        if with_elastic:
+            for i in range(start, start + count):
+                tau[i] += model.stiffness[i] * q[i] + model.damping[i] * v[i]
         axis = model.joint_axis[j]
         if model.joint_type[j] == JOINT_REVOLUTE:
             tau[j] = axis[0] * mw[0] + axis[1] * mw[1] + axis[2] * mw[2]
         else:
             tau[j] = axis[0] * fw[0] + axis[1] * fw[1] + axis[2] * fw[2]
         if with_elastic:
-            tau[j] += model.joint_damping[j] * v[j] + model.armature[j] * a[j]
+            tau[j] += model.damping[j] * v[j] + model.armature[j] * a[j]
         _transport_wrench(data.joint_R[j], data.joint_p[j], mw, fw, mw2, fw2, t1)
         for i in range(3):
             mw[i] = mw2[i]
@@ -620,19 +619,6 @@ def rhs(model, data, x, u, out):
     return ok
 
 
-@_inline
-def _stiffness_and_damping(model, index):
-    """Diagonal elastic stiffness and damping acting on coordinate ``index``."""
-    n = model.joint_type.shape[0]
-    if index < n:
-        return 0.0, model.joint_damping[index]
-    for j in range(n):
-        k = index - model.mode_start[j]
-        if 0 <= k < model.mode_count[j]:
-            return model.stiffness[j, k], model.modal_damping[j, k]
-    return 0.0, 0.0
-
-
 @_jit
 def stiff_factor(model, data, gh):
     """Factor W_v = M + gh D + gh^2 K with M from the last `rhs` call (see stiff_solve)."""
@@ -641,8 +627,7 @@ def stiff_factor(model, data, gh):
         for c in range(nv):
             data.mass_n[r, c] = data.mass[r, c]
             data.wmat[r, c] = data.mass[r, c]
-        stiffness, damping = _stiffness_and_damping(model, r)
-        data.wmat[r, r] += gh * damping + gh * gh * stiffness
+        data.wmat[r, r] += gh * model.damping[r] + gh * gh * model.stiffness[r]
     return cholesky_factor(data.wmat, data.wchol)
 
 
@@ -657,8 +642,7 @@ def stiff_solve(model, data, gh, r, out):
         acc = 0.0
         for c in range(nv):
             acc += data.mass_n[i, c] * r[nv + c]
-        stiffness, _ = _stiffness_and_damping(model, i)
-        data.wrhs[i] = acc - gh * stiffness * r[i]
+        data.wrhs[i] = acc - gh * model.stiffness[i] * r[i]
     cholesky_substitute(data.wchol, data.wrhs, data.wsol)
     for i in range(nv):
         out[nv + i] = data.wsol[i]
@@ -766,7 +750,7 @@ def potential_energy(model, data, q):
                 data.r[i] *= weight       # first moment of the point about the link frame
             energy -= _gravity_work(g, data.link_R[j], data.link_p[j], weight, data.r)
         for k in range(count):
-            energy += 0.5 * model.stiffness[j, k] * q[start + k] ** 2
+            energy += 0.5 * model.stiffness[start + k] * q[start + k] ** 2
     return energy
 
 

@@ -91,7 +91,7 @@ def explicit_steps(rhs, model, data, x, u, h, count, a, b, stages, trial):
 def ros2_steps(rhs, factor, solve, model, data, x, u, h, count, stages, trial):
     """Advance x in place by ``count`` steps of the linearly implicit ROS2 scheme."""
     n = x.shape[0]
-    gh = (1.0 + 1.0 / math.sqrt(2.0)) * h
+    gh = ROS2_GAMMA * h
     f0, k1, k2 = stages[0], stages[1], stages[2]
     for _ in range(count):
         if not rhs(model, data, x, u, f0):
