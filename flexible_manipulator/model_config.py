@@ -6,6 +6,8 @@ A model file describes one serial chain (see ``config/models/*.yaml``)::
     type: serial_chain
     gravity: [0, 0, -9.81]          # world frame [m/s^2]
     base: {frame: base_link, xyz: [0, 0, 0], rpy: [1.5708, 0, 0]}  # pose in the world
+    # or a free-floating base (initial pose xyz/rpy, its rigid body about the base frame):
+    # base: {frame: base_link, floating: true, mass: 50, com: [0, 0, 0], inertia: [...]}
     tool_frame: tool0
     geometric_stiffening: true      # foreshortening kinematics (see mechanics.chain)
     links:
@@ -216,7 +218,16 @@ def model_from_dict(spec, source='model'):
             raise ConfigError(f"type: unknown model type {spec['type']!r} (known: "
                               f"{', '.join(MODEL_TYPES)})")
         base = spec.get('base', {})
-        check_keys(base, 'base', required=(), optional=('frame', 'xyz', 'rpy'))
+        check_keys(base, 'base', required=(),
+                   optional=('frame', 'xyz', 'rpy', 'floating', 'mass', 'com', 'inertia'))
+        floating = base.get('floating', False)
+        if not isinstance(floating, bool):
+            raise ConfigError(f'base.floating: expected true or false, got {floating!r}')
+        body_keys = sorted({'mass', 'com', 'inertia'} & set(base))
+        if body_keys and not floating:
+            raise ConfigError(f'base.{body_keys[0]}: only a floating base has a body '
+                              '(set base.floating: true)')
+        base_body = (_body({k: base[k] for k in body_keys}, 'base') if floating else None)
         base_frame = name(base.get('frame', 'base_link'), 'base.frame')
         base_xyz = vector(base.get('xyz', [0.0, 0.0, 0.0]), 'base.xyz', 3)
         base_rpy = vector(base.get('rpy', [0.0, 0.0, 0.0]), 'base.rpy', 3)
@@ -248,10 +259,13 @@ def model_from_dict(spec, source='model'):
     except ConfigError as error:
         raise ConfigError(f'{source}: {error}') from None
     # URDF rpy: fixed-axis roll, pitch, yaw, i.e. R = Rz(yaw) Ry(pitch) Rx(roll).
+    # A floating base sees gravity through its own orientation, so it stays in world axes.
     base_rotation = transforms3d.euler.euler2mat(*base_rpy, axes='sxyz')
-    return SerialChain(spec['name'], chain, gravity_base=base_rotation.T @ gravity_world,
+    gravity = gravity_world if floating else base_rotation.T @ gravity_world
+    return SerialChain(spec['name'], chain, gravity_base=gravity,
                        base_frame=base_frame, base_xyz=base_xyz, base_rpy=base_rpy,
-                       tool_frame=tool_frame, geometric_stiffening=stiffening)
+                       tool_frame=tool_frame, geometric_stiffening=stiffening,
+                       floating_base=base_body)
 
 
 def resolve_model_path(model, share_directory=None):

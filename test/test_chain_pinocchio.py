@@ -68,9 +68,18 @@ def flexible_chain(seed):
 
 
 def to_pinocchio(chain):
-    """The same rigid robot in Pinocchio, with frames 'tip<j>' and 'mid<j>' on every link."""
+    """The same rigid robot in Pinocchio, with frames 'tip<j>' and 'mid<j>' on every link.
+
+    A floating base becomes a JointModelFreeFlyer at the world origin carrying the base body.
+    """
     model = pinocchio.Model()
     parent, parent_length = 0, 0.0
+    if chain.floating_base is not None:
+        base = chain.floating_base
+        parent = model.addJoint(0, pinocchio.JointModelFreeFlyer(), pinocchio.SE3.Identity(),
+                                'base')
+        model.appendBodyToJoint(parent, pinocchio.Inertia(
+            base.mass, np.array(base.com), np.array(base.inertia)), pinocchio.SE3.Identity())
     for j, link in enumerate(chain.links):
         joint = link.joint
         axis = np.asarray(joint.axis, dtype=float) / np.linalg.norm(joint.axis)
@@ -284,3 +293,58 @@ def test_joint_damping_and_armature(name):
                      + damping * v + pinocchio_mass(case, q) @ a, 'rnea')
         assert_close(c.forward_dynamics(d, q, v, 10 * a), pinocchio.aba(
             case.model, case.pdata, q, v, 10 * a - damping * v), 'aba')
+
+
+def floating(chain, seed):
+    """The same links on a free-floating base with a random body, gravity in the world."""
+    rng = np.random.default_rng(seed)
+    return SerialChain(chain.name + '_floating', chain.links, gravity_base=chain.gravity_base,
+                       floating_base=random_body(rng, 2.0))
+
+
+def floating_permutation(chain):
+    """P with v_pinocchio = P v_ours: ours is (joints, w, v), Pinocchio's (v, w, joints)."""
+    n = chain.n_joints
+    order = [n + 3, n + 4, n + 5, n, n + 1, n + 2] + list(range(n))
+    return np.eye(chain.nv)[order]
+
+
+def floating_states(chain, seed):
+    """Random joint angles, base position and unit quaternion, velocities and accelerations.
+
+    Yields ours (q, v, a) and Pinocchio's (q, v, a): q_pin = (p, (x, y, z, w), joints).
+    """
+    rng = np.random.default_rng(seed)
+    n, P = chain.n_joints, floating_permutation(chain)
+    for _ in range(STATES):
+        joints, p = rng.uniform(-np.pi, np.pi, n), rng.normal(size=3)
+        quat = rng.normal(size=4)
+        quat /= np.linalg.norm(quat)
+        q = np.concatenate([joints, p, quat])
+        v, a = rng.normal(0.0, 2.0, chain.nv), rng.normal(0.0, 5.0, chain.nv)
+        yield (q, v, a), (np.concatenate([p, quat[1:], quat[:1], joints]), P @ v, P @ a)
+
+
+@pytest.mark.parametrize('name', ['planar2_outplane', 'spatial6'])
+def test_floating_base_matches_free_flyer(name):
+    """A floating base: M, h, rnea and forward dynamics equal Pinocchio's with a FreeFlyer root.
+
+    Expected values: Pinocchio's CRBA/RNEA/ABA for the same bodies on a JointModelFreeFlyer
+    (body-frame twist (v, w), quaternion (x, y, z, w)), permuted to our order.
+    """
+    chain = floating(CHAINS[name](), 9)
+    case = Case(chain)
+    c, d, P = chain, case.data, floating_permutation(chain)
+    assert (c.nq, c.nv) == (c.n_joints + 7, c.n_joints + 6)
+    for (q, v, a), (qp, vp, ap) in floating_states(chain, 10):
+        assert_close(c.mass_matrix(d, q), P.T @ pinocchio_mass(case, qp) @ P, 'M')
+        assert_close(c.bias_forces(d, q, v),
+                     P.T @ pinocchio.nonLinearEffects(case.model, case.pdata, qp, vp), 'h')
+        assert_close(c.rnea(d, q, v, a),
+                     P.T @ pinocchio.rnea(case.model, case.pdata, qp, vp, ap), 'rnea')
+        u = a[:c.nu]
+        tau = np.concatenate([np.zeros(6), u])          # the base is not actuated
+        assert_close(c.forward_dynamics(d, q, v, u),
+                     P.T @ pinocchio.aba(case.model, case.pdata, qp, vp, tau), 'aba')
+        assert_close(c.potential_energy(d, q),
+                     pinocchio.computePotentialEnergy(case.model, case.pdata, qp), 'V')

@@ -496,7 +496,7 @@ TEXTBOOK_ORDER = {'euler': 1, 'heun': 2, 'rk3': 3, 'rk4': 4, 'ros2': 2}
 def integrate(method, model, x0, steps, end=1.0):
     """Integrate the unactuated model from t = 0 to ``end`` with ``steps`` equal steps."""
     data = model.create_data()
-    stepper = Stepper(model, data, method, len(x0))
+    stepper = Stepper(model, data, method)
     x = np.array(x0, dtype=float)
     assert stepper.advance(x, np.zeros(model.nu), end / steps, steps)
     return x
@@ -520,7 +520,7 @@ def test_tableau_orders_are_the_textbook_orders():
     assert set(METHODS) == set(TEXTBOOK_ORDER)
     model = damped_disc()
     for method in METHODS:
-        assert Stepper(model, model.create_data(), method, 2).order == TEXTBOOK_ORDER[method]
+        assert Stepper(model, model.create_data(), method).order == TEXTBOOK_ORDER[method]
 
 
 @pytest.mark.parametrize('method', sorted(TABLEAUS))
@@ -559,7 +559,7 @@ def test_unknown_integrator_is_refused():
     """An unknown method name is a ValueError listing the known ones."""
     model = damped_disc()
     with pytest.raises(ValueError, match='rk4'):
-        Stepper(model, model.create_data(), 'rk45', 2)
+        Stepper(model, model.create_data(), 'rk45')
     with pytest.raises(ValueError, match='ros2'):
         Simulation(model, 1e-3, 'rk45')
 

@@ -8,8 +8,8 @@ Frames, from the world to the tool:
 ``link_sK`` are section frames at x = K L / (F + 1) along the link (F = the link's
 ``frames``), ``link_tip`` the tip frame at x = L. On a rigid link they are fixed; on a
 flexible link they follow the deformation and the URDF declares them ``floating`` (the
-plant computes and publishes them; robot_state_publisher cannot). Fixed joints go to
-/tf_static, all others to /tf.
+plant computes and publishes them; robot_state_publisher cannot). A free-floating base is
+a ``floating`` joint from the world too. Fixed joints go to /tf_static, all others to /tf.
 """
 
 from dataclasses import dataclass
@@ -24,7 +24,8 @@ class JointFrame:
     """One parent-to-child transform of the tree.
 
     kind is 'fixed' (constant xyz/rpy), 'joint' (a model joint: origin xyz/rpy, then its
-    motion) or 'section' (a material section at abscissa x of link ``link``).
+    motion), 'section' (a material section at abscissa x of link ``link``) or 'base' (a
+    free-floating base; xyz/rpy is its initial pose).
     """
 
     joint: str
@@ -49,8 +50,9 @@ def section_abscissae(link):
 
 def joint_frames(model, world_frame='world'):
     """List the model's transforms from the world to the tool, in tree order."""
+    base_kind = 'fixed' if model.floating_base is None else 'base'
     frames = [JointFrame(f'{model.base_frame}_mount', world_frame, model.base_frame,
-                         tuple(model.base_xyz), tuple(model.base_rpy), 'fixed')]
+                         tuple(model.base_xyz), tuple(model.base_rpy), base_kind)]
     parent = model.base_frame
     for j, link in enumerate(model.links):
         joint = link.joint
@@ -131,7 +133,7 @@ def _joint_xml(frame, joint):
     extra = ''
     if frame.kind == 'fixed':
         kind = 'fixed'
-    elif frame.kind == 'section':
+    elif frame.kind in ('section', 'base'):
         kind = 'floating'
     else:
         bounded = math.isfinite(joint.lower) and math.isfinite(joint.upper)
@@ -153,7 +155,7 @@ def urdf(model, world_frame='world'):
     parts = [f'<?xml version="1.0"?>\n<robot name={quoteattr(model.name)}>\n',
              f'  <link name={quoteattr(world_frame)}/>\n',
              f'''  <link name={quoteattr(model.base_frame)}>
-    <visual>
+{_inertial(model.floating_base) if model.floating_base is not None else ''}    <visual>
       <geometry><cylinder radius="0.05" length="0.08"/></geometry>
       <material name="base"><color rgba="0.3 0.3 0.3 1"/></material>
     </visual>

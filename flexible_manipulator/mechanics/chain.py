@@ -113,13 +113,14 @@ ModelArrays = namedtuple('ModelArrays', (
     'joint_type joint_axis joint_R0 joint_p0 armature mass first_moment '
     'inertia payload_mass payload_first_moment payload_inertia length mode_start mode_count '
     'mode_plane stiffness damping point_start point_x point_mass point_phi point_g '
-    'tip_phi tip_slope tip_g gravity'))
+    'tip_phi tip_slope tip_g gravity floating base_mass base_first_moment base_inertia'))
 
 ChainData = namedtuple('ChainData', (
     'w v dw dv pw pv pdw pdv t1 t2 t3 rot eye3 zero3 joint_R joint_p tip_w tip_v tip_dw '
     'tip_dv tip_p tip_gq angles tip_Rz tip_Ry mw fw mw2 fw2 r du ddu acc gq tau zero_nv '
     'unit_nv mass rhs chol acceleration link_R link_p tip_R tip_pos sec_p sec_angles '
-    'sec_Rz sec_Ry sec_w sec_v sec_dw sec_dv mass_n wmat wchol wrhs wsol link_mass gamma'))
+    'sec_Rz sec_Ry sec_w sec_v sec_dw sec_dv mass_n wmat wchol wrhs wsol link_mass gamma '
+    'base_R base_w base_v base_dw base_dv base_g motion'))
 
 
 @dataclass(frozen=True)
@@ -138,14 +139,17 @@ class SerialChain:
 
     def __init__(self, name, links, gravity_base=(0.0, 0.0, 0.0), base_frame='base_link',
                  base_xyz=(0.0, 0.0, 0.0), base_rpy=(0.0, 0.0, 0.0), tool_frame='tool0',
-                 geometric_stiffening=True):
+                 geometric_stiffening=True, floating_base=None):
         """Build the model and its flattened arrays.
 
         :param links: sequence of `Link`, from the base outwards.
-        :param gravity_base: gravity acceleration in base-frame components [m/s^2].
+        :param gravity_base: gravity acceleration in base-frame components [m/s^2] (world
+            components for a floating base).
         :param base_xyz, base_rpy: pose of the base frame in the world [m, rad], for TF
-            and the robot description.
+            and the robot description (the initial pose of a floating base).
         :param geometric_stiffening: include the foreshortening kinematics (see module).
+        :param floating_base: None for a base fixed in the world, else the `RigidBody` of a
+            free-floating base (a spacecraft, a mobile platform in free flight).
         """
         self.name = name
         self.links = tuple(links)
@@ -163,8 +167,11 @@ class SerialChain:
             f'{link.name}_{plane}{k + 1}' for link in self.links if link.beam is not None
             for plane, count in zip('yz', link.beam.modes) for k in range(count))
         self.n_modes = len(self.mode_names)
+        self.floating_base = floating_base
         self.nq = self.nv = n + self.n_modes
         self.coordinate_names = self.joint_names + self.mode_names
+        if floating_base is not None:
+            self.nq, self.nv = self.nq + 7, self.nv + 6
         joints = [link.joint for link in self.links]
         self.effort_limit = np.array([j.effort_limit for j in joints])
         self.velocity_limit = np.array([j.velocity_limit for j in joints])
@@ -176,12 +183,26 @@ class SerialChain:
         self._sections = {}
         self.arrays = self._flatten()
 
+    def neutral_configuration(self):
+        """Coordinates with zero joint angles, straight links and the base at its pose.
+
+        A floating base's coordinates come after the chain's: position [m] in the world,
+        then the unit quaternion (w, x, y, z) of its orientation (from base_xyz, base_rpy).
+        """
+        q = np.zeros(self.nq)
+        if self.floating_base is not None:
+            b = self.nv - 6
+            q[b:b + 3] = self.base_xyz
+            q[b + 3:] = transforms3d.euler.euler2quat(*self.base_rpy, axes='sxyz')
+        return q
+
     def rigid_twin(self):
         """Return the same chain with every beam a rigid rod (zero modes): joints only."""
         links = [dataclasses.replace(link, beam=dataclasses.replace(link.beam, modes=(0, 0)))
                  if link.beam is not None else link for link in self.links]
         return SerialChain(self.name, links, self.gravity_base, self.base_frame, self.base_xyz,
-                           self.base_rpy, self.tool_frame, self.geometric_stiffening)
+                           self.base_rpy, self.tool_frame, self.geometric_stiffening,
+                           self.floating_base)
 
     # -- construction ----------------------------------------------------------------
     def modes_of(self, link_index):
@@ -235,7 +256,13 @@ class SerialChain:
             point_x=np.zeros(total), point_mass=np.zeros(total),
             point_phi=np.zeros((total, kmax)), point_g=np.zeros((total, kmax, kmax)),
             tip_phi=np.zeros((n, kmax)), tip_slope=np.zeros((n, kmax)),
-            tip_g=np.zeros((n, kmax, kmax)), gravity=self.gravity_base.copy())
+            tip_g=np.zeros((n, kmax, kmax)), gravity=self.gravity_base.copy(),
+            floating=int(self.floating_base is not None), base_mass=0.0,
+            base_first_moment=np.zeros(3), base_inertia=np.zeros((3, 3)))
+        if self.floating_base is not None:
+            a = a._replace(base_mass=float(self.floating_base.mass),
+                           base_first_moment=self.floating_base.first_moment(),
+                           base_inertia=self.floating_base.inertia_about_origin())
         mode_start, point = n, 0
         for j, link in enumerate(self.links):
             joint = link.joint
@@ -307,16 +334,16 @@ class SerialChain:
             values[key] = z(n, 3, 3)
         for key in ('pw', 'pv', 'pdw', 'pdv', 't1', 't2', 't3', 'zero3', 'mw', 'fw', 'mw2',
                     'fw2', 'r', 'du', 'ddu', 'acc', 'sec_p', 'sec_w', 'sec_v', 'sec_dw',
-                    'sec_dv'):
+                    'sec_dv', 'base_w', 'base_v', 'base_dw', 'base_dv', 'base_g'):
             values[key] = z(3)
-        for key in ('rot', 'sec_Rz', 'sec_Ry'):
+        for key in ('rot', 'sec_Rz', 'sec_Ry', 'base_R'):
             values[key] = z(3, 3)
         for key in ('tau', 'zero_nv', 'unit_nv', 'rhs', 'acceleration', 'wrhs', 'wsol'):
             values[key] = z(nv)
         values.update(eye3=np.eye(3), tip_gq=z(n, kmax), angles=z(n, 6), gq=z(kmax),
                       mass=z(nv, nv), chol=z(nv, nv), sec_angles=z(6), mass_n=z(nv, nv),
                       wmat=z(nv, nv), wchol=z(nv, nv), link_mass=z(n, 6 + kmax, 6 + kmax),
-                      gamma=z(3, 6 + kmax))
+                      gamma=z(3, 6 + kmax), motion=z(12))
         return ChainData(**values)
 
     # -- sections --------------------------------------------------------------------
@@ -400,6 +427,35 @@ class SerialChain:
         kernels.section_jacobian(self.arrays, data, link_index, table.x, table.phi,
                                  table.slope, table.g, q, R, J)
         return J
+
+    def section_motion(self, data, q, v, link_index, x):
+        """Pose, twist and velocity-product acceleration of a section (base frame).
+
+        Returns (R, p, twist, accel): twist = J v = (w, p') [rad/s, m/s] and accel = J' v =
+        (w', p'') [rad/s^2, m/s^2] at zero generalized acceleration and without gravity,
+        so that the section's acceleration is J q'' + accel (a fixed base).
+        """
+        R, p = self.section_pose(data, q, link_index, x)
+        table = self.section(link_index, x)
+        kernels.section_motion(self.arrays, data, link_index, table.x, table.phi, table.slope,
+                               table.g, q, v, R, data.motion)
+        return R, p, data.motion[:6].copy(), data.motion[6:].copy()
+
+    def base_momentum(self, data, q, v):
+        """Momentum of a free-floating system in the world: (angular about the origin, linear).
+
+        The base rows of M v are the momentum at the base frame in base axes, (L_b, P_b)
+        [N m s, N s]; in the world P = R P_b and L_O = R L_b + p x R P_b. Conserved without
+        gravity and external forces (joint efforts are internal).
+        """
+        if self.floating_base is None:
+            raise ValueError(f'{self.name!r} has a fixed base: its momentum is not conserved')
+        b = self.nv - 6
+        h = self.mass_matrix(data, q)[b:] @ v
+        p, quat = q[b:b + 3], q[b + 3:b + 7]
+        R = transforms3d.quaternions.quat2mat(quat)
+        linear = R @ h[3:]
+        return np.concatenate([R @ h[:3] + np.cross(p, linear), linear])
 
     def frame_transforms(self, entries):
         """Prepare `FrameTransforms` for entries (link index, abscissa or None for the joint)."""

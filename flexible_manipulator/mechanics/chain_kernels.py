@@ -38,7 +38,7 @@ import math
 
 import numba
 
-from . import integrators
+from . import group_kernels, integrators
 
 JOINT_REVOLUTE = 0
 JOINT_PRISMATIC = 1
@@ -159,6 +159,33 @@ def _section_displacement(phi, g, plane, start, count, q, v, a, u, du, ddu, gq):
 
 
 @_inline
+def _base_motion(model, data, q, v, a, gravity_scale, orientation_ready):
+    """Twist and acceleration of the base frame (data.base_*), gravity included.
+
+    A fixed base is at rest with dv = -g. A floating base (coordinates after the chain's:
+    position p [m] in the world and unit quaternion, then its body twist (w, v) and the
+    derivatives of those body components) has dv = v' - R^T g, R its orientation.
+    """
+    g, R = model.gravity, data.base_R
+    if model.floating:
+        b = model.stiffness.shape[0] - 6
+        if not orientation_ready:
+            group_kernels.quat_to_matrix(q[b + 3:b + 7], R)
+        for i in range(3):
+            data.base_w[i] = v[b + i]
+            data.base_v[i] = v[b + 3 + i]
+            data.base_dw[i] = a[b + i]
+            data.base_dv[i] = a[b + 3 + i] - gravity_scale * (R[0, i] * g[0] + R[1, i] * g[1]
+                                                              + R[2, i] * g[2])
+    else:
+        for i in range(3):
+            data.base_w[i] = 0.0
+            data.base_v[i] = 0.0
+            data.base_dw[i] = 0.0
+            data.base_dv[i] = -gravity_scale * g[i]
+
+
+@_inline
 def forward_pass(model, data, q, v, a, gravity_scale, joint_poses_ready=False):
     """Twists and accelerations of every link frame and tip frame (base to tip).
 
@@ -172,13 +199,15 @@ def forward_pass(model, data, q, v, a, gravity_scale, joint_poses_ready=False):
     dw = data.dw
     dv = data.dv
     t1, t2 = data.t1, data.t2
-    # Base frame: at rest, accelerating upward against gravity (gravity as base motion).
+    # Base frame: fixed, or the floating base's twist; gravity enters as an upward
+    # acceleration of the base (body components).
     pw, pv, pdw, pdv = data.pw, data.pv, data.pdw, data.pdv
+    _base_motion(model, data, q, v, a, gravity_scale, joint_poses_ready)
     for i in range(3):
-        pw[i] = 0.0
-        pv[i] = 0.0
-        pdw[i] = 0.0
-        pdv[i] = -gravity_scale * model.gravity[i]
+        pw[i] = data.base_w[i]
+        pv[i] = data.base_v[i]
+        pdw[i] = data.base_dw[i]
+        pdv[i] = data.base_dv[i]
     for j in range(n):
         # -- joint j: fixed origin, then the joint motion ------------------------------
         R = data.joint_R[j]
@@ -290,6 +319,18 @@ def rnea(model, data, q, v, a, gravity_scale, with_elastic, use_link_mass=False,
         for i in range(3):
             mw[i] = mw2[i]
             fw[i] = fw2[i]
+    if model.floating:
+        # The base's generalized force is the wrench the whole system needs at the base
+        # frame: the outboard chain's (now in base axes) plus the base body's own.
+        _cross(data.base_w, data.base_v, t3)
+        for i in range(3):
+            t3[i] += data.base_dv[i]
+        _rigid_wrench(model.base_mass, model.base_first_moment, model.base_inertia,
+                      data.base_w, data.base_dw, t3, mw, fw, t1, t2)
+        b = model.stiffness.shape[0] - 6
+        for i in range(3):
+            tau[b + i] = mw[i]
+            tau[b + 3 + i] = fw[i]
 
 
 @_jit
@@ -526,7 +567,7 @@ def mass_matrix(model, data, q):
 
     Writes data.mass, with the armature added on the joint diagonal.
     """
-    nv = q.shape[0]
+    nv = data.mass.shape[0]
     zero, unit, M = data.zero_nv, data.unit_nv, data.mass
     for k in range(nv):
         zero[k] = 0.0
@@ -590,7 +631,7 @@ def forward_dynamics(model, data, q, v, u):
     B u puts the actuator efforts ``u`` on the joints (modes are not actuated). Returns
     False when M is not positive definite (the caller reports it).
     """
-    nv = q.shape[0]
+    nv = v.shape[0]
     zero = data.zero_nv
     for k in range(nv):
         zero[k] = 0.0
@@ -609,14 +650,54 @@ def forward_dynamics(model, data, q, v, u):
 
 @_jit
 def rhs(model, data, x, u, out):
-    """State derivative out = (v, M^-1 (B u - h)) of x = (q, v); False if M is singular."""
-    nv = x.shape[0] // 2
-    q, v = x[:nv], x[nv:]
+    """Tangent state derivative out = (q', M^-1 (B u - h)) of x = (q, v); False if M singular.
+
+    q' is v, except for a floating base: its rotation rate is the body angular velocity w
+    and its position rate the world velocity R v_body (see `integrate`).
+    """
+    nv = model.stiffness.shape[0]
+    nq = x.shape[0] - nv
+    q, v = x[:nq], x[nq:]
     ok = forward_dynamics(model, data, q, v, u)
     for i in range(nv):
         out[i] = v[i]
         out[nv + i] = data.acceleration[i]
+    if model.floating:
+        b, R = nv - 6, data.base_R
+        for i in range(3):
+            out[b + 3 + i] = R[i, 0] * v[b + 3] + R[i, 1] * v[b + 4] + R[i, 2] * v[b + 5]
     return ok
+
+
+@_inline
+def integrate(model, x, theta, out):
+    """Write x "+" theta into out (theta: 2 nv tangent entries, ordered as `rhs` writes).
+
+    Chain coordinates and all velocities add; a floating base moves on SO(3) x R^3: its
+    position adds the world increment, its quaternion becomes q exp(theta_w).
+    """
+    nv = model.stiffness.shape[0]
+    nq = x.shape[0] - nv
+    if model.floating:
+        b = nv - 6
+        for i in range(b):
+            out[i] = x[i] + theta[i]
+        for i in range(3):
+            out[b + i] = x[b + i] + theta[b + 3 + i]
+        group_kernels.quat_exp_multiply(x[b + 3:b + 7], theta[b:b + 3], out[b + 3:b + 7])
+    else:
+        for i in range(nq):
+            out[i] = x[i] + theta[i]
+    for i in range(nv):
+        out[nq + i] = x[nq + i] + theta[nv + i]
+
+
+@_inline
+def dexpinv(model, theta, k):
+    """Map a stage derivative into the tangent at theta: J_r^-1 on a floating base's rotation."""
+    if model.floating:
+        b = model.stiffness.shape[0] - 6
+        group_kernels.so3_dexpinv(theta[b:b + 3], k[b:b + 3])
 
 
 @_jit
@@ -697,7 +778,7 @@ def section_jacobian(model, data, j, x, phi, slope, g, q, R_sec, J):
     Column k is (angular velocity, velocity of the section origin) for v = e_k; R_sec is the
     section's orientation in the base frame (from `section_placement`).
     """
-    nv = q.shape[0]
+    nv = J.shape[1]
     unit, zero = data.unit_nv, data.rhs
     for k in range(nv):
         unit[k] = 0.0
@@ -716,6 +797,38 @@ def section_jacobian(model, data, j, x, phi, slope, g, q, R_sec, J):
         unit[k] = 0.0
 
 
+@_inline
+def section_motion(model, data, j, x, phi, slope, g, q, v, R_sec, out):
+    """Twist J v and acceleration J' v of the section at x of link j (base-frame axes).
+
+    out = (w, p', w', p'') [rad/s, m/s, rad/s^2, m/s^2] of the section frame and its origin
+    at zero generalized acceleration and without gravity, i.e. the terms of the second
+    derivative of a point program that do not depend on q''. R_sec: the section's
+    orientation in the base frame (from `section_placement`). The base must be fixed (for
+    a floating base these are rates of base-frame components).
+    """
+    zero = data.rhs
+    for k in range(zero.shape[0]):
+        zero[k] = 0.0
+    forward_pass(model, data, q, v, zero, 0.0)
+    section_forward(model, data, j, x, phi, slope, g, q, v, zero, data.sec_p, data.gq,
+                    data.sec_angles, data.sec_Rz, data.sec_Ry, data.sec_w, data.sec_v,
+                    data.sec_dw, data.sec_dv)
+    # classical acceleration of the origin = R (v' + w x v) in body components
+    _cross(data.sec_w, data.sec_v, data.t1)
+    for i in range(3):
+        data.t1[i] += data.sec_dv[i]
+    for r in range(3):
+        out[r] = (R_sec[r, 0] * data.sec_w[0] + R_sec[r, 1] * data.sec_w[1]
+                  + R_sec[r, 2] * data.sec_w[2])
+        out[3 + r] = (R_sec[r, 0] * data.sec_v[0] + R_sec[r, 1] * data.sec_v[1]
+                      + R_sec[r, 2] * data.sec_v[2])
+        out[6 + r] = (R_sec[r, 0] * data.sec_dw[0] + R_sec[r, 1] * data.sec_dw[1]
+                      + R_sec[r, 2] * data.sec_dw[2])
+        out[9 + r] = (R_sec[r, 0] * data.t1[0] + R_sec[r, 1] * data.t1[1]
+                      + R_sec[r, 2] * data.t1[2])
+
+
 @_jit
 def _gravity_work(g, R, p, mass, first_moment):
     """Return g . (m p + R (m c)): minus the gravity potential of a body at pose (R, p)."""
@@ -728,12 +841,24 @@ def _gravity_work(g, R, p, mass, first_moment):
 
 @_inline
 def potential_energy(model, data, q):
-    """V = -sum m g . p_C (all rigid bodies, payloads, beam points) + q^T K q / 2 [J]."""
+    """V = -sum m g . p_C (all rigid bodies, payloads, beam points) + q^T K q / 2 [J].
+
+    Positions are taken in the base frame; a floating base at (R, p) adds -m_total g . p and
+    sees gravity as R^T g.
+    """
     placements(model, data, q)
-    g = model.gravity
+    g, R, g0 = data.base_g, data.base_R, model.gravity
+    for i in range(3):
+        g[i] = R[0, i] * g0[0] + R[1, i] * g0[1] + R[2, i] * g0[2] if model.floating else g0[i]
     zero = data.zero_nv
     energy = 0.0
+    total = 0.0
+    if model.floating:
+        energy -= _gravity_work(g, data.eye3, data.zero3, model.base_mass,
+                                model.base_first_moment)
+        total = model.base_mass
     for j in range(model.joint_type.shape[0]):
+        total += model.mass[j] + model.payload_mass[j]
         energy -= _gravity_work(g, data.link_R[j], data.link_p[j], model.mass[j],
                                 model.first_moment[j])
         energy -= _gravity_work(g, data.tip_R[j], data.tip_pos[j], model.payload_mass[j],
@@ -749,8 +874,13 @@ def potential_energy(model, data, q):
             for i in range(3):
                 data.r[i] *= weight       # first moment of the point about the link frame
             energy -= _gravity_work(g, data.link_R[j], data.link_p[j], weight, data.r)
+            total += weight
         for k in range(count):
             energy += 0.5 * model.stiffness[start + k] * q[start + k] ** 2
+    if model.floating:
+        b = model.stiffness.shape[0] - 6
+        for i in range(3):
+            energy -= total * model.gravity[i] * q[b + i]
     return energy
 
 
@@ -778,13 +908,14 @@ def local_transforms(model, data, q, links, xs, is_section, phi, slope, g, R_out
 
 
 @_jit
-def explicit_steps(model, data, x, u, h, count, a, b, stages, trial):
+def explicit_steps(model, data, x, u, h, count, a, b, stages, trial, theta):
     """`integrators.explicit_steps` on the chain's equations of motion."""
-    return integrators.explicit_steps(rhs, model, data, x, u, h, count, a, b, stages, trial)
+    return integrators.explicit_steps(rhs, integrate, dexpinv, model, data, x, u, h, count, a,
+                                      b, stages, trial, theta)
 
 
 @_jit
-def ros2_steps(model, data, x, u, h, count, stages, trial):
+def ros2_steps(model, data, x, u, h, count, stages, trial, theta):
     """`integrators.ros2_steps` on the chain's equations, elastic part implicit."""
-    return integrators.ros2_steps(rhs, stiff_factor, stiff_solve, model, data, x, u, h, count,
-                                  stages, trial)
+    return integrators.ros2_steps(rhs, stiff_factor, stiff_solve, integrate, dexpinv, model,
+                                  data, x, u, h, count, stages, trial, theta)

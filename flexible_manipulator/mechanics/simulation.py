@@ -23,11 +23,11 @@ class Simulation:
     def __init__(self, model, step, integrator='rk4', q0=None, v0=None):
         """Prepare the simulation.
 
-        :param model: a model with ``nq == nv``, ``nu``, ``create_data()`` and the
-            compiled pieces `integrators.Stepper` needs.
-
+        :param model: a model with ``nq``, ``nv``, ``nu``, ``create_data()``,
+            ``neutral_configuration()`` and the compiled pieces `integrators.Stepper` needs.
         :param step: internal integration step [s].
-        :param q0, v0: initial coordinates and velocities (zero when omitted).
+        :param q0, v0: initial coordinates (the model's neutral configuration when omitted)
+            and velocities (zero when omitted).
         """
         if not step > 0.0 or not math.isfinite(step):
             raise ValueError(f'integration step must be a positive number of seconds, got {step}')
@@ -36,8 +36,7 @@ class Simulation:
         self.step_size = float(step)
         self.nq, self.nv = model.nq, model.nv
         self.initial_state = np.zeros(self.nq + self.nv)
-        if q0 is not None:
-            self.initial_state[:self.nq] = q0
+        self.initial_state[:self.nq] = model.neutral_configuration() if q0 is None else q0
         if v0 is not None:
             self.initial_state[self.nq:] = v0
         if not np.all(np.isfinite(self.initial_state)):
@@ -46,7 +45,7 @@ class Simulation:
         self.input = np.zeros(model.nu)
         self.steps = 0
         self._backup = np.zeros_like(self.state)
-        self._stepper = Stepper(model, self.data, integrator, self.state.size)
+        self._stepper = Stepper(model, self.data, integrator)
 
     @property
     def time(self):

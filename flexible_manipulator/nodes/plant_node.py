@@ -12,9 +12,10 @@ Publishes
                         position q_k [m per unit mode, tip deflection W_k(L) q_k = +-2 q_k],
                         velocity q_k' ; same stamp as joint_states
     tf                  tf2_msgs/TFMessage: every joint, and the deformed section and tip
-                        frames of flexible links (<link>_s<k>, <link>_tip)
-    tf_static           tf2_msgs/TFMessage, transient local: world->base, the fixed frames
-                        of rigid links, last tip->tool
+                        frames of flexible links (<link>_s<k>, <link>_tip); world->base
+                        for a free-floating base
+    tf_static           tf2_msgs/TFMessage, transient local: world->base (fixed base), the
+                        fixed frames of rigid links, last tip->tool
     robot_description   std_msgs/String, transient local: URDF of the model
     clock               rosgraph_msgs/Clock, simulated time (when publish_clock)
     diagnostics         diagnostic_msgs/DiagnosticArray, once per wall second
@@ -110,7 +111,7 @@ class PlantNode(Node):
                                             'Publish simulated time on /clock.')
         self.world_frame = common.declare(self, 'world_frame', 'world', 'Root TF frame.')
         n = self.model.n_joints
-        q0, v0 = np.zeros(self.model.nq), np.zeros(self.model.nv)
+        q0, v0 = self.model.neutral_configuration(), np.zeros(self.model.nv)
         q0[:n] = common.float_array(self, 'initial_positions', n,
                                     'Initial joint positions [rad or m]; modes start at zero.')
         v0[:n] = common.float_array(self, 'initial_velocities', n,
@@ -133,10 +134,13 @@ class PlantNode(Node):
         self._wall_start, self._sim_start = time.monotonic(), 0.0
 
         self.frames = joint_frames(self.model, self.world_frame)
+        # The floating base's transform (if any) comes first, straight from the state.
         self.moving = [f for f in self.frames if f.moving]
+        self.floating = self.model.floating_base is not None
         self.tf_data = self.model.create_data()
         self.transforms = self.model.frame_transforms(
-            [(f.link, f.x if f.kind == 'section' else None) for f in self.moving])
+            [(f.link, f.x if f.kind == 'section' else None) for f in self.moving
+             if f.kind != 'base'])
         self.joint_state_pub = self.create_publisher(JointState, 'joint_states', 10)
         self.modal_state_pub = (self.create_publisher(JointState, 'modal_states', 10)
                                 if self.model.n_modes else None)
@@ -244,17 +248,25 @@ class PlantNode(Node):
         js.velocity = v[:n].tolist()
         js.effort = self.effort.tolist()
         self.transforms.update(self.tf_data, q)
-        for msg, rotation, position in zip(self.tf_message.transforms, self.transforms.R,
-                                           self.transforms.p):
+        messages = self.tf_message.transforms
+        if self.floating:
+            base, b = messages[0], self.model.nv - 6
+            base.header.stamp = now
+            t, r = base.transform.translation, base.transform.rotation
+            t.x, t.y, t.z = q[b:b + 3].tolist()
+            r.w, r.x, r.y, r.z = q[b + 3:b + 7].tolist()
+            messages = messages[1:]
+        for msg, rotation, position in zip(messages, self.transforms.R, self.transforms.p):
             msg.header.stamp = now
             t = msg.transform.translation
             t.x, t.y, t.z = position.tolist()
             r = msg.transform.rotation
             r.w, r.x, r.y, r.z = transforms3d.quaternions.mat2quat(rotation).tolist()
         if self.modal_state_pub is not None:
+            modes = slice(n, n + self.model.n_modes)
             self.modal_state.header.stamp = now
-            self.modal_state.position = q[n:].tolist()
-            self.modal_state.velocity = v[n:].tolist()
+            self.modal_state.position = q[modes].tolist()
+            self.modal_state.velocity = v[modes].tolist()
             self.modal_state_pub.publish(self.modal_state)
         if self.publish_clock:
             self.clock_message.clock = now
