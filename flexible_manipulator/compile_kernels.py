@@ -22,11 +22,12 @@ MODELS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))
 def compile_for(model):
     """Run every kernel the plant, the controller and the tests use, once."""
     data = model.create_data()
-    q, v = np.zeros(model.nq), np.zeros(model.nv)
+    q, v = model.neutral_configuration(), np.zeros(model.nv)
     model.rnea(data, q, v, v)
     model.forward_dynamics(data, q, v, np.zeros(model.nu))
     model.potential_energy(data, q)
     model.section_jacobian(data, q, 0, model.links[0].length)
+    model.section_motion(data, q, v, 0, model.links[0].length)
     moving = [f for f in joint_frames(model) if f.moving]
     model.frame_transforms([(f.link, f.x if f.kind == 'section' else None)
                             for f in moving]).update(data, q)
