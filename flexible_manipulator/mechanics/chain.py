@@ -113,14 +113,16 @@ ModelArrays = namedtuple('ModelArrays', (
     'joint_type joint_axis joint_R0 joint_p0 armature mass first_moment '
     'inertia payload_mass payload_first_moment payload_inertia length mode_start mode_count '
     'mode_plane stiffness damping point_start point_x point_mass point_phi point_g '
-    'tip_phi tip_slope tip_g gravity floating base_mass base_first_moment base_inertia'))
+    'tip_phi tip_slope tip_g gravity floating base_mass base_first_moment base_inertia '
+    'body_spatial payload_spatial base_spatial'))
 
 ChainData = namedtuple('ChainData', (
     'w v dw dv pw pv pdw pdv t1 t2 t3 rot eye3 zero3 joint_R joint_p tip_w tip_v tip_dw '
     'tip_dv tip_p tip_gq angles tip_Rz tip_Ry mw fw mw2 fw2 r du ddu acc gq tau zero_nv '
     'unit_nv mass rhs chol acceleration link_R link_p tip_R tip_pos sec_p sec_angles '
     'sec_Rz sec_Ry sec_w sec_v sec_dw sec_dv mass_n wmat wchol wrhs wsol link_mass gamma '
-    'base_R base_w base_v base_dw base_dv base_g motion'))
+    'base_R base_w base_v base_dw base_dv base_g motion tip_map tip_work jac jac_ext '
+    'jac_work'))
 
 
 @dataclass(frozen=True)
@@ -258,11 +260,15 @@ class SerialChain:
             tip_phi=np.zeros((n, kmax)), tip_slope=np.zeros((n, kmax)),
             tip_g=np.zeros((n, kmax, kmax)), gravity=self.gravity_base.copy(),
             floating=int(self.floating_base is not None), base_mass=0.0,
-            base_first_moment=np.zeros(3), base_inertia=np.zeros((3, 3)))
+            base_first_moment=np.zeros(3), base_inertia=np.zeros((3, 3)),
+            body_spatial=np.zeros((n, 6, 6)), payload_spatial=np.zeros((n, 6, 6)),
+            base_spatial=np.zeros((6, 6)))
         if self.floating_base is not None:
-            a = a._replace(base_mass=float(self.floating_base.mass),
-                           base_first_moment=self.floating_base.first_moment(),
-                           base_inertia=self.floating_base.inertia_about_origin())
+            base = self.floating_base
+            a = a._replace(base_mass=float(base.mass), base_first_moment=base.first_moment(),
+                           base_inertia=base.inertia_about_origin())
+            a.base_spatial[:] = kernels.spatial_inertia(a.base_mass, a.base_first_moment,
+                                                        a.base_inertia)
         mode_start, point = n, 0
         for j, link in enumerate(self.links):
             joint = link.joint
@@ -315,6 +321,11 @@ class SerialChain:
             point += points[j]
             mode_start += count
         a.point_start[n] = point
+        for j in range(n):
+            a.body_spatial[j] = kernels.spatial_inertia(a.mass[j], a.first_moment[j],
+                                                        a.inertia[j])
+            a.payload_spatial[j] = kernels.spatial_inertia(
+                a.payload_mass[j], a.payload_first_moment[j], a.payload_inertia[j])
         return a
 
     # -- workspace -------------------------------------------------------------------
@@ -343,7 +354,9 @@ class SerialChain:
         values.update(eye3=np.eye(3), tip_gq=z(n, kmax), angles=z(n, 6), gq=z(kmax),
                       mass=z(nv, nv), chol=z(nv, nv), sec_angles=z(6), mass_n=z(nv, nv),
                       wmat=z(nv, nv), wchol=z(nv, nv), link_mass=z(n, 6 + kmax, 6 + kmax),
-                      gamma=z(3, 6 + kmax), motion=z(12))
+                      gamma=z(3, 6 + kmax), motion=z(12), tip_map=z(6, 6 + kmax),
+                      tip_work=z(6, 6 + kmax), jac=z(6, nv),
+                      jac_ext=z(6 + kmax, nv), jac_work=z(6 + kmax, nv))
         return ChainData(**values)
 
     # -- sections --------------------------------------------------------------------

@@ -185,6 +185,21 @@ def _base_motion(model, data, q, v, a, gravity_scale, orientation_ready):
             data.base_dv[i] = -gravity_scale * g[i]
 
 
+@_jit
+def _section_position(phi, g, plane, start, count, q, u, gq):
+    """Displacement u of one section and gq = G q (`_section_displacement` at rest)."""
+    u[0] = u[1] = u[2] = 0.0
+    quad = 0.0
+    for k in range(count):
+        u[plane[k]] += phi[k] * q[start + k]
+        s = 0.0
+        for m in range(count):
+            s += g[k, m] * q[start + m]
+        gq[k] = s
+        quad += s * q[start + k]
+    u[0] -= 0.5 * quad
+
+
 @_inline
 def forward_pass(model, data, q, v, a, gravity_scale, joint_poses_ready=False):
     """Twists and accelerations of every link frame and tip frame (base to tip).
@@ -260,15 +275,13 @@ def forward_pass(model, data, q, v, a, gravity_scale, joint_poses_ready=False):
 
 
 @_inline
-def rnea(model, data, q, v, a, gravity_scale, with_elastic, use_link_mass=False,
-         joint_poses_ready=False):
+def rnea(model, data, q, v, a, gravity_scale, with_elastic, joint_poses_ready=False):
     """Inverse dynamics: generalized forces that produce accelerations ``a`` at (q, v).
 
     Writes data.tau (length nv): joint efforts [N m or N] for the first n entries, then the
     modal residuals (generalized forces the modes would need [N m]). ``gravity_scale``
     multiplies gravity (0 or 1); ``with_elastic`` adds stiffness, damping and armature terms.
-    ``use_link_mass`` takes the beam loads from data.link_mass (see `link_masses`), valid
-    only at zero velocity: the mass-matrix passes, which also reuse the joint poses.
+    ``joint_poses_ready`` reuses the joint and tip rotations of a previous pass at q.
     """
     n = model.joint_type.shape[0]
     forward_pass(model, data, q, v, a, gravity_scale, joint_poses_ready)
@@ -301,10 +314,7 @@ def rnea(model, data, q, v, a, gravity_scale, with_elastic, use_link_mass=False,
             t3[i] += dv[j, i]           # gamma = dv + w x v
         _rigid_wrench(model.mass[j], model.first_moment[j], model.inertia[j], w[j], dw[j],
                       t3, mw, fw, t1, t2)
-        if count > 0 and use_link_mass:
-            _link_mass_wrench(model, data, j, a, t3, mw, fw, tau)
-        else:   # beam points (none for a link without beam)
-            _beam_wrench(model, data, j, q, v, a, t3, mw, fw, tau)
+        _beam_wrench(model, data, j, q, v, a, t3, mw, fw, tau)   # no points: no beam
         if with_elastic:
             for i in range(start, start + count):
                 tau[i] += model.stiffness[i] * q[i] + model.damping[i] * v[i]
@@ -491,102 +501,229 @@ def _beam_wrench(model, data, j, q, v, a, gamma, mw, fw, tau):
                                - gq[k] * acc[0])
 
 
-@_inline
-def link_masses(model, data, q):
-    """Generalized mass of each flexible link's beam, data.link_mass[j] (6+m square).
+def spatial_inertia(mass, first_moment, inertia):
+    """[[I_O, hat(m c)], [-hat(m c), m I]] (6 x 6, NumPy): a rigid body at the frame origin.
 
-    With Gamma_i = [-hat(r_i), I, S_i] the map from (w, v, q') to the velocity of beam point
-    i (S_i = du_i/dq), the beam's kinetic energy is 1/2 eta^T (sum_i w_i Gamma_i^T Gamma_i)
-    eta, the paper's generalized mass of the floating-frame body (3.31).
+    For the twist (w, v) its kinetic energy is 1/2 (w.I_O w + 2 w.(m c x v) + m v.v); I_O is
+    the inertia about the origin and m c the first moment.
     """
-    zero = data.zero_nv
-    for j in range(model.joint_type.shape[0]):
-        count = model.mode_count[j]
-        if count == 0:
-            continue
-        size = 6 + count
-        start = model.mode_start[j]
-        M = data.link_mass[j]
-        G = data.gamma
-        for r in range(size):
-            for c in range(size):
-                M[r, c] = 0.0
-        r = data.r
-        for point in range(model.point_start[j], model.point_start[j + 1]):
-            _section_displacement(model.point_phi[point], model.point_g[point],
-                                  model.mode_plane[j], start, count, q, zero, zero, r,
-                                  data.du, data.ddu, data.gq)
-            r[0] += model.point_x[point]
-            for row in range(3):
-                for c in range(size):
-                    G[row, c] = 0.0
-                G[row, 3 + row] = 1.0
-            # -hat(r)
-            G[0, 1], G[0, 2] = r[2], -r[1]
-            G[1, 0], G[1, 2] = -r[2], r[0]
-            G[2, 0], G[2, 1] = r[1], -r[0]
-            for k in range(count):
-                G[model.mode_plane[j, k], 6 + k] = model.point_phi[point, k]
-                G[0, 6 + k] -= data.gq[k]
-            weight = model.point_mass[point]
-            for a_ in range(size):
-                for b_ in range(a_, size):
-                    M[a_, b_] += weight * (G[0, a_] * G[0, b_] + G[1, a_] * G[1, b_]
-                                           + G[2, a_] * G[2, b_])
-        for a_ in range(size):
-            for b_ in range(a_):
-                M[a_, b_] = M[b_, a_]
+    c = first_moment
+    hat = [[0.0, -c[2], c[1]], [c[2], 0.0, -c[0]], [-c[1], c[0], 0.0]]
+    out = [[0.0] * 6 for _ in range(6)]
+    for r in range(3):
+        for k in range(3):
+            out[r][k] = inertia[r][k]
+            out[r][3 + k] = hat[r][k]
+            out[3 + r][k] = -hat[r][k]
+        out[3 + r][3 + r] = mass
+    return out
 
 
 @_inline
-def _link_mass_wrench(model, data, j, a, gamma, mw, fw, tau):
-    """Beam loads at zero velocity: (m, f, Q) += link_mass[j] (dw, gamma, q'')."""
+def _beam_mass(model, data, j, q, M):
+    """Generalized mass of the beam of link j, written into M ((6+m) square, m its modes).
+
+    With Gamma_i = [-hat(r_i), I, S_i] the map from eta = (w, v, q') to the velocity of beam
+    point i (S_i = du_i/dq, column k: s_k = W_k(x_i) e_plane(k) - (G_i q)_k e1), the beam's
+    kinetic energy is 1/2 eta^T (sum_i w_i Gamma_i^T Gamma_i) eta, the paper's generalized
+    mass of the floating-frame body (3.31). Its blocks, accumulated point by point:
+
+        ww: sum w (|r|^2 I - r r^T),  wv: hat(sum w r),  wq_k: sum w r x s_k,
+        vv: (sum w) I,  vq_k: sum w s_k,  qq_kl: sum w s_k . s_l.
+    """
     count = model.mode_count[j]
+    size = 6 + count
     start = model.mode_start[j]
-    M = data.link_mass[j]
-    for row in range(6 + count):
-        acc = 0.0
-        for c in range(3):
-            acc += M[row, c] * data.dw[j, c] + M[row, 3 + c] * gamma[c]
+    for r in range(size):
+        for c in range(size):
+            M[r, c] = 0.0
+    r, gq, S = data.r, data.gq, data.gamma
+    mass = 0.0
+    for point in range(model.point_start[j], model.point_start[j + 1]):
+        _section_position(model.point_phi[point], model.point_g[point], model.mode_plane[j],
+                          start, count, q, r, gq)
+        r[0] += model.point_x[point]
+        w = model.point_mass[point]
+        mass += w
+        for a_ in range(3):
+            M[3 + a_, 0] += w * r[a_]            # first moment, spread below
+            for b_ in range(a_, 3):
+                M[a_, b_] -= w * r[a_] * r[b_]
+        rr = r[0] * r[0] + r[1] * r[1] + r[2] * r[2]
+        for a_ in range(3):
+            M[a_, a_] += w * rr
         for k in range(count):
-            acc += M[row, 6 + k] * a[start + k]
-        if row < 3:
-            mw[row] += acc
-        elif row < 6:
-            fw[row - 3] += acc
-        else:
-            tau[start + row - 6] += acc
+            S[0, k] = -gq[k]
+            S[1, k] = 0.0
+            S[2, k] = 0.0
+            S[model.mode_plane[j, k], k] += model.point_phi[point, k]
+            s0, s1, s2 = S[0, k], S[1, k], S[2, k]
+            M[0, 6 + k] += w * (r[1] * s2 - r[2] * s1)
+            M[1, 6 + k] += w * (r[2] * s0 - r[0] * s2)
+            M[2, 6 + k] += w * (r[0] * s1 - r[1] * s0)
+            M[3, 6 + k] += w * s0
+            M[4, 6 + k] += w * s1
+            M[5, 6 + k] += w * s2
+            for m in range(k + 1):
+                M[6 + m, 6 + k] += w * (S[0, m] * s0 + S[1, m] * s1 + S[2, m] * s2)
+    c0, c1, c2 = M[3, 0], M[4, 0], M[5, 0]
+    M[3, 0] = M[4, 0] = M[5, 0] = 0.0
+    M[0, 4], M[0, 5], M[1, 3], M[1, 5], M[2, 3], M[2, 4] = -c2, c1, c2, -c0, -c1, c0
+    for a_ in range(3):
+        M[3 + a_, 3 + a_] = mass
+    for a_ in range(size):
+        for b_ in range(a_):
+            M[a_, b_] = M[b_, a_]
 
 
 @_inline
-def mass_matrix(model, data, q):
-    """M(q) by the unit-acceleration method: column k = rnea(q, 0, e_k) without gravity.
+def _tip_map(model, data, j, T):
+    """T (6 x (6+m)): tip twist (tip axes) of link j from eta = (w, v, q') of its link frame.
 
-    The beam loads of these passes come from the links' generalized masses (`link_masses`),
-    so each pass costs O((6 + m)^2) per link instead of a sum over the beam points.
+    Link columns: Ad^-1 of the tip pose (R, p) = (Rz Ry, tip_p), i.e. (R^T w, R^T (v + w x p)).
+    Mode k: rotation rate Ry^T e3 W_k'(L) (y-modes) or -e2 W_k'(L) (z-modes), and the
+    translation rate R^T (W_k(L) e_plane - (G q)_k e1).
+    """
+    count = model.mode_count[j]
+    R, p = data.rot, data.tip_p[j]
+    Ry = data.tip_Ry[j]
+    _compose(data.tip_Rz[j], data.zero3, Ry, data.zero3, R, data.t1)
+    for r in range(6):
+        for c in range(6 + count):
+            T[r, c] = 0.0
+    for r in range(3):
+        for c in range(3):
+            T[r, c] = R[c, r]
+            T[3 + r, 3 + c] = R[c, r]
+        # -R^T hat(p): row r is -(R^T)_r . hat(p) = (p x R[:, r])
+        T[3 + r, 0] = p[1] * R[2, r] - p[2] * R[1, r]
+        T[3 + r, 1] = p[2] * R[0, r] - p[0] * R[2, r]
+        T[3 + r, 2] = p[0] * R[1, r] - p[1] * R[0, r]
+    gq = data.tip_gq[j]
+    for k in range(count):
+        plane = model.mode_plane[j, k]
+        slope, phi = model.tip_slope[j, k], model.tip_phi[j, k]
+        for r in range(3):
+            if plane == 1:
+                T[r, 6 + k] = Ry[2, r] * slope
+            T[3 + r, 6 + k] = R[plane, r] * phi - R[0, r] * gq[k]
+        if plane == 2:
+            T[1, 6 + k] = -slope
+
+
+@_inline
+def _link_inertia(model, data, j, q):
+    """data.link_mass[j]: generalized mass of link j in eta = (w, v, q') of its link frame.
+
+    Beam (`_beam_mass`) + rigid body at the link frame + payload at the tip frame
+    (T^T I_payload T with T = `_tip_map`). Needs the tip pose of a forward pass at q.
+    """
+    count = model.mode_count[j]
+    size = 6 + count
+    M = data.link_mass[j]
+    if count > 0:
+        _beam_mass(model, data, j, q, M)
+    else:
+        for r in range(6):
+            for c in range(6):
+                M[r, c] = 0.0
+    for r in range(6):
+        for c in range(6):
+            M[r, c] += model.body_spatial[j, r, c]
+    if model.payload_mass[j] == 0.0:
+        return
+    _tip_map(model, data, j, data.tip_map)
+    _add_projected(data.tip_map, 6, size, model.payload_spatial[j], data.tip_work, M)
+
+
+@_jit
+def _product(A, B, rows, inner, cols, out):
+    """out[:rows, :cols] = A[:rows, :inner] B[:inner, :cols]."""
+    for r in range(rows):
+        for c in range(cols):
+            acc = 0.0
+            for k in range(inner):
+                acc += A[r, k] * B[k, c]
+            out[r, c] = acc
+
+
+@_jit
+def _add_projected(E, rows, cols, M_link, W, M):
+    """M[:cols, :cols] += E^T M_link E for E (rows x cols); W = M_link E is scratch."""
+    _product(M_link, E, rows, rows, cols, W)
+    for a_ in range(cols):
+        for b_ in range(a_, cols):
+            acc = 0.0
+            for r in range(rows):
+                acc += E[r, a_] * W[r, b_]
+            M[a_, b_] += acc
+            if b_ != a_:
+                M[b_, a_] += acc
+
+
+@_inline
+def mass_matrix(model, data, q, poses_ready=False):
+    """M(q) = sum_j E_j^T M_j E_j, the composite form of the kinetic energy.
+
+    E_j (6+m_j rows) maps the generalized velocities to eta_j = (twist of link frame j in its
+    axes, modal rates of link j) and M_j is that link's generalized mass (`_link_inertia`).
+    The twist rows come from the base outwards: J_j = Ad^-1(joint j) J_tip(j-1) + xi_j e_j^T,
+    J_tip(j) = T_j [J_j; modes of j] (`_tip_map`); a floating base contributes its body with
+    J = [I 0] on its velocity. ``poses_ready``: joint and tip poses of a pass at q are in data.
 
     Writes data.mass, with the armature added on the joint diagonal.
     """
     nv = data.mass.shape[0]
-    zero, unit, M = data.zero_nv, data.unit_nv, data.mass
-    for k in range(nv):
-        zero[k] = 0.0
-        unit[k] = 0.0
-    link_masses(model, data, q)
-    for k in range(nv):
-        unit[k] = 1.0
-        rnea(model, data, q, zero, unit, 0.0, False, True, k > 0)
-        for r in range(nv):
-            M[r, k] = data.tau[r]
-        unit[k] = 0.0
-    for j in range(model.joint_type.shape[0]):
-        M[j, j] += model.armature[j]
-    # Symmetrize the round-off (the algorithm is exact in exact arithmetic).
+    n = model.joint_type.shape[0]
+    M, J, E, W = data.mass, data.jac, data.jac_ext, data.jac_work
+    zero = data.zero_nv
+    if not poses_ready:
+        for k in range(nv):
+            zero[k] = 0.0
+        forward_pass(model, data, q, zero, zero, 0.0)
     for r in range(nv):
-        for c in range(r):
-            s = 0.5 * (M[r, c] + M[c, r])
-            M[r, c] = s
-            M[c, r] = s
+        for c in range(nv):
+            M[r, c] = 0.0
+    for r in range(6):
+        for c in range(nv):
+            J[r, c] = 0.0
+    if model.floating:
+        b = nv - 6
+        for r in range(6):
+            J[r, b + r] = 1.0
+        _add_projected(J, 6, nv, model.base_spatial, W, M)
+    for j in range(n):
+        # J <- Ad^-1(joint j) J + xi_j e_j^T: twist of link frame j per unit velocity.
+        R, p = data.joint_R[j], data.joint_p[j]
+        for c in range(nv):
+            w0, w1, w2 = J[0, c], J[1, c], J[2, c]
+            # (R^T w, R^T (v + w x p))
+            u0 = J[3, c] + w1 * p[2] - w2 * p[1]
+            u1 = J[4, c] + w2 * p[0] - w0 * p[2]
+            u2 = J[5, c] + w0 * p[1] - w1 * p[0]
+            for i in range(3):
+                J[i, c] = R[0, i] * w0 + R[1, i] * w1 + R[2, i] * w2
+                J[3 + i, c] = R[0, i] * u0 + R[1, i] * u1 + R[2, i] * u2
+        axis = model.joint_axis[j]
+        offset = 0 if model.joint_type[j] == JOINT_REVOLUTE else 3
+        for i in range(3):
+            J[offset + i, j] += axis[i]
+        count, start = model.mode_count[j], model.mode_start[j]
+        rows = 6 + count
+        for r in range(6):
+            for c in range(nv):
+                E[r, c] = J[r, c]
+        for k in range(count):
+            for c in range(nv):
+                E[6 + k, c] = 0.0
+            E[6 + k, start + k] = 1.0
+        _link_inertia(model, data, j, q)
+        _add_projected(E, rows, nv, data.link_mass[j], W, M)
+        # J <- T_j E: twist of the tip frame, the parent of joint j+1.
+        _tip_map(model, data, j, data.tip_map)
+        _product(data.tip_map, E, 6, rows, nv, J)
+    for j in range(n):
+        M[j, j] += model.armature[j]
 
 
 @_jit
@@ -641,14 +778,14 @@ def forward_dynamics(model, data, q, v, u):
         rhs[k] = -data.tau[k]
     for k in range(u.shape[0]):
         rhs[k] += u[k]
-    mass_matrix(model, data, q)
+    mass_matrix(model, data, q, True)
     if not cholesky_factor(data.mass, data.chol):
         return False
     cholesky_substitute(data.chol, rhs, data.acceleration)
     return True
 
 
-@_jit
+@_inline
 def rhs(model, data, x, u, out):
     """Tangent state derivative out = (q', M^-1 (B u - h)) of x = (q, v); False if M singular.
 
@@ -700,7 +837,7 @@ def dexpinv(model, theta, k):
         group_kernels.so3_dexpinv(theta[b:b + 3], k[b:b + 3])
 
 
-@_jit
+@_inline
 def stiff_factor(model, data, gh):
     """Factor W_v = M + gh D + gh^2 K with M from the last `rhs` call (see stiff_solve)."""
     nv = data.mass.shape[0]
@@ -712,7 +849,7 @@ def stiff_factor(model, data, gh):
     return cholesky_factor(data.wmat, data.wchol)
 
 
-@_jit
+@_inline
 def stiff_solve(model, data, gh, r, out):
     """Write (I - gh J)^-1 r into out; J = [[0, I], [-M^-1 K, -M^-1 D]] (elastic df/dx).
 
@@ -850,7 +987,6 @@ def potential_energy(model, data, q):
     g, R, g0 = data.base_g, data.base_R, model.gravity
     for i in range(3):
         g[i] = R[0, i] * g0[0] + R[1, i] * g0[1] + R[2, i] * g0[2] if model.floating else g0[i]
-    zero = data.zero_nv
     energy = 0.0
     total = 0.0
     if model.floating:
@@ -866,9 +1002,8 @@ def potential_energy(model, data, q):
         start = model.mode_start[j]
         count = model.mode_count[j]
         for point in range(model.point_start[j], model.point_start[j + 1]):
-            _section_displacement(model.point_phi[point], model.point_g[point],
-                                  model.mode_plane[j], start, count, q, zero, zero, data.r,
-                                  data.du, data.ddu, data.gq)
+            _section_position(model.point_phi[point], model.point_g[point],
+                              model.mode_plane[j], start, count, q, data.r, data.gq)
             data.r[0] += model.point_x[point]
             weight = model.point_mass[point]
             for i in range(3):
