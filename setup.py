@@ -42,6 +42,7 @@ setup(
             'plant = flexible_manipulator.nodes.plant_node:main',
             'controller = flexible_manipulator.nodes.controller_node:main',
             'bringup = flexible_manipulator.nodes.bringup:main',
+            'servo_plant = flexible_manipulator.nodes.servo_node:main',
         ],
     },
 )

@@ -9,7 +9,6 @@ armature goes to ``model.armature``; Pinocchio's ABA has no joint friction, so c
 tau = u - D v to compare with a chain that has joint damping D.
 """
 
-import glob
 import os
 import statistics
 import time
@@ -18,7 +17,7 @@ import numba
 import numpy as np
 import pinocchio
 
-from flexible_manipulator.mechanics import chain_kernels as kernels
+from flexible_manipulator.mechanics import chain_kernels as kernels, compiled
 
 
 def to_pinocchio(chain):
@@ -84,24 +83,13 @@ def machine():
     return f'{model}, {os.cpu_count()} logical CPUs'
 
 
-def _drop_stale_cache():
-    """Delete the cached loops below if the package's kernels changed since they were built.
-
-    Numba checks only this file's time stamp, but the kernels are inlined into the loops.
-    """
-    here = os.path.dirname(os.path.abspath(__file__))
-    newest = max(os.path.getmtime(os.path.join(os.path.dirname(kernels.__file__), name))
-                 for name in ('chain_kernels.py', 'integrators.py'))
-    for path in glob.glob(os.path.join(here, '__pycache__', 'bench_common.*.nb[ci]')):
-        if os.path.getmtime(path) < newest:
-            os.remove(path)
-
-
-_drop_stale_cache()
+# Numba checks only this file's time stamp, but the kernels are inlined into the loops.
+compiled.drop_stale_cache(__file__, 'chain_kernels.py', 'compiled.py', 'group_kernels.py',
+                          'integrators.py')
 # Loops that call a kernel ``count`` times inside compiled code: the cost of the kernel
 # itself, without the Python-to-numba call (same fastmath flags as the package's kernels,
 # which are inlined into these loops). Cached on disk: the first run compiles for ~1 min.
-_loop = numba.njit(cache=True, _nrt=False, fastmath={'contract', 'reassoc', 'arcp', 'nsz'})
+_loop = numba.njit(cache=True, _nrt=False, fastmath=compiled.FASTMATH)
 
 
 @_loop

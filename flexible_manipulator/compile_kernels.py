@@ -11,6 +11,7 @@ import time
 
 import numpy as np
 
+from .mechanics.servo import ServoSystem
 from .mechanics.simulation import Simulation
 from .model_config import load_model
 from .description.urdf import joint_frames
@@ -35,11 +36,24 @@ def compile_for(model):
         Simulation(model, 1e-3, method, q, v).advance(np.zeros(model.nu), 1e-3)
 
 
+def compile_for_servo(model):
+    """Run the servo model's kernels once: outputs, and both steppers (servo and free)."""
+    data = model.create_data()
+    q, v = model.neutral_configuration(), np.zeros(model.nv)
+    u = np.zeros(model.nu)
+    model.outputs(data, q, v, u if model.nu else None)
+    for method in ('rk4', 'ros2'):
+        Simulation(model, 1e-3, method, q, v).advance(u, 1e-3)
+
+
 def main():
-    """Compile the kernels for every model in config/models (and their rigid twins)."""
+    """Compile the kernels for every model in config/models (and chains' rigid twins)."""
     start = time.monotonic()
     for path in sorted(glob.glob(os.path.join(MODELS, '*.yaml'))):
         model = load_model(path)
+        if isinstance(model, ServoSystem):
+            compile_for_servo(model)
+            continue
         compile_for(model)
         compile_for(model.rigid_twin())
     print(f'[setup] numba kernels compiled and cached in {time.monotonic() - start:.1f} s')

@@ -23,5 +23,11 @@ SIMULATION = (
     NodeSpec('controller', 'flexible_manipulator.nodes.controller_node', 'controller'),
 )
 
+# A servoconstraint system (rigid body or Chaplygin sleigh) alone: launch/servo.launch.py.
+SERVO = (
+    NodeSpec('servo_plant', 'flexible_manipulator.nodes.servo_node', 'servo_plant'),
+)
+
 # Parameter file (in the package's config/ directory) of each graph.
 SIMULATION_PARAMETERS = 'sim.yaml'
+SERVO_PARAMETERS = 'servo.yaml'

@@ -36,20 +36,13 @@ compile with numba and allocate nothing per call.
 
 import math
 
-import numba
-
-from . import group_kernels, integrators
+from . import compiled, group_kernels, integrators
 
 JOINT_REVOLUTE = 0
 JOINT_PRISMATIC = 1
 
-# _nrt=False: no reference counting of array views (it dominated the run time) and no
-# allocation possible inside a kernel. fastmath without nnan/ninf keeps the finiteness checks.
-_FAST = {'contract', 'reassoc', 'arcp', 'nsz'}
-_jit = numba.njit(cache=True, nogil=True, _nrt=False, fastmath=_FAST)
-# Helpers that take the model or workspace tuples are inlined: a call would pass (and
-# reference-count) every array of the tuple.
-_inline = numba.njit(cache=True, nogil=True, inline='always', _nrt=False, fastmath=_FAST)
+compiled.drop_stale_cache(__file__, 'compiled.py', 'group_kernels.py', 'integrators.py')
+_jit, _inline = compiled.jit, compiled.inline      # see `compiled`
 
 
 @_jit

@@ -12,9 +12,10 @@ increment's tangent by the right Jacobian inverse (Runge-Kutta-Munthe-Kaas),
 
 import math
 
-import numba
+from . import compiled
 
-_jit = numba.njit(cache=True, nogil=True, _nrt=False)
+compiled.drop_stale_cache(__file__, 'compiled.py')
+_jit = compiled.jit
 
 # Below this angle the series of sin(t/2)/t and D(t) replace the closed forms, which cancel.
 _SMALL = 1e-2

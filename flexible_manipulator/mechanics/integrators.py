@@ -45,6 +45,8 @@ import math
 import numba
 import numpy as np
 
+from . import compiled
+
 # name: (A, b, c, order)
 TABLEAUS = {
     'euler': ([[]], [1.0], [0.0], 1),
@@ -57,11 +59,10 @@ IMPLICIT = {'ros2': 2}
 METHODS = tuple(TABLEAUS) + tuple(IMPLICIT)
 ROS2_GAMMA = 1.0 + 1.0 / math.sqrt(2.0)
 
-_jit = numba.njit(cache=True, nogil=True, _nrt=False)
 # The steppers are templates: a model's kernel module instantiates them with its own
-# compiled right-hand side as a global (see chain_kernels.explicit_steps). Passing the
-# right-hand side as a run-time argument instead breaks numba's on-disk cache.
-_template = numba.njit(nogil=True, _nrt=False, inline='always')
+# compiled right-hand side and group hooks as globals (see chain_kernels.explicit_steps).
+compiled.drop_stale_cache(__file__, 'compiled.py')
+_jit, _template = compiled.jit, compiled.template
 
 
 def tableau_arrays(method):

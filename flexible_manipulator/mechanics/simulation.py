@@ -88,8 +88,12 @@ class Simulation:
         finite = self._stepper.advance(self.state, self.input, self.step_size, count)
         if not finite:
             self.state[:] = self._backup
+            # A model that can say why its right-hand side failed (e.g. a servo system's
+            # blow-up) has ``failure(q, v) -> str``; it is asked at the kept state.
+            failure = getattr(self.model, 'failure', None)
+            reason = f': {failure(self.q, self.v)}' if failure is not None else ''
             raise NonFiniteStateError(
                 f'state became non-finite (or the mass matrix singular) within t = '
                 f'[{self.time:.6f}, {self.time + duration:.6f}] s; the simulation stays at '
-                f't = {self.time:.6f} s')
+                f't = {self.time:.6f} s{reason}')
         self.steps += count

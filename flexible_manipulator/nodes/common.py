@@ -7,6 +7,7 @@ import time
 import rclpy
 from rclpy.executors import ExternalShutdownException
 from rclpy.parameter import Parameter
+from builtin_interfaces.msg import Time
 from rcl_interfaces.msg import ParameterDescriptor
 
 from ..model_config import ConfigError, load_model, resolve_model_path
@@ -34,9 +35,9 @@ def choice(node, name, default, choices, description):
     return value
 
 
-def model_parameter(node):
+def model_parameter(node, default='two_link_rigid'):
     """Declare ``model`` and load the model it names (file path or name in config/models)."""
-    model_name = declare(node, 'model', 'two_link_rigid',
+    model_name = declare(node, 'model', default,
                          'Model file: a path, or the name of a file in config/models.')
     return load_model(resolve_model_path(model_name))
 
@@ -70,6 +71,12 @@ def float_array(node, name, size, description):
     if len(value) != size or not all(math.isfinite(x) for x in value):
         raise ConfigError(f'parameter {name}: expected {size} finite numbers, got {value}')
     return value
+
+
+def stamp(seconds):
+    """builtin_interfaces/Time of a non-negative time in seconds."""
+    sec = math.floor(seconds)
+    return Time(sec=int(sec), nanosec=min(int(round((seconds - sec) * 1e9)), 999_999_999))
 
 
 class ReasonThrottle:

@@ -45,7 +45,6 @@ from rclpy.clock import Clock, ClockType
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile
 
-from builtin_interfaces.msg import Time
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from geometry_msgs.msg import TransformStamped
 from rosgraph_msgs.msg import Clock as ClockMsg
@@ -55,18 +54,13 @@ from std_srvs.srv import SetBool, Trigger
 from tf2_msgs.msg import TFMessage
 
 from . import common
+from .common import stamp
 from ..description.urdf import joint_frames, urdf
 from ..mechanics.integrators import METHODS
 from ..mechanics.simulation import NonFiniteStateError, Simulation
 from ..model_config import ConfigError
 
 LATCHED = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)
-
-
-def stamp(seconds):
-    """builtin_interfaces/Time of a non-negative time in seconds."""
-    sec = math.floor(seconds)
-    return Time(sec=int(sec), nanosec=min(int(round((seconds - sec) * 1e9)), 999_999_999))
 
 
 def transform(frame, time_msg):

@@ -1,0 +1,515 @@
+"""Servo plant node: a rigid body or a Chaplygin sleigh with a servoconstraint, over ROS.
+
+The model (`mechanics.servo`, a ``config/models`` file of ``type: servo_rigid_body`` or
+``servo_sleigh``) is a left-invariant system whose constraint <a, w> = 0 is either enforced
+by the plant itself with a reaction along the control direction b (realization ``servo``)
+or left to a controller that commands the magnitude of the force or torque along b
+(realization ``free``).
+
+Subscribes
+    effort_controller/commands  std_msgs/Float64MultiArray with ``nu`` entries: one for a
+                                ``free`` plant (magnitude of the torque [N m] or force [N]
+                                along b), none for a ``servo`` plant (in lockstep an empty
+                                command still advances time by one period)
+Publishes
+    tf                  tf2_msgs/TFMessage: world_frame -> the model's body frame
+                        (``body``, ``sleigh``); for the sleigh, the blade point O
+    odom                nav_msgs/Odometry: header.frame_id = world_frame, child_frame_id =
+                        the body frame; pose of the body frame in the world; twist in the
+                        body axes (angular [rad/s], linear velocity of the frame origin
+                        [m/s]; for the sleigh linear.x is the forward speed u, linear.y the
+                        lateral speed, zero on the constraint); covariances zero
+    servo_state         sensor_msgs/JointState used as a named vector: name = the model's
+                        ``output_names`` (lambda, kinetic_energy, potential_energy, energy,
+                        control_power, residual, margin, then the first integrals that
+                        apply), position = their values; velocity and effort empty
+    markers             visualization_msgs/MarkerArray: body axes, arrows along a and b,
+                        the body (an ellipsoid or a plate sized by its inertia), the path of
+                        the frame origin (the sleigh's contact point) as a line strip
+    clock               rosgraph_msgs/Clock, simulated time (when publish_clock)
+    diagnostics         diagnostic_msgs/DiagnosticArray, once per wall second and at a fault
+Services
+    ~/reset             std_srvs/Trigger: initial state, time zero, zero input, path cleared
+    ~/pause             std_srvs/SetBool: true pauses simulated time, false resumes
+
+Timing modes as for the arm plant: ``realtime`` advances one ``update_period`` per tick of
+a wall-clock timer; ``lockstep`` advances one ``update_period`` per received command and
+re-publishes an unanswered state every ``lockstep_resend_period`` wall seconds.
+
+Bad configuration (unrealizable direction b, zero axis vectors, an inertia that is not
+positive definite, a non-finite initial state, bad node parameters) is refused at start-up
+with exit code 2 and a message naming the field. Bad commands (wrong length, NaN or
+infinite entries) are rejected with a throttled warning; the last valid command is held for
+``command_timeout`` simulated seconds, then the input is zero. A finite-time blow-up (or any
+state the model cannot continue from) stops the integration at the last good state with an
+ERROR on /diagnostics naming the failure; the node stays up, ~/reset recovers. No message
+ever carries a non-finite number.
+"""
+
+import collections
+import math
+import time
+
+import numpy as np
+import transforms3d
+from rclpy.clock import Clock, ClockType
+from rclpy.node import Node
+
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
+from geometry_msgs.msg import Point, TransformStamped
+from nav_msgs.msg import Odometry
+from rosgraph_msgs.msg import Clock as ClockMsg
+from sensor_msgs.msg import JointState
+from std_msgs.msg import ColorRGBA, Float64MultiArray
+from std_srvs.srv import SetBool, Trigger
+from tf2_msgs.msg import TFMessage
+from visualization_msgs.msg import Marker, MarkerArray
+
+from . import common
+from .common import stamp
+from ..mechanics.integrators import METHODS
+from ..mechanics.simulation import NonFiniteStateError, Simulation
+from ..model_config import ConfigError
+
+SERVO_TYPES = ('servo_rigid_body', 'servo_sleigh')
+PATH_RESOLUTION = 1e-4   # m: a path point is added once the origin moved this far
+
+
+def load_servo_model(node):
+    """Declare ``model`` and load a servo model; any model error becomes `ConfigError`."""
+    try:
+        model = common.model_parameter(node, default='sleigh_servo')
+    except ConfigError:
+        raise
+    except ValueError as error:  # e.g. RealizabilityError raised by the model itself
+        raise ConfigError(f'parameter model: {error}') from None
+    if not hasattr(model, 'output_names') or not hasattr(model, 'body_twist'):
+        raise ConfigError(f"parameter model: {model.name!r} is not a servoconstraint model "
+                          f"(expected a file of type {' or '.join(SERVO_TYPES)})")
+    return model
+
+
+def initial_state(model):
+    """Return the initial (q, v) of the model file, checked (`ConfigError` naming a problem)."""
+    q = np.array(getattr(model, 'initial_q', model.neutral_configuration()), dtype=float)
+    v = np.array(getattr(model, 'initial_v', np.zeros(model.nv)), dtype=float)
+    if q.shape != (model.nq,) or v.shape != (model.nv,):
+        raise ConfigError(f'initial state: expected q of {model.nq} and v of {model.nv} '
+                          f'entries, got {q.size} and {v.size}')
+    try:
+        model.check_state(q, v)
+    except ValueError as error:
+        raise ConfigError(f'initial state: {error}') from None
+    if not (np.all(np.isfinite(q)) and np.all(np.isfinite(v))):
+        raise ConfigError(f'initial state: not finite: q = {q.tolist()}, v = {v.tolist()}')
+    return q, v
+
+
+def quaternion(rotation):
+    """(w, x, y, z) of a rotation matrix."""
+    return transforms3d.quaternions.mat2quat(rotation)
+
+
+def covector_arrow(model, covector):
+    """Direction in the body frame in which to draw a covector a or b (unit or zero).
+
+    Rigid body: the covector itself (so(3)* with the body axes). Sleigh, basis (rot, u, v):
+    the force part (u, v) is horizontal in the sleigh frame and the torque part vertical.
+    """
+    c = np.asarray(covector, dtype=float)
+    vec = c[:3] if model.kind == 'rigid_body' else np.array([c[1], c[2], c[0]])
+    norm = float(np.linalg.norm(vec))
+    return vec / norm if norm > 0.0 and math.isfinite(norm) else np.zeros(3)
+
+
+def body_shape(model, size):
+    """Marker type, scale, centre and orientation (w, x, y, z) of the body in its frame.
+
+    Rigid body: the ellipsoid of the homogeneous solid with the same principal moments,
+    semi-axes proportional to sqrt(I_j + I_k - I_i), largest diameter ``size``. Sleigh: a
+    thin plate twice as long as wide with the sleigh's moment of inertia about its centre
+    of mass (on the u axis at the offset), so the plate shows the inertia at mass scale.
+    """
+    if model.kind == 'rigid_body':
+        inertia = np.asarray(getattr(model, 'inertia', np.eye(3)), dtype=float)
+        moments, axes = np.linalg.eigh(0.5 * (inertia + inertia.T))
+        if np.linalg.det(axes) < 0.0:
+            axes[:, 2] = -axes[:, 2]
+        semi = np.sqrt(np.maximum(moments.sum() - 2.0 * moments, 1e-12 * moments.max()))
+        scale = size * semi / semi.max()
+        return Marker.SPHERE, scale, np.zeros(3), quaternion(axes)
+    mass = float(getattr(model, 'mass', 1.0))
+    offset = float(getattr(model, 'offset', 0.0))
+    inertia_o = float(np.ravel(getattr(model, 'inertia', 0.0))[0])
+    central = inertia_o - mass * offset ** 2
+    # Plate L x W with L = 2 W: I = m (L^2 + W^2) / 12 = 5 m W^2 / 12.
+    width = math.sqrt(12.0 * central / (5.0 * mass)) if central > 0.0 and mass > 0.0 else 0.0
+    if not (math.isfinite(width) and width > 0.0):
+        width = 0.25 * size
+    thickness = 0.05 * width
+    return (Marker.CUBE, np.array([2.0 * width, width, thickness]),
+            np.array([offset, 0.0, 0.5 * thickness]), np.array([1.0, 0.0, 0.0, 0.0]))
+
+
+def color(r, g, b, a=1.0):
+    """std_msgs/ColorRGBA."""
+    return ColorRGBA(r=float(r), g=float(g), b=float(b), a=float(a))
+
+
+def point(xyz):
+    """geometry_msgs/Point."""
+    return Point(x=float(xyz[0]), y=float(xyz[1]), z=float(xyz[2]))
+
+
+class ServoNode(Node):
+    """ROS adapter around `Simulation` of a servoconstraint model."""
+
+    def __init__(self):
+        """Read and check parameters, build the model, create the ROS interfaces."""
+        super().__init__('servo_plant')
+        self.model = load_servo_model(self)
+        self.timing_mode = common.choice(self, 'timing_mode', 'realtime',
+                                         ('realtime', 'lockstep'), 'How simulated time advances.')
+        integrator = common.choice(self, 'integrator', 'rk4', METHODS,
+                                   'Fixed-step integration scheme (on the group: RKMK).')
+        step = common.positive(self, 'integration_step', 0.001, 'Internal step [s].')
+        self.update_period = common.positive(
+            self, 'update_period', 0.01,
+            'Simulated time per state publication, and per command in lockstep [s].')
+        self.command_timeout = common.positive(
+            self, 'command_timeout', 0.05,
+            'Simulated age [s] after which the last valid command is replaced by zero input.')
+        self.resend_period = common.positive(
+            self, 'lockstep_resend_period', 0.2,
+            'Wall time [s] after which lockstep re-publishes an unanswered state.')
+        self.publish_clock = common.declare(self, 'publish_clock', True,
+                                            'Publish simulated time on /clock.')
+        self.world_frame = common.declare(self, 'world_frame', 'world', 'Root TF frame.')
+        self.path_length = common.declare(self, 'path_length', 5000,
+                                          'Most points kept in the path marker.')
+        if not (isinstance(self.path_length, int) and self.path_length >= 2):
+            raise ConfigError(f'parameter path_length: must be an integer >= 2, got '
+                              f'{self.path_length!r}')
+        self.marker_period = common.positive(self, 'marker_period', 0.1,
+                                             'Wall time [s] between marker publications.')
+        self.marker_scale = common.positive(self, 'marker_scale', 0.5,
+                                            'Length of the axis and a, b arrows [m].')
+        if self.world_frame == self.model.frame:
+            raise ConfigError(f'parameter world_frame: must differ from the body frame '
+                              f'{self.model.frame!r}')
+        q0, v0 = initial_state(self.model)
+        try:
+            self.sim = Simulation(self.model, step, integrator, q0, v0)
+            self.sim.steps_in(self.update_period)
+        except ValueError as error:
+            raise ConfigError(f'parameters integration_step/update_period: {error}') from None
+
+        self.data = self.model.create_data()
+        self.outputs = self._outputs()
+        if not np.all(np.isfinite(self.outputs)):
+            bad = [n for n, x in zip(self.model.output_names, self.outputs)
+                   if not math.isfinite(x)]
+            raise ConfigError(f'initial state: non-finite outputs {", ".join(bad)}')
+        self.margin_index = list(self.model.output_names).index('margin')
+        self.input = np.zeros(self.model.nu)         # applied to the model
+        self.last_command = np.zeros(self.model.nu)  # last valid command
+        self.last_command_time = -math.inf           # simulated time it arrived
+        self.limit = getattr(self.model, 'input_limit', None)
+        self.paused = False
+        self.fault = ''
+        self.rejected = 0
+        self.clipped = 0
+        self.warn_throttled = common.ReasonThrottle(self.get_logger().warning)
+        self.waiting_since = time.monotonic()
+        self._wall_start, self._sim_start = time.monotonic(), 0.0
+        self.path = collections.deque(maxlen=self.path_length)
+
+        self.tf_pub = self.create_publisher(TFMessage, 'tf', 10)
+        self.odom_pub = self.create_publisher(Odometry, 'odom', 10)
+        self.state_pub = self.create_publisher(JointState, 'servo_state', 10)
+        self.marker_pub = self.create_publisher(MarkerArray, 'markers', 10)
+        self.clock_pub = self.create_publisher(ClockMsg, 'clock', 10)
+        self.diagnostics_pub = self.create_publisher(DiagnosticArray, 'diagnostics', 10)
+        self.create_subscription(Float64MultiArray, 'effort_controller/commands',
+                                 self.on_command, 10)
+        self.create_service(Trigger, '~/reset', self.on_reset)
+        self.create_service(SetBool, '~/pause', self.on_pause)
+
+        self._prepare_messages()
+        # Timers on the steady clock: with use_sim_time the node clock follows /clock, which
+        # this node itself publishes.
+        steady = Clock(clock_type=ClockType.STEADY_TIME)
+        if self.timing_mode == 'realtime':
+            self.create_timer(self.update_period, self.update, clock=steady)
+        else:
+            self.create_timer(self.resend_period / 4, self.on_resend_check, clock=steady)
+        self.create_timer(self.marker_period, self.publish_markers, clock=steady)
+        self.create_timer(1.0, self.publish_diagnostics, clock=steady)
+        self.publish_state()
+        self.publish_markers()
+        self.get_logger().info(
+            f"simulating '{self.model.name}' ({self.model.kind}, realization "
+            f'{self.model.realization}, margin <I^-1 a, b> = {self.margin:.6g}) in '
+            f'{self.timing_mode} mode: {integrator} step {step} s, update period '
+            f'{self.update_period} s')
+
+    # -- messages ---------------------------------------------------------------------
+    def _prepare_messages(self):
+        """Build the messages once; each publication only refreshes numbers."""
+        body = self.model.frame
+        self.transform = TransformStamped()
+        self.transform.header.frame_id = self.world_frame
+        self.transform.child_frame_id = body
+        self.tf_message = TFMessage(transforms=[self.transform])
+        self.odom = Odometry()
+        self.odom.header.frame_id = self.world_frame
+        self.odom.child_frame_id = body
+        self.servo_state = JointState(name=list(self.model.output_names))
+        self.clock_message = ClockMsg()
+        self.body_markers = self._body_markers()
+        self.path_marker = Marker(ns='path', id=0, type=Marker.LINE_STRIP, action=Marker.ADD,
+                                  color=color(0.9, 0.9, 0.2))
+        self.path_marker.header.frame_id = self.world_frame
+        self.path_marker.pose.orientation.w = 1.0
+        self.path_marker.scale.x = 0.01 * self.marker_scale
+
+    def _body_markers(self):
+        """Markers fixed in the body frame: axes, the a and b arrows, the body."""
+        size = self.marker_scale
+        markers = []
+
+        def add(ns, marker_type, rgba, **fields):
+            marker = Marker(ns=ns, id=0, type=marker_type, action=Marker.ADD,
+                            frame_locked=True, color=color(*rgba), **fields)
+            marker.header.frame_id = self.model.frame
+            marker.pose.orientation.w = 1.0
+            markers.append(marker)
+            return marker
+
+        for k, (name, rgba) in enumerate((('axis_x', (1, 0, 0)), ('axis_y', (0, 1, 0)),
+                                          ('axis_z', (0, 0, 1)))):
+            tip = np.zeros(3)
+            tip[k] = 0.8 * size
+            arrow = add(name, Marker.ARROW, rgba, points=[point((0, 0, 0)), point(tip)])
+            arrow.scale.x, arrow.scale.y, arrow.scale.z = 0.02 * size, 0.04 * size, 0.08 * size
+        for name, covector, rgba in (('a', self.model.a, (1.0, 0.5, 0.0)),
+                                     ('b', self.model.b, (0.0, 0.8, 0.9))):
+            direction = covector_arrow(self.model, covector)
+            arrow = add(f'vector_{name}', Marker.ARROW, rgba,
+                        points=[point((0, 0, 0)), point(size * direction)])
+            arrow.scale.x, arrow.scale.y, arrow.scale.z = 0.03 * size, 0.06 * size, 0.1 * size
+            label = add(f'label_{name}', Marker.TEXT_VIEW_FACING, rgba, text=name)
+            label.pose.position = point(1.1 * size * direction)
+            label.scale.z = 0.1 * size
+        shape, scale, centre, orientation = body_shape(self.model, size)
+        body = add('body', shape, (0.6, 0.6, 0.7, 0.5))
+        body.scale.x, body.scale.y, body.scale.z = (float(s) for s in scale)
+        body.pose.position = point(centre)
+        o = body.pose.orientation
+        o.w, o.x, o.y, o.z = (float(c) for c in orientation)
+        return markers
+
+    def _outputs(self):
+        """Output values at the current state (input u for a free plant)."""
+        u = self.sim.input if self.model.nu else None
+        return np.asarray(self.model.outputs(self.data, self.sim.q, self.sim.v, u), dtype=float)
+
+    @property
+    def margin(self):
+        """Realizability margin <I^-1 a, b> at the current state."""
+        return float(self.outputs[self.margin_index])
+
+    # -- commands -----------------------------------------------------------------------
+    def on_command(self, msg):
+        """Validate a command; in lockstep, apply it and advance one update period."""
+        data = msg.data
+        nu = self.model.nu
+        if len(data) != nu:
+            what = ('one input (magnitude along b)' if nu == 1 else
+                    f'{nu} inputs' if nu else 'no inputs (the servo plant has none)')
+            self.reject('length', f'expected {what}, got {len(data)} entries')
+        elif not all(math.isfinite(x) for x in data):
+            self.reject('non-finite', f'non-finite input in {list(data)}')
+        else:
+            self.last_command[:] = data
+            self.last_command_time = self.sim.time
+        if self.timing_mode == 'lockstep':
+            self.update()
+
+    def reject(self, kind, reason):
+        """Count and log a rejected command; the previous valid command stays in force."""
+        self.rejected += 1
+        self.warn_throttled(kind, f'rejected command: {reason}; holding the last valid command')
+
+    def select_input(self):
+        """Input to apply now: the last valid command while fresh, else zero; clipped."""
+        if self.sim.time - self.last_command_time <= self.command_timeout + 1e-12:
+            self.input[:] = self.last_command
+            if self.limit is not None:
+                np.clip(self.input, -self.limit, self.limit, out=self.input)
+                if np.any(self.input != self.last_command):
+                    self.clipped += 1
+        else:
+            self.input[:] = 0.0
+
+    # -- time -----------------------------------------------------------------------
+    def on_resend_check(self):
+        """Lockstep mode: re-publish a state nobody answered (start-up, lost command)."""
+        if time.monotonic() - self.waiting_since > self.resend_period:
+            self.publish_state()
+
+    def update(self):
+        """Advance one update period (unless paused or faulted) and publish the state."""
+        if not self.paused:
+            self.select_input()
+            try:
+                self.sim.advance(self.input, self.update_period)
+            except NonFiniteStateError as error:
+                self.stop(self.failure_text(error))
+        self.publish_state()
+
+    def failure_text(self, error):
+        """Why the integration stopped: the model's explanation (``blow-up: ...``) if any."""
+        explain = getattr(self.model, 'failure', None)
+        if explain is None:
+            return str(error)
+        return (f'{explain(self.sim.q, self.sim.v)}; integration stopped at the last good '
+                f'state, t = {self.sim.time:.6f} s')
+
+    def stop(self, reason):
+        """Stop the integration at the last good state and report it as an ERROR."""
+        self.paused = True
+        self.fault = reason
+        self.get_logger().error(f'{reason}; call ~/reset to recover')
+        self.publish_diagnostics()
+
+    def publish_state(self):
+        """Publish TF, odometry, outputs and the clock at the current time (finite only)."""
+        q, v = self.sim.q, self.sim.v
+        rotation, position = self.model.pose(q)
+        angular, linear = self.model.body_twist(q, v)
+        outputs = self._outputs()
+        numbers = np.concatenate([np.ravel(rotation), position, angular, linear, outputs])
+        if not np.all(np.isfinite(numbers)):
+            if not self.fault:
+                bad = [n for n, x in zip(self.model.output_names, outputs)
+                       if not math.isfinite(x)] or ['pose or twist']
+                self.stop(f'non-finite values in {", ".join(bad)}; integration stopped at '
+                          f't = {self.sim.time:.6f} s')
+            return
+        self.outputs = outputs   # diagnostics report the last finite values
+        now = stamp(self.sim.time)
+        w, x, y, z = quaternion(rotation).tolist()
+        px, py, pz = position.tolist()
+        t = self.transform
+        t.header.stamp = now
+        t.transform.translation.x, t.transform.translation.y, t.transform.translation.z = \
+            px, py, pz
+        r = t.transform.rotation
+        r.w, r.x, r.y, r.z = w, x, y, z
+        odom = self.odom
+        odom.header.stamp = now
+        odom.pose.pose.position.x, odom.pose.pose.position.y, odom.pose.pose.position.z = \
+            px, py, pz
+        o = odom.pose.pose.orientation
+        o.w, o.x, o.y, o.z = w, x, y, z
+        tw = odom.twist.twist
+        tw.angular.x, tw.angular.y, tw.angular.z = angular.tolist()
+        tw.linear.x, tw.linear.y, tw.linear.z = linear.tolist()
+        self.servo_state.header.stamp = now
+        self.servo_state.position = self.outputs.tolist()
+        if not self.path or math.dist(self.path[-1], (px, py, pz)) > PATH_RESOLUTION:
+            self.path.append((px, py, pz))
+        if self.publish_clock:
+            self.clock_message.clock = now
+            self.clock_pub.publish(self.clock_message)
+        self.tf_pub.publish(self.tf_message)
+        self.odom_pub.publish(odom)
+        self.state_pub.publish(self.servo_state)
+        self.waiting_since = time.monotonic()
+
+    def publish_markers(self):
+        """Publish the body markers and the path of the frame origin."""
+        now = stamp(self.sim.time)
+        markers = list(self.body_markers)
+        for marker in markers:
+            marker.header.stamp = now
+        if len(self.path) >= 2:
+            self.path_marker.header.stamp = now
+            self.path_marker.action = Marker.ADD
+            self.path_marker.points = [Point(x=x, y=y, z=z) for x, y, z in self.path]
+        else:
+            self.path_marker.action = Marker.DELETE
+            self.path_marker.points = []
+        markers.append(self.path_marker)
+        self.marker_pub.publish(MarkerArray(markers=markers))
+
+    # -- services and diagnostics --------------------------------------------------------
+    def on_reset(self, request, response):
+        """Go back to the initial state at time zero, zero input, fault and path cleared."""
+        self.sim.reset()
+        self.input[:] = 0.0
+        self.last_command[:] = 0.0
+        self.last_command_time = -math.inf
+        self.fault = ''
+        self.paused = False
+        self.path.clear()
+        self._wall_start, self._sim_start = time.monotonic(), 0.0
+        self.publish_state()
+        self.publish_markers()
+        response.success = True
+        response.message = 'servo plant reset to its initial state at t = 0'
+        return response
+
+    def on_pause(self, request, response):
+        """Pause (data = true) or resume (false) simulated time."""
+        if not request.data and self.fault:
+            response.success = False
+            response.message = f'cannot resume: {self.fault}; call ~/reset first'
+            return response
+        self.paused = bool(request.data)
+        self._wall_start, self._sim_start = time.monotonic(), self.sim.time
+        response.success = True
+        response.message = 'paused' if self.paused else 'running'
+        return response
+
+    def publish_diagnostics(self):
+        """Report the state of the simulation: fault, margin, residual, real-time factor."""
+        wall = time.monotonic() - self._wall_start
+        rtf = (self.sim.time - self._sim_start) / wall if wall > 0 else 0.0
+        if self.fault:
+            level, message = DiagnosticStatus.ERROR, self.fault
+        elif self.rejected:
+            level, message = DiagnosticStatus.WARN, f'{self.rejected} commands rejected'
+        else:
+            level, message = DiagnosticStatus.OK, 'paused' if self.paused else 'running'
+        values = dict(zip(self.model.output_names, self.outputs.tolist()))
+        status = DiagnosticStatus(level=level, name=f'{self.get_name()}: servo simulation',
+                                  hardware_id=self.model.name, message=message, values=[
+                                      KeyValue(key='simulated_time', value=f'{self.sim.time:.6f}'),
+                                      KeyValue(key='real_time_factor', value=f'{rtf:.3f}'),
+                                      KeyValue(key='paused', value=str(self.paused)),
+                                      KeyValue(key='kind', value=self.model.kind),
+                                      KeyValue(key='realization', value=self.model.realization),
+                                      KeyValue(key='realizability_margin',
+                                               value=f'{self.margin:.6g}'),
+                                      KeyValue(key='residual',
+                                               value=f"{values.get('residual', 0.0):.3e}"),
+                                      KeyValue(key='energy',
+                                               value=f"{values.get('energy', 0.0):.9g}"),
+                                      KeyValue(key='rejected_commands', value=str(self.rejected)),
+                                      KeyValue(key='clipped_commands', value=str(self.clipped)),
+                                      KeyValue(key='fault', value=self.fault),
+                                  ])
+        msg = DiagnosticArray(status=[status])
+        msg.header.stamp = stamp(self.sim.time)
+        self.diagnostics_pub.publish(msg)
+
+
+def main(args=None):
+    """Entry point of the ``servo_plant`` executable."""
+    common.run(ServoNode, args)
+
+
+if __name__ == '__main__':
+    main()

@@ -1,0 +1,57 @@
+"""Servoconstraint plant: ``ros2 launch flexible_manipulator servo.launch.py``.
+
+Arguments: ``model:=suslov_servo_generic`` picks a system of config/models (default: the
+one in the parameter file, the servo-sleigh); ``timing_mode:=lockstep`` advances one period
+per command (for a controller of a free plant); ``params_file:=...`` replaces
+config/servo.yaml; ``rviz:=true`` opens RViz. The node runs on simulated time (/clock from
+the plant). Without ``launch``, the same node and parameter file start with
+``servo_plant --ros-args --params-file <share>/config/servo.yaml -p use_sim_time:=true``.
+"""
+
+import os
+
+from ament_index_python.packages import get_package_share_directory
+from launch import LaunchDescription
+from launch.actions import DeclareLaunchArgument, OpaqueFunction
+from launch.conditions import IfCondition
+from launch.substitutions import LaunchConfiguration
+from launch_ros.actions import Node
+
+from flexible_manipulator import graph
+
+
+def servo_nodes(context):
+    """Nodes of graph.SERVO; model and timing mode override the file only when given."""
+    overrides = {'use_sim_time': True}
+    for name in ('model', 'timing_mode'):
+        value = LaunchConfiguration(name).perform(context)
+        if value:
+            overrides[name] = value
+    params_file = LaunchConfiguration('params_file').perform(context)
+    return [Node(package=graph.PACKAGE, executable=spec.executable, name=spec.name,
+                 output='screen', parameters=[params_file, overrides])
+            for spec in graph.SERVO]
+
+
+def generate_launch_description():
+    """Servo plant from config/servo.yaml, optional RViz."""
+    share = get_package_share_directory(graph.PACKAGE)
+    rviz = Node(package='rviz2', executable='rviz2', name='rviz2', output='screen',
+                arguments=['-d', os.path.join(share, 'config', 'servo.rviz')],
+                parameters=[{'use_sim_time': True}],
+                condition=IfCondition(LaunchConfiguration('rviz')))
+    return LaunchDescription([
+        DeclareLaunchArgument('model', default_value='',
+                              description='Model name in config/models or a path '
+                                          '(empty: the parameter file decides).'),
+        DeclareLaunchArgument('timing_mode', default_value='',
+                              description='realtime or lockstep (empty: the parameter file '
+                                          'decides).'),
+        DeclareLaunchArgument('rviz', default_value='false', description='Open RViz.'),
+        DeclareLaunchArgument('params_file',
+                              default_value=os.path.join(share, 'config',
+                                                         graph.SERVO_PARAMETERS),
+                              description='Parameter file of the servo plant.'),
+        OpaqueFunction(function=servo_nodes),
+        rviz,
+    ])
