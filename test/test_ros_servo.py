@@ -221,12 +221,14 @@ def bad_configs():
     ixx, iyy, izz, ixy, ixz, iyz = top['inertia']
     inverse = np.linalg.inv([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]])
     # b orthogonal to I^-1 a: <I^-1 a, b> = 0.
-    b_unrealizable = np.cross(inverse @ np.array(top['a']), [1.0, 0.0, 0.0]).tolist()
+    b_unrealizable = np.cross(inverse @ np.array(top['a']), [1.0, 0.0, 0.0])
+    b_unrealizable = (b_unrealizable / np.linalg.norm(b_unrealizable)).tolist()
     return [
         ('sleigh b_s = 0', dict(sleigh, control=[0.5, 0.0, 0.01]),
          ['control', 'realizability margin']),
         ('top b _|_ I^-1 a', dict(top, b=b_unrealizable), ['b:', 'realizability margin']),
         ('zero axis a', dict(top, a=[0.0, 0.0, 0.0]), ['a:', 'zero vector']),
+        ('axis b not normalized', dict(top, b=[0.0, 1.2, -1.6]), ['b:', 'unit vector']),
         ('inertia not positive definite', dict(top, inertia=[1.0, 1.0, -1.0, 0.0, 0.0, 0.0]),
          ['inertia', 'positive definite']),
         ('quaternion not unit', dict(top, initial={'q': [1.0, 0.2, 0.0, 0.0],

@@ -132,6 +132,12 @@ def test_generic_servo_top_matches_the_reduced_system_in_any_body_frame():
     assert scale > 20.0      # the run covers the growth towards the blow-up
 
 
+def unit(vector):
+    """The unit vector along ``vector`` (the model takes unit axes a and b)."""
+    vector = np.asarray(vector, dtype=float)
+    return vector / np.linalg.norm(vector)
+
+
 @pytest.mark.parametrize('b', [(0.0, 0.0, 1.0), (0.0, 0.6, -0.8), (0.3, 0.5, 0.8),
                                (1.0, -0.5, 0.0), (-0.2, 0.7, 0.4)],
                          ids=['classical', 'generic', 'oblique', 'b_orthogonal_to_a',
@@ -143,7 +149,7 @@ def test_constraint_holds_to_round_off_for_several_b(b):
     orthogonal to a (realizable since I11 I23 != I12 I13, (5.5)), in rotated axes."""
     inertia = np.array([[2.0, 0.3, 0.4], [0.3, 3.0, 0.5], [0.4, 0.5, 4.0]])
     Q = random_rotation(3)
-    model = ServoRigidBody('t', Q @ inertia @ Q.T, Q @ [0.0, 0.0, 1.0], Q @ np.array(b))
+    model = ServoRigidBody('t', Q @ inertia @ Q.T, Q @ [0.0, 0.0, 1.0], Q @ unit(b))
     v0 = Q @ [0.4, -0.3, 0.0]
     _, vs, outs = run(model, None, v0, np.linspace(0.0, 2.0, 21))
     scale = np.abs(vs).max()
@@ -216,7 +222,7 @@ def test_b_parallel_to_inertia_times_a_is_not_the_classical_case():
     """The digest's caveat: b = I a differs from b || a unless a is an eigenvector of I, and
     then the reaction works: T changes (by the integrated control power)."""
     base = config('suslov_classical')
-    model = rotated(base, np.eye(3), b=base.inertia @ base.a)
+    model = rotated(base, np.eye(3), b=unit(base.inertia @ base.a))
     times = np.linspace(0.0, 2.0, 2001)
     _, _, outs = run(model, None, base.initial_v, times)
     energy = output(model, outs, 'energy')
@@ -439,8 +445,8 @@ def test_realizability_is_checked_at_construction():
     naming b and the margin; (5.5) with b3 = 0 and I11 I23 = I12 I13 is refused too, while
     b3 = 0 with I11 I23 != I12 I13 (b orthogonal to a, not to I^-1 a) is realizable."""
     inertia = np.array([[2.0, 0.3, 0.4], [0.3, 3.0, 0.5], [0.4, 0.5, 4.0]])
-    a = np.array([0.2, -0.1, 1.0])
-    b = np.cross(np.linalg.solve(inertia, a), [0.3, 1.0, -0.2])
+    a = unit([0.2, -0.1, 1.0])
+    b = unit(np.cross(np.linalg.solve(inertia, a), [0.3, 1.0, -0.2]))
     with pytest.raises(RealizabilityError, match=r'^b: realizability margin <I\^-1 a, b>'):
         ServoRigidBody('t', inertia, a, b)
     degenerate = np.array([[2.0, 0.3, 0.4], [0.3, 3.0, 0.06], [0.4, 0.06, 4.0]])
@@ -459,11 +465,13 @@ def test_realizability_is_checked_at_construction():
     (dict(inertia=[[1, 0.5, 0], [0, 1, 0], [0, 0, 1]]), 'inertia'),
     (dict(inertia=[[1, 0, 0], [0, 1, 0], [0, 0, math.nan]]), 'inertia'),
     (dict(a=[0, 0, 0]), 'a'), (dict(b=[0, math.inf, 1]), 'b'), (dict(b=[0, 0]), 'b'),
+    (dict(a=[0, 0, 2]), 'a'), (dict(b=[0.3, 0.5, 0.8]), 'b'),
     (dict(weight_moment=[0, math.nan, 0]), 'weight_moment'),
     (dict(realization='ideal'), 'realization'), (dict(stabilization=-1.0), 'stabilization'),
     (dict(omega_max=0.0), 'omega_max'), (dict(position=[0, 0]), 'position')])
 def test_bad_parameters_are_refused_naming_the_field(change, field):
-    """Non-SPD or non-finite inertia, zero or non-finite a, b, bad options: ValueError."""
+    """Non-SPD or non-finite inertia, zero, non-unit or non-finite a, b, bad options:
+    ValueError naming the field."""
     args = dict(inertia=np.diag([1.0, 2.0, 3.0]), a=[0, 0, 1], b=[0, 0, 1])
     args.update(change)
     with pytest.raises(ValueError, match=f'^{field}:'):

@@ -58,6 +58,7 @@ REALIZABILITY_TOLERANCE = 1e-9
 # Relative tolerance of the case tests (b || a, a an eigenvector of I, (5.15)-(5.16), ...).
 CASE_TOLERANCE = 1e-9
 UNIT_QUATERNION_TOLERANCE = 1e-6
+UNIT_VECTOR_TOLERANCE = 1e-9        # |a|, |b| of the rigid body's axes
 REALIZATIONS = ('servo', 'free')
 BASE_OUTPUTS = ('lambda', 'kinetic_energy', 'potential_energy', 'energy', 'control_power',
                 'residual', 'margin')
@@ -124,6 +125,16 @@ def _nonzero_vector(value, field):
     vector = _finite_array(value, field, (3,))
     if not np.linalg.norm(vector) > 0.0:
         raise ValueError(f'{field}: must not be the zero vector')
+    return vector
+
+
+def _unit_vector(value, field):
+    """A body axis: finite, non-zero and of unit length (a typo in an axis is refused)."""
+    vector = _nonzero_vector(value, field)
+    norm = float(np.linalg.norm(vector))
+    if abs(norm - 1.0) > UNIT_VECTOR_TOLERANCE:
+        raise ValueError(f'{field}: must be a unit vector, got |{field}| = {norm:.9g} '
+                         f'(divide it by its norm)')
     return vector
 
 
@@ -333,8 +344,8 @@ class ServoRigidBody(ServoSystem):
         """Build the model; ValueError (RealizabilityError) naming the field at fault.
 
         :param inertia: 3x3 inertia tensor about the fixed point, body axes [kg m^2], SPD.
-        :param a: constraint covector (body axes); the constraint is <a, w> = 0.
-        :param b: control-torque direction (body axes); the torque is lambda b [N m].
+        :param a: constraint axis (unit vector, body axes); the constraint is <a, w> = 0.
+        :param b: control-torque axis (unit vector, body axes); the torque is lambda b [N m].
         :param weight_moment: c_g = weight x centre-of-mass vector, body axes [N m].
         :param realization: 'servo' (plant enforces the constraint) or 'free' (input u).
         :param stabilization: Baumgarte gain k [1/s]: <a, w> decays as e^{-k t}.
@@ -345,6 +356,7 @@ class ServoRigidBody(ServoSystem):
         self.weight_moment = _finite_array(weight_moment, 'weight_moment', (3,))
         self.position = _finite_array(position, 'position', (3,))
         self.nq = 4
+        a, b = _unit_vector(a, 'a'), _unit_vector(b, 'b')
         self._setup(name, kernels.KIND_RIGID_BODY, SO3_STRUCTURE, self.inertia, a, b,
                     realization, stabilization, omega_max, 'a', 'b',
                     weight_moment=self.weight_moment)
