@@ -129,7 +129,7 @@ def _nonzero_vector(value, field):
 
 
 def _unit_vector(value, field):
-    """A body axis: finite, non-zero and of unit length (a typo in an axis is refused)."""
+    """Return a body axis, checked finite, non-zero and of unit length (a typo is refused)."""
     vector = _nonzero_vector(value, field)
     norm = float(np.linalg.norm(vector))
     if abs(norm - 1.0) > UNIT_VECTOR_TOLERANCE:

@@ -44,31 +44,27 @@ infinite entries) are rejected with a throttled warning; the last valid command 
 state the model cannot continue from) stops the integration at the last good state with an
 ERROR on /diagnostics naming the failure; the node stays up, ~/reset recovers. No message
 ever carries a non-finite number.
+
+The shared plant machinery (timing, command intake, services, fault state, diagnostics) is
+`simulated_plant.SimulatedPlant`; this module adds the servo model, its messages and markers.
 """
 
 import collections
 import math
-import time
 
 import numpy as np
 import transforms3d
-from rclpy.clock import Clock, ClockType
-from rclpy.node import Node
 
-from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from geometry_msgs.msg import Point, TransformStamped
 from nav_msgs.msg import Odometry
-from rosgraph_msgs.msg import Clock as ClockMsg
 from sensor_msgs.msg import JointState
-from std_msgs.msg import ColorRGBA, Float64MultiArray
-from std_srvs.srv import SetBool, Trigger
+from std_msgs.msg import ColorRGBA
 from tf2_msgs.msg import TFMessage
 from visualization_msgs.msg import Marker, MarkerArray
 
 from . import common
 from .common import stamp
-from ..mechanics.integrators import METHODS
-from ..mechanics.simulation import NonFiniteStateError, Simulation
+from .simulated_plant import SimulatedPlant
 from ..model_config import ConfigError
 
 SERVO_TYPES = ('servo_rigid_body', 'servo_sleigh')
@@ -161,30 +157,26 @@ def point(xyz):
     return Point(x=float(xyz[0]), y=float(xyz[1]), z=float(xyz[2]))
 
 
-class ServoNode(Node):
-    """ROS adapter around `Simulation` of a servoconstraint model."""
+class ServoNode(SimulatedPlant):
+    """The servo plant: a servoconstraint model publishing odometry, outputs and markers."""
+
+    DEFAULT_INTEGRATION_STEP = 0.001
+    DEFAULT_UPDATE_PERIOD = 0.01
+    INTEGRATOR_NOTE = ' (on the group: RKMK)'
+    SIMULATION_NAME = 'servo simulation'
+    RESET_MESSAGE = 'servo plant reset to its initial state at t = 0'
 
     def __init__(self):
         """Read and check parameters, build the model, create the ROS interfaces."""
         super().__init__('servo_plant')
-        self.model = load_servo_model(self)
-        self.timing_mode = common.choice(self, 'timing_mode', 'realtime',
-                                         ('realtime', 'lockstep'), 'How simulated time advances.')
-        integrator = common.choice(self, 'integrator', 'rk4', METHODS,
-                                   'Fixed-step integration scheme (on the group: RKMK).')
-        step = common.positive(self, 'integration_step', 0.001, 'Internal step [s].')
-        self.update_period = common.positive(
-            self, 'update_period', 0.01,
-            'Simulated time per state publication, and per command in lockstep [s].')
-        self.command_timeout = common.positive(
-            self, 'command_timeout', 0.05,
-            'Simulated age [s] after which the last valid command is replaced by zero input.')
-        self.resend_period = common.positive(
-            self, 'lockstep_resend_period', 0.2,
-            'Wall time [s] after which lockstep re-publishes an unanswered state.')
-        self.publish_clock = common.declare(self, 'publish_clock', True,
-                                            'Publish simulated time on /clock.')
-        self.world_frame = common.declare(self, 'world_frame', 'world', 'Root TF frame.')
+        self.publish_markers()
+
+    def load_model(self):
+        """Load the servoconstraint model named by the ``model`` parameter."""
+        return load_servo_model(self)
+
+    def declare_plant_parameters(self):
+        """Declare the path and marker parameters; return the model file's initial state."""
         self.path_length = common.declare(self, 'path_length', 5000,
                                           'Most points kept in the path marker.')
         if not (isinstance(self.path_length, int) and self.path_length >= 2):
@@ -197,13 +189,10 @@ class ServoNode(Node):
         if self.world_frame == self.model.frame:
             raise ConfigError(f'parameter world_frame: must differ from the body frame '
                               f'{self.model.frame!r}')
-        q0, v0 = initial_state(self.model)
-        try:
-            self.sim = Simulation(self.model, step, integrator, q0, v0)
-            self.sim.steps_in(self.update_period)
-        except ValueError as error:
-            raise ConfigError(f'parameters integration_step/update_period: {error}') from None
+        return initial_state(self.model)
 
+    def setup(self):
+        """Check the initial outputs; create publishers, messages and the marker timer."""
         self.data = self.model.create_data()
         self.outputs = self._outputs()
         if not np.all(np.isfinite(self.outputs)):
@@ -211,47 +200,18 @@ class ServoNode(Node):
                    if not math.isfinite(x)]
             raise ConfigError(f'initial state: non-finite outputs {", ".join(bad)}')
         self.margin_index = list(self.model.output_names).index('margin')
-        self.input = np.zeros(self.model.nu)         # applied to the model
-        self.last_command = np.zeros(self.model.nu)  # last valid command
-        self.last_command_time = -math.inf           # simulated time it arrived
-        self.limit = getattr(self.model, 'input_limit', None)
-        self.paused = False
-        self.fault = ''
-        self.rejected = 0
-        self.clipped = 0
-        self.warn_throttled = common.ReasonThrottle(self.get_logger().warning)
-        self.waiting_since = time.monotonic()
-        self._wall_start, self._sim_start = time.monotonic(), 0.0
         self.path = collections.deque(maxlen=self.path_length)
-
         self.tf_pub = self.create_publisher(TFMessage, 'tf', 10)
         self.odom_pub = self.create_publisher(Odometry, 'odom', 10)
         self.state_pub = self.create_publisher(JointState, 'servo_state', 10)
         self.marker_pub = self.create_publisher(MarkerArray, 'markers', 10)
-        self.clock_pub = self.create_publisher(ClockMsg, 'clock', 10)
-        self.diagnostics_pub = self.create_publisher(DiagnosticArray, 'diagnostics', 10)
-        self.create_subscription(Float64MultiArray, 'effort_controller/commands',
-                                 self.on_command, 10)
-        self.create_service(Trigger, '~/reset', self.on_reset)
-        self.create_service(SetBool, '~/pause', self.on_pause)
-
         self._prepare_messages()
-        # Timers on the steady clock: with use_sim_time the node clock follows /clock, which
-        # this node itself publishes.
-        steady = Clock(clock_type=ClockType.STEADY_TIME)
-        if self.timing_mode == 'realtime':
-            self.create_timer(self.update_period, self.update, clock=steady)
-        else:
-            self.create_timer(self.resend_period / 4, self.on_resend_check, clock=steady)
-        self.create_timer(self.marker_period, self.publish_markers, clock=steady)
-        self.create_timer(1.0, self.publish_diagnostics, clock=steady)
-        self.publish_state()
-        self.publish_markers()
-        self.get_logger().info(
-            f"simulating '{self.model.name}' ({self.model.kind}, realization "
-            f'{self.model.realization}, margin <I^-1 a, b> = {self.margin:.6g}) in '
-            f'{self.timing_mode} mode: {integrator} step {step} s, update period '
-            f'{self.update_period} s')
+        self.create_steady_timer(self.marker_period, self.publish_markers)
+
+    def summary(self):
+        """Give the kind, realization and realizability margin."""
+        return (f'{self.model.kind}, realization {self.model.realization}, margin '
+                f'<I^-1 a, b> = {self.margin:.6g}')
 
     # -- messages ---------------------------------------------------------------------
     def _prepare_messages(self):
@@ -265,7 +225,6 @@ class ServoNode(Node):
         self.odom.header.frame_id = self.world_frame
         self.odom.child_frame_id = body
         self.servo_state = JointState(name=list(self.model.output_names))
-        self.clock_message = ClockMsg()
         self.body_markers = self._body_markers()
         self.path_marker = Marker(ns='path', id=0, type=Marker.LINE_STRIP, action=Marker.ADD,
                                   color=color(0.9, 0.9, 0.2))
@@ -319,54 +278,13 @@ class ServoNode(Node):
         """Realizability margin <I^-1 a, b> at the current state."""
         return float(self.outputs[self.margin_index])
 
-    # -- commands -----------------------------------------------------------------------
-    def on_command(self, msg):
-        """Validate a command; in lockstep, apply it and advance one update period."""
-        data = msg.data
+    # -- commands and time ---------------------------------------------------------------
+    def length_problem(self, count):
+        """Say in words how many inputs are expected (none for a servo plant)."""
         nu = self.model.nu
-        if len(data) != nu:
-            what = ('one input (magnitude along b)' if nu == 1 else
-                    f'{nu} inputs' if nu else 'no inputs (the servo plant has none)')
-            self.reject('length', f'expected {what}, got {len(data)} entries')
-        elif not all(math.isfinite(x) for x in data):
-            self.reject('non-finite', f'non-finite input in {list(data)}')
-        else:
-            self.last_command[:] = data
-            self.last_command_time = self.sim.time
-        if self.timing_mode == 'lockstep':
-            self.update()
-
-    def reject(self, kind, reason):
-        """Count and log a rejected command; the previous valid command stays in force."""
-        self.rejected += 1
-        self.warn_throttled(kind, f'rejected command: {reason}; holding the last valid command')
-
-    def select_input(self):
-        """Input to apply now: the last valid command while fresh, else zero; clipped."""
-        if self.sim.time - self.last_command_time <= self.command_timeout + 1e-12:
-            self.input[:] = self.last_command
-            if self.limit is not None:
-                np.clip(self.input, -self.limit, self.limit, out=self.input)
-                if np.any(self.input != self.last_command):
-                    self.clipped += 1
-        else:
-            self.input[:] = 0.0
-
-    # -- time -----------------------------------------------------------------------
-    def on_resend_check(self):
-        """Lockstep mode: re-publish a state nobody answered (start-up, lost command)."""
-        if time.monotonic() - self.waiting_since > self.resend_period:
-            self.publish_state()
-
-    def update(self):
-        """Advance one update period (unless paused or faulted) and publish the state."""
-        if not self.paused:
-            self.select_input()
-            try:
-                self.sim.advance(self.input, self.update_period)
-            except NonFiniteStateError as error:
-                self.stop(self.failure_text(error))
-        self.publish_state()
+        what = ('one input (magnitude along b)' if nu == 1 else
+                f'{nu} inputs' if nu else 'no inputs (the servo plant has none)')
+        return f'expected {what}, got {count} entries'
 
     def failure_text(self, error):
         """Why the integration stopped: the model's explanation (``blow-up: ...``) if any."""
@@ -376,15 +294,8 @@ class ServoNode(Node):
         return (f'{explain(self.sim.q, self.sim.v)}; integration stopped at the last good '
                 f'state, t = {self.sim.time:.6f} s')
 
-    def stop(self, reason):
-        """Stop the integration at the last good state and report it as an ERROR."""
-        self.paused = True
-        self.fault = reason
-        self.get_logger().error(f'{reason}; call ~/reset to recover')
-        self.publish_diagnostics()
-
-    def publish_state(self):
-        """Publish TF, odometry, outputs and the clock at the current time (finite only)."""
+    def state_messages(self, now):
+        """Refresh TF, odometry and outputs at ``now``; None (and a fault) if not finite."""
         q, v = self.sim.q, self.sim.v
         rotation, position = self.model.pose(q)
         angular, linear = self.model.body_twist(q, v)
@@ -396,9 +307,8 @@ class ServoNode(Node):
                        if not math.isfinite(x)] or ['pose or twist']
                 self.stop(f'non-finite values in {", ".join(bad)}; integration stopped at '
                           f't = {self.sim.time:.6f} s')
-            return
+            return None
         self.outputs = outputs   # diagnostics report the last finite values
-        now = stamp(self.sim.time)
         w, x, y, z = quaternion(rotation).tolist()
         px, py, pz = position.tolist()
         t = self.transform
@@ -420,13 +330,8 @@ class ServoNode(Node):
         self.servo_state.position = self.outputs.tolist()
         if not self.path or math.dist(self.path[-1], (px, py, pz)) > PATH_RESOLUTION:
             self.path.append((px, py, pz))
-        if self.publish_clock:
-            self.clock_message.clock = now
-            self.clock_pub.publish(self.clock_message)
-        self.tf_pub.publish(self.tf_message)
-        self.odom_pub.publish(odom)
-        self.state_pub.publish(self.servo_state)
-        self.waiting_since = time.monotonic()
+        return [(self.tf_pub, self.tf_message), (self.odom_pub, odom),
+                (self.state_pub, self.servo_state)]
 
     def publish_markers(self):
         """Publish the body markers and the path of the frame origin."""
@@ -446,64 +351,21 @@ class ServoNode(Node):
 
     # -- services and diagnostics --------------------------------------------------------
     def on_reset(self, request, response):
-        """Go back to the initial state at time zero, zero input, fault and path cleared."""
-        self.sim.reset()
-        self.input[:] = 0.0
-        self.last_command[:] = 0.0
-        self.last_command_time = -math.inf
-        self.fault = ''
-        self.paused = False
+        """Reset the simulation (`SimulatedPlant.on_reset`) with the path cleared."""
         self.path.clear()
-        self._wall_start, self._sim_start = time.monotonic(), 0.0
-        self.publish_state()
+        response = super().on_reset(request, response)
         self.publish_markers()
-        response.success = True
-        response.message = 'servo plant reset to its initial state at t = 0'
         return response
 
-    def on_pause(self, request, response):
-        """Pause (data = true) or resume (false) simulated time."""
-        if not request.data and self.fault:
-            response.success = False
-            response.message = f'cannot resume: {self.fault}; call ~/reset first'
-            return response
-        self.paused = bool(request.data)
-        self._wall_start, self._sim_start = time.monotonic(), self.sim.time
-        response.success = True
-        response.message = 'paused' if self.paused else 'running'
-        return response
-
-    def publish_diagnostics(self):
-        """Report the state of the simulation: fault, margin, residual, real-time factor."""
-        wall = time.monotonic() - self._wall_start
-        rtf = (self.sim.time - self._sim_start) / wall if wall > 0 else 0.0
-        if self.fault:
-            level, message = DiagnosticStatus.ERROR, self.fault
-        elif self.rejected:
-            level, message = DiagnosticStatus.WARN, f'{self.rejected} commands rejected'
-        else:
-            level, message = DiagnosticStatus.OK, 'paused' if self.paused else 'running'
+    def diagnostic_values(self):
+        """Report kind, realization, realizability margin, residual, energy and the fault."""
         values = dict(zip(self.model.output_names, self.outputs.tolist()))
-        status = DiagnosticStatus(level=level, name=f'{self.get_name()}: servo simulation',
-                                  hardware_id=self.model.name, message=message, values=[
-                                      KeyValue(key='simulated_time', value=f'{self.sim.time:.6f}'),
-                                      KeyValue(key='real_time_factor', value=f'{rtf:.3f}'),
-                                      KeyValue(key='paused', value=str(self.paused)),
-                                      KeyValue(key='kind', value=self.model.kind),
-                                      KeyValue(key='realization', value=self.model.realization),
-                                      KeyValue(key='realizability_margin',
-                                               value=f'{self.margin:.6g}'),
-                                      KeyValue(key='residual',
-                                               value=f"{values.get('residual', 0.0):.3e}"),
-                                      KeyValue(key='energy',
-                                               value=f"{values.get('energy', 0.0):.9g}"),
-                                      KeyValue(key='rejected_commands', value=str(self.rejected)),
-                                      KeyValue(key='clipped_commands', value=str(self.clipped)),
-                                      KeyValue(key='fault', value=self.fault),
-                                  ])
-        msg = DiagnosticArray(status=[status])
-        msg.header.stamp = stamp(self.sim.time)
-        self.diagnostics_pub.publish(msg)
+        return [('kind', self.model.kind),
+                ('realization', self.model.realization),
+                ('realizability_margin', f'{self.margin:.6g}'),
+                ('residual', f"{values.get('residual', 0.0):.3e}"),
+                ('energy', f"{values.get('energy', 0.0):.9g}"),
+                ('fault', self.fault)]
 
 
 def main(args=None):

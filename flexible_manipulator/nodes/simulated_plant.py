@@ -1,0 +1,291 @@
+"""What the simulated plant nodes share: a `Simulation` run like a robot driver.
+
+`SimulatedPlant` owns the parts that do not depend on the model: the common parameters
+(``timing_mode``, ``integrator``, ``integration_step``, ``update_period``,
+``command_timeout``, ``lockstep_resend_period``, ``publish_clock``, ``world_frame``), the
+two timing modes, the intake of ``effort_controller/commands`` (validation, hold for
+``command_timeout``, clipping), the fault state of a non-finite integration, the
+``~/reset`` and ``~/pause`` services, ``clock`` and the ``diagnostics`` skeleton. A plant
+node subclasses it and supplies what differs: how it loads its model and initial state,
+the messages it publishes per state, its extra diagnostic values and texts.
+
+Timing modes: ``realtime`` advances one ``update_period`` per tick of a wall-clock timer;
+``lockstep`` advances one ``update_period`` per received command, and re-publishes the
+current state every ``lockstep_resend_period`` wall seconds while no command comes,
+without advancing time.
+"""
+
+import math
+import time
+
+import numpy as np
+from rclpy.clock import Clock, ClockType
+from rclpy.node import Node
+
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
+from rosgraph_msgs.msg import Clock as ClockMsg
+from std_msgs.msg import Float64MultiArray
+from std_srvs.srv import SetBool, Trigger
+
+from . import common
+from .common import stamp
+from ..mechanics.integrators import METHODS
+from ..mechanics.simulation import NonFiniteStateError, Simulation
+from ..model_config import ConfigError
+
+
+class SimulatedPlant(Node):
+    """ROS adapter around `Simulation`; subclasses fill in the model-specific hooks.
+
+    Hooks, in the order the constructor calls them: `load_model`, `command_layout`,
+    `declare_plant_parameters`, `input_limit`, `setup`, then per state `state_messages`;
+    `summary` for the start-up log, `length_problem` for a command of the wrong length,
+    `failure_text` for a failed integration step, `diagnostic_values` for /diagnostics.
+    """
+
+    # Defaults and texts that differ between plants; the first three each subclass sets.
+    DEFAULT_INTEGRATION_STEP = None    # s
+    DEFAULT_UPDATE_PERIOD = None       # s
+    INTEGRATOR_NOTE = None             # ' (...)' after the integrator parameter's description
+    INPUT_NAME = 'input'               # what a command entry is ('non-finite input in ...')
+    COMMAND_NAME = 'command'           # 'rejected command: ...', '3 commands rejected'
+    SIMULATION_NAME = 'simulation'     # diagnostic status '<node>: simulation'
+    RESET_MESSAGE = 'plant reset to its initial state at t = 0'
+    FAULT_ADVICE = 'call ~/reset to recover'   # logged after the reason of a fault
+
+    def __init__(self, node_name):
+        """Read and check parameters, build the simulation, create the ROS interfaces."""
+        super().__init__(node_name)
+        self.model = self.load_model()
+        self.command_index = self.command_layout()
+        self.timing_mode = common.choice(self, 'timing_mode', 'realtime',
+                                         ('realtime', 'lockstep'), 'How simulated time advances.')
+        integrator = common.choice(self, 'integrator', 'rk4', METHODS,
+                                   f'Fixed-step integration scheme{self.INTEGRATOR_NOTE}.')
+        step = common.positive(self, 'integration_step', self.DEFAULT_INTEGRATION_STEP,
+                               'Internal step [s].')
+        self.update_period = common.positive(
+            self, 'update_period', self.DEFAULT_UPDATE_PERIOD,
+            'Simulated time per state publication, and per command in lockstep [s].')
+        self.command_timeout = common.positive(
+            self, 'command_timeout', 0.05,
+            f'Simulated age [s] after which the last valid command is replaced by zero '
+            f'{self.INPUT_NAME}.')
+        self.resend_period = common.positive(
+            self, 'lockstep_resend_period', 0.2,
+            'Wall time [s] after which lockstep re-publishes an unanswered state.')
+        self.publish_clock = common.declare(self, 'publish_clock', True,
+                                            'Publish simulated time on /clock.')
+        self.world_frame = common.declare(self, 'world_frame', 'world', 'Root TF frame.')
+        q0, v0 = self.declare_plant_parameters()
+        try:
+            self.sim = Simulation(self.model, step, integrator, q0, v0)
+            self.sim.steps_in(self.update_period)
+        except ValueError as error:
+            raise ConfigError(f'parameters integration_step/update_period: {error}') from None
+
+        self.input = np.zeros(self.model.nu)         # applied to the model
+        self.last_command = np.zeros(self.model.nu)  # last valid command, model order
+        self.last_command_time = -math.inf           # simulated time it arrived
+        self.limit = self.input_limit()
+        self.paused = False
+        self.fault = ''
+        self.rejected = 0
+        self.clipped = 0
+        self.warn_throttled = common.ReasonThrottle(self.get_logger().warning)
+        self.waiting_since = time.monotonic()
+        self.restart_real_time_factor()
+
+        # Timers run on the steady clock: with use_sim_time the node clock follows /clock,
+        # which the plant itself publishes, so a timer on ROS time would never fire.
+        self.steady_clock = Clock(clock_type=ClockType.STEADY_TIME)
+        self.clock_message = ClockMsg()
+        self.clock_pub = self.create_publisher(ClockMsg, 'clock', 10)
+        self.diagnostics_pub = self.create_publisher(DiagnosticArray, 'diagnostics', 10)
+        self.setup()
+        self.create_subscription(Float64MultiArray, 'effort_controller/commands',
+                                 self.on_command, 10)
+        self.create_service(Trigger, '~/reset', self.on_reset)
+        self.create_service(SetBool, '~/pause', self.on_pause)
+        if self.timing_mode == 'realtime':
+            self.create_steady_timer(self.update_period, self.update)
+        else:
+            self.create_steady_timer(self.resend_period / 4, self.on_resend_check)
+        self.create_steady_timer(1.0, self.publish_diagnostics)
+        self.publish_state()
+        self.get_logger().info(
+            f"simulating '{self.model.name}' ({self.summary()}) in {self.timing_mode} mode: "
+            f'{integrator} step {step} s, update period {self.update_period} s')
+
+    # -- hooks ----------------------------------------------------------------------------
+    def load_model(self):
+        """Declare ``model`` and return the loaded model (`ConfigError` if unusable)."""
+        raise NotImplementedError
+
+    def command_layout(self):
+        """Model input driven by each command entry: by default all inputs, in model order."""
+        return list(range(self.model.nu))
+
+    def declare_plant_parameters(self):
+        """Declare the parameters of this kind of plant and return the initial (q, v)."""
+        raise NotImplementedError
+
+    def input_limit(self):
+        """Symmetric bound at which inputs are clipped: the model's ``input_limit`` if any."""
+        return getattr(self.model, 'input_limit', None)
+
+    def setup(self):
+        """Create the plant's own publishers, messages and timers (before the first state)."""
+        raise NotImplementedError
+
+    def state_messages(self, now):
+        """Refresh the state messages stamped ``now``; return (publisher, message) pairs.
+
+        Return None when the state cannot be published (nothing is sent then).
+        """
+        raise NotImplementedError
+
+    def summary(self):
+        """Describe the model in a few words for the start-up log."""
+        raise NotImplementedError
+
+    def length_problem(self, count):
+        """Why a command of ``count`` entries is refused (the entry count is wrong)."""
+        raise NotImplementedError
+
+    def failure_text(self, error):
+        """Text of the fault when an integration step fails with ``error``."""
+        return str(error)
+
+    def diagnostic_values(self):
+        """Plant-specific (key, value) pairs for /diagnostics, placed after ``paused``."""
+        return []
+
+    # -- commands -------------------------------------------------------------------------
+    def on_command(self, msg):
+        """Validate a command; in lockstep, apply it and advance one update period."""
+        data = msg.data
+        if len(data) != len(self.command_index):
+            self.reject('length', self.length_problem(len(data)))
+        elif not all(math.isfinite(x) for x in data):
+            self.reject('non-finite', f'non-finite {self.INPUT_NAME} in {list(data)}')
+        else:
+            self.last_command[self.command_index] = data
+            self.last_command_time = self.sim.time
+        if self.timing_mode == 'lockstep':
+            self.update()
+
+    def reject(self, kind, reason):
+        """Count and log a rejected command; the previous valid command stays in force."""
+        self.rejected += 1
+        self.warn_throttled(kind, f'rejected {self.COMMAND_NAME}: {reason}; holding the last '
+                                  'valid command')
+
+    def select_input(self):
+        """Input to apply now: the last valid command while fresh, else zero; clipped."""
+        if self.sim.time - self.last_command_time <= self.command_timeout + 1e-12:
+            self.input[:] = self.last_command
+            if self.limit is not None:
+                np.clip(self.input, -self.limit, self.limit, out=self.input)
+                if np.any(self.input != self.last_command):
+                    self.clipped += 1
+        else:
+            self.input[:] = 0.0
+
+    # -- time -----------------------------------------------------------------------------
+    def create_steady_timer(self, period, callback):
+        """Create a timer on wall time (`steady_clock`), whatever use_sim_time says."""
+        return self.create_timer(period, callback, clock=self.steady_clock)
+
+    def on_resend_check(self):
+        """Lockstep mode: re-publish a state nobody answered (start-up, lost command)."""
+        if time.monotonic() - self.waiting_since > self.resend_period:
+            self.publish_state()
+
+    def update(self):
+        """Advance one update period (unless paused or faulted) and publish the state.
+
+        Called per wall-clock tick in realtime mode, per received command in lockstep.
+        """
+        if not self.paused:
+            self.select_input()
+            try:
+                self.sim.advance(self.input, self.update_period)
+            except NonFiniteStateError as error:
+                self.stop(self.failure_text(error))
+        self.publish_state()
+
+    def stop(self, reason):
+        """Pause at the last good state with a fault (only ~/reset clears it); report it."""
+        self.paused = True
+        self.fault = reason
+        self.get_logger().error(f'{reason}; {self.FAULT_ADVICE}')
+        self.publish_diagnostics()
+
+    def publish_state(self):
+        """Publish the clock and the state messages at the current simulated time."""
+        now = stamp(self.sim.time)
+        messages = self.state_messages(now)
+        if messages is None:
+            return
+        if self.publish_clock:
+            self.clock_message.clock = now
+            self.clock_pub.publish(self.clock_message)
+        for publisher, message in messages:
+            publisher.publish(message)
+        self.waiting_since = time.monotonic()
+
+    def restart_real_time_factor(self):
+        """Measure the real-time factor from now on (after start, reset, pause, resume)."""
+        self._wall_start, self._sim_start = time.monotonic(), self.sim.time
+
+    # -- services and diagnostics ---------------------------------------------------------
+    def on_reset(self, request, response):
+        """Go back to the initial state at time zero, zero input, faults cleared."""
+        self.sim.reset()
+        self.input[:] = 0.0
+        self.last_command[:] = 0.0
+        self.last_command_time = -math.inf
+        self.fault = ''
+        self.paused = False
+        self.restart_real_time_factor()
+        self.publish_state()
+        response.success = True
+        response.message = self.RESET_MESSAGE
+        return response
+
+    def on_pause(self, request, response):
+        """Pause (data = true) or resume (false) simulated time; a fault needs ~/reset."""
+        if not request.data and self.fault:
+            response.success = False
+            response.message = f'cannot resume: {self.fault}; call ~/reset first'
+            return response
+        self.paused = bool(request.data)
+        self.restart_real_time_factor()
+        response.success = True
+        response.message = 'paused' if self.paused else 'running'
+        return response
+
+    def publish_diagnostics(self):
+        """Report plant health: fault, paused, the plant's values, commands, real-time factor."""
+        wall = time.monotonic() - self._wall_start
+        rtf = (self.sim.time - self._sim_start) / wall if wall > 0 else 0.0
+        if self.fault:
+            level, message = DiagnosticStatus.ERROR, self.fault
+        elif self.rejected:
+            level, message = (DiagnosticStatus.WARN,
+                              f'{self.rejected} {self.COMMAND_NAME}s rejected')
+        else:
+            level, message = DiagnosticStatus.OK, 'paused' if self.paused else 'running'
+        values = [('simulated_time', f'{self.sim.time:.6f}'),
+                  ('real_time_factor', f'{rtf:.3f}'),
+                  ('paused', str(self.paused)),
+                  *self.diagnostic_values(),
+                  ('rejected_commands', str(self.rejected)),
+                  ('clipped_commands', str(self.clipped))]
+        status = DiagnosticStatus(level=level, name=f'{self.get_name()}: {self.SIMULATION_NAME}',
+                                  hardware_id=self.model.name, message=message,
+                                  values=[KeyValue(key=k, value=v) for k, v in values])
+        msg = DiagnosticArray(status=[status])
+        msg.header.stamp = stamp(self.sim.time)
+        self.diagnostics_pub.publish(msg)
