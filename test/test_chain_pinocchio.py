@@ -348,3 +348,27 @@ def test_floating_base_matches_free_flyer(name):
                      P.T @ pinocchio.aba(case.model, case.pdata, qp, vp, tau), 'aba')
         assert_close(c.potential_energy(d, q),
                      pinocchio.computePotentialEnergy(case.model, case.pdata, qp), 'V')
+
+
+def test_section_kinematics_is_pose_jacobian_and_motion_in_one_call(flexible):
+    """section_kinematics = (section_pose, section_jacobian, section_motion) at the same state.
+
+    Expected values: the three separate calls (each checked above against Pinocchio or,
+    for J'v, by the finite-difference tests of the programs); on the flexible chain with
+    random modal coordinates.
+    """
+    c, d = flexible.chain, flexible.data
+    rng = np.random.default_rng(12)
+    for _ in range(5):
+        q, v = rng.normal(0.0, 0.3, c.nv), rng.normal(0.0, 1.0, c.nv)
+        j = int(rng.integers(c.n_joints))
+        x = float(rng.uniform(0.0, c.links[j].length))
+        R, p, J, twist, accel = (a.copy() for a in c.section_kinematics(d, q, v, j, x))
+        R0, p0 = c.section_pose(d, q, j, x)
+        assert_close(R, R0, 'R')
+        assert_close(p, p0, 'p')
+        assert_close(J, c.section_jacobian(d, q, j, x), 'J')
+        _, _, twist0, accel0 = c.section_motion(d, q, v, j, x)
+        assert_close(twist, twist0, 'J v')
+        assert_close(twist, J @ v, 'twist = J v')
+        assert_close(accel, accel0, "J' v")

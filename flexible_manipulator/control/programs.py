@@ -102,10 +102,12 @@ class _SectionProgram(Program):
         self.abscissa = float(abscissa)
 
     def section(self, q, v):
-        """Pose, twist, J'v and Jacobian (R, p, twist, accel, J), base frame, angular first."""
-        J = self.model.section_jacobian(self.data, q, self.link, self.abscissa)
-        R, p, twist, accel = self.model.section_motion(self.data, q, v, self.link,
-                                                       self.abscissa)
+        """Pose, twist, J'v and Jacobian (R, p, twist, accel, J), base frame, angular first.
+
+        Views into the program's workspace, valid until the next call.
+        """
+        R, p, J, twist, accel = self.model.section_kinematics(self.data, q, v, self.link,
+                                                              self.abscissa)
         return R, p, twist, accel, J
 
 

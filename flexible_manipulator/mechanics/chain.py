@@ -39,7 +39,12 @@ import math
 import numpy as np
 import transforms3d
 
-from . import beam_modes, chain_kernels as kernels
+from . import beam_modes, chain_kernels as kernels, compiled
+
+
+def _floats(values):
+    """``values`` as a float64 C-contiguous array (no copy when it already is one)."""
+    return np.ascontiguousarray(values, dtype=np.float64)
 
 
 @dataclass(frozen=True)
@@ -122,7 +127,7 @@ ChainData = namedtuple('ChainData', (
     'unit_nv mass rhs chol acceleration link_R link_p tip_R tip_pos sec_p sec_angles '
     'sec_Rz sec_Ry sec_w sec_v sec_dw sec_dv mass_n wmat wchol wrhs wsol link_mass gamma '
     'base_R base_w base_v base_dw base_dv base_g motion tip_map tip_work jac jac_ext '
-    'jac_work'))
+    'jac_work sec_R sec_pos sec_J'))
 
 
 @dataclass(frozen=True)
@@ -183,6 +188,7 @@ class SerialChain:
         # Widest modal block of any link: the padded size of every per-link mode table.
         self.max_link_modes = max([1] + [self.modes_of(j)[0] for j in range(n)])
         self._sections = {}
+        self._entries = {}
         self.arrays = self._flatten()
 
     def neutral_configuration(self):
@@ -356,7 +362,8 @@ class SerialChain:
                       wmat=z(nv, nv), wchol=z(nv, nv), link_mass=z(n, 6 + kmax, 6 + kmax),
                       gamma=z(3, 6 + kmax), motion=z(12), tip_map=z(6, 6 + kmax),
                       tip_work=z(6, 6 + kmax), jac=z(6, nv),
-                      jac_ext=z(6 + kmax, nv), jac_work=z(6 + kmax, nv))
+                      jac_ext=z(6 + kmax, nv), jac_work=z(6 + kmax, nv), sec_R=z(3, 3),
+                      sec_pos=z(3), sec_J=z(6, nv))
         return ChainData(**values)
 
     # -- sections --------------------------------------------------------------------
@@ -385,20 +392,31 @@ class SerialChain:
     explicit_kernel = staticmethod(kernels.explicit_steps)
     ros2_kernel = staticmethod(kernels.ros2_steps)
 
+    def _run(self, kernel, *args):
+        """Call a kernel through its compiled entry point (see `compiled.entry_point`).
+
+        Every argument is passed, defaults included, and arrays are float64 C-contiguous
+        (the public methods coerce them), so that every call has the types of the first.
+        """
+        entry = self._entries.get(kernel)
+        if entry is None:
+            entry = self._entries[kernel] = compiled.entry_point(kernel, self.arrays, *args)
+        return entry(self.arrays, *args)
+
     def rnea(self, data, q, v, a):
         """Inverse dynamics M a + h(q, v) [joint efforts; modal residuals]; writes data.tau."""
-        kernels.rnea(self.arrays, data, q, v, a, 1.0, True)
+        self._run(kernels.rnea, data, _floats(q), _floats(v), _floats(a), 1.0, True, False)
         return data.tau
 
     def mass_matrix(self, data, q):
         """Mass matrix M(q), symmetric positive definite; writes data.mass."""
-        kernels.mass_matrix(self.arrays, data, q)
+        self._run(kernels.mass_matrix, data, _floats(q), False)
         return data.mass
 
     def bias_forces(self, data, q, v):
         """Bias forces h(q, v) = rnea(q, v, 0); writes data.tau."""
         data.zero_nv[:] = 0.0
-        kernels.rnea(self.arrays, data, q, v, data.zero_nv, 1.0, True)
+        self._run(kernels.rnea, data, _floats(q), _floats(v), data.zero_nv, 1.0, True, False)
         return data.tau
 
     def forward_dynamics(self, data, q, v, u):
@@ -406,7 +424,7 @@ class SerialChain:
 
         Raises `numpy.linalg.LinAlgError` if M is not positive definite at q.
         """
-        if not kernels.forward_dynamics(self.arrays, data, q, v, u):
+        if not self._run(kernels.forward_dynamics, data, _floats(q), _floats(v), _floats(u)):
             raise np.linalg.LinAlgError(f'mass matrix of {self.name!r} is not positive '
                                         f'definite at q = {np.asarray(q).tolist()}')
         return data.acceleration
@@ -440,6 +458,19 @@ class SerialChain:
         kernels.section_jacobian(self.arrays, data, link_index, table.x, table.phi,
                                  table.slope, table.g, q, R, J)
         return J
+
+    def section_kinematics(self, data, q, v, link_index, x):
+        """Pose, Jacobian, twist and velocity-product acceleration of a section, one call.
+
+        Returns (R, p, J, twist, accel), views into ``data`` valid until its next use: R
+        (3x3) and p (3) in the base frame, J (6 x nv, angular rows first), twist = J v and
+        accel = J' v as in `section_motion` (fixed base).
+        """
+        table = self.section(link_index, x)
+        self._run(kernels.section_kinematics, data, int(link_index), table.x, table.phi,
+                  table.slope, table.g, _floats(q), _floats(v), data.sec_R, data.sec_pos,
+                  data.sec_J, data.motion)
+        return data.sec_R, data.sec_pos, data.sec_J, data.motion[:6], data.motion[6:]
 
     def section_motion(self, data, q, v, link_index, x):
         """Pose, twist and velocity-product acceleration of a section (base frame).

@@ -960,6 +960,19 @@ def section_motion(model, data, j, x, phi, slope, g, q, v, R_sec, out):
 
 
 @_jit
+def section_kinematics(model, data, j, x, phi, slope, g, q, v, R_out, p_out, J, motion):
+    """Pose (R_out, p_out), Jacobian J and (J v, J' v) of the section at x of link j.
+
+    One call for what a task-space program needs each tick (see `section_jacobian` and
+    `section_motion`); base-frame components, angular first.
+    """
+    placements(model, data, q)
+    section_placement(model, data, j, x, phi, slope, g, q, R_out, p_out)
+    section_jacobian(model, data, j, x, phi, slope, g, q, R_out, J)
+    section_motion(model, data, j, x, phi, slope, g, q, v, R_out, motion)
+
+
+@_jit
 def _gravity_work(g, R, p, mass, first_moment):
     """Return g . (m p + R (m c)): minus the gravity potential of a body at pose (R, p)."""
     s = 0.0

@@ -42,7 +42,6 @@ from the caller.
 
 import math
 
-import numba
 import numpy as np
 
 from . import compiled
@@ -153,22 +152,6 @@ def ros2_steps(rhs, factor, solve, integrate, dexpinv, model, data, x, u, h, cou
     return _finite(x)
 
 
-def compiled_entry(kernel, *args):
-    """Return a callable running ``kernel``'s machine code for these argument types.
-
-    A numba dispatcher resolves the types of every argument on each call, which for the
-    model and workspace tuples (~90 arrays) costs ~9 us, about a fifth of an RK4 step of
-    the default arm. The compiled entry point of the matching overload skips that (it still
-    unboxes the arrays, ~2 us). The kernel is compiled (or loaded from the cache) first;
-    if numba's internals ever change shape, the dispatcher itself is returned.
-    """
-    kernel.compile(tuple(numba.typeof(a) for a in args))
-    try:
-        return kernel.overloads[tuple(numba.typeof(a) for a in args)].entry_point
-    except (AttributeError, KeyError, TypeError):       # pragma: no cover - numba changed
-        return kernel
-
-
 class Stepper:
     """A named method bound to one compiled model: ``advance(x, u, h, count) -> bool``.
 
@@ -196,7 +179,8 @@ class Stepper:
             self._stages = np.zeros((3, tangent))
             self._extra = (self._stages, self._trial, self._theta)
             kernel = model.ros2_kernel
-        self._kernel = compiled_entry(kernel, model.arrays, data, x, u, 0.0, 0, *self._extra)
+        self._kernel = compiled.entry_point(kernel, model.arrays, data, x, u, 0.0, 0,
+                                            *self._extra)
 
     def advance(self, x, u, h, count):
         """Advance x in place by ``count`` steps of h; False if the state became invalid."""
