@@ -317,6 +317,40 @@ class ServoSystem:
         """Angular and linear velocity of the body frame in body axes [rad/s, m/s]."""
         raise NotImplementedError
 
+    # -- dynamics interface of the arm models (for the program-constraint controller) -----
+    # In the velocity coordinates v = w of the model the equations (2.4) read
+    #     I w' + h(q, w) = B u,   h = -(ad*_w (I w) + F(q)),
+    # with B = b (one column) for a ``free`` plant, whose input u is the magnitude of the
+    # force along b, and B empty (nv x 0) for a ``servo`` plant, whose reaction lambda b is
+    # internal: there M^-1 (B u - h) is the unconstrained acceleration, and the plant's own
+    # is M^-1 (lambda b - h). The constraint <a, w> = 0 is the velocity row A = a^T,
+    # offset 0, the program a controller realizes along B.
+    def mass_matrix(self, data, q):
+        """Return M = I (nv x nv, constant: the inertia on the algebra) as a fresh array."""
+        return self.inertia_matrix.copy()
+
+    def bias_forces(self, data, q, v):
+        """Return h(q, v) = -(ad*_w (I w) + F(q)) (gyroscopic and gravity/incline terms).
+
+        Writes the workspace as `acceleration` does (with zero input).
+        """
+        kernels.evaluate(self.arrays, data, np.asarray(q, dtype=float),
+                         np.asarray(v, dtype=float), np.zeros(self.nu))
+        return -data.load
+
+    def input_matrix(self):
+        """Return B (nv x nu): the column b for a ``free`` plant, nv x 0 for a ``servo`` one."""
+        return self.b.reshape(self.nv, 1)[:, :self.nu].copy()
+
+    def constraint_rows(self, q, v):
+        """Return (A, offset) of the constraint A v + offset = 0: (a^T as 1 x nv, [0])."""
+        return self.a.reshape(1, self.nv).copy(), np.zeros(1)
+
+    @property
+    def effort_limit(self):
+        """Bound on each of the nu inputs [N m or N]: infinite (servo models have none)."""
+        return np.full(self.nu, np.inf)
+
 
 class ServoRigidBody(ServoSystem):
     """Rigid body about a fixed point with the servoconstraint <a, w> = 0 (so(3)).
