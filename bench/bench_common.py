@@ -48,6 +48,12 @@ def to_pinocchio(chain):
     return model
 
 
+def model_path(name):
+    """Path of a shipped model file, config/models/<name>.yaml."""
+    return os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 'config',
+                        'models', name + '.yaml')
+
+
 def joint_damping(chain):
     """Joint viscous friction coefficients of a chain (Pinocchio's ABA ignores friction)."""
     return np.array([link.joint.damping for link in chain.links])
