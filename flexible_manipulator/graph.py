@@ -1,7 +1,8 @@
-"""The node graph of a simulation, described once for `ros2 launch` and for bring-up.
+"""The node graphs, described once for `ros2 launch` and for bring-up.
 
-Both `launch/sim.launch.py` and `flexible_manipulator.nodes.bringup` start these nodes
-with these parameter files, so the pip-only path and a ROS 2 install run the same graph.
+Both `launch/sim.launch.py` and `flexible_manipulator.nodes.bringup` start the simulation
+nodes with the same parameter file, so the pip-only path and a ROS 2 install run the same
+graph; `launch/hil.launch.py` starts the controller alone for a real arm.
 """
 
 from dataclasses import dataclass
@@ -11,16 +12,30 @@ PACKAGE = 'flexible_manipulator'
 
 @dataclass(frozen=True)
 class NodeSpec:
-    """One node: its executable (console script), module (for ``python -m``) and name."""
+    """One node: its executable (console script), module (for ``python -m``) and name.
+
+    ``sim_time``: run on simulated time (``use_sim_time: true``, a /clock subscription).
+    The controller does not: it keeps time by the stamps of the states it answers and
+    wall-clock timers, and a /clock callback per tick would cost it about a fifth of its
+    lock-step rate.
+    """
 
     executable: str
     module: str
     name: str
+    sim_time: bool = True
 
 
 SIMULATION = (
     NodeSpec('plant', 'flexible_manipulator.nodes.plant_node', 'plant'),
-    NodeSpec('controller', 'flexible_manipulator.nodes.controller_node', 'controller'),
+    NodeSpec('controller', 'flexible_manipulator.nodes.controller_node', 'controller',
+             sim_time=False),
+)
+
+# The controller alone, for a real arm's driver (hardware in the loop): launch/hil.launch.py.
+HARDWARE_IN_THE_LOOP = (
+    NodeSpec('controller', 'flexible_manipulator.nodes.controller_node', 'controller',
+             sim_time=False),
 )
 
 # A servoconstraint system (rigid body or Chaplygin sleigh) alone: launch/servo.launch.py.
@@ -30,4 +45,5 @@ SERVO = (
 
 # Parameter file (in the package's config/ directory) of each graph.
 SIMULATION_PARAMETERS = 'sim.yaml'
+HIL_PARAMETERS = 'hil.yaml'
 SERVO_PARAMETERS = 'servo.yaml'

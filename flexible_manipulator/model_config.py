@@ -51,13 +51,13 @@ class ConfigError(ValueError):
     """A configuration value is missing, of the wrong kind or out of range."""
 
 
-def load_yaml(path):
-    """Read a YAML mapping from ``path``; syntax errors become `ConfigError`."""
+def load_yaml(path, what='model file'):
+    """Read a YAML mapping from ``path`` (a ``what``); syntax errors become `ConfigError`."""
     try:
         with open(path, encoding='utf-8') as stream:
             content = yaml.safe_load(stream)
     except OSError as error:
-        raise ConfigError(f'{path}: cannot read model file ({error.strerror})') from error
+        raise ConfigError(f'{path}: cannot read {what} ({error.strerror})') from error
     except yaml.YAMLError as error:
         raise ConfigError(f'{path}: not valid YAML: {error}') from error
     if not isinstance(content, dict):
@@ -372,15 +372,24 @@ def servo_model_from_dict(spec, source='model'):
     return model
 
 
-def resolve_model_path(model, share_directory=None):
-    """Path of a model file: absolute, relative to the cwd, or a name in ``config/models``."""
-    if os.path.isabs(model) or os.path.exists(model):
-        return model
+def resolve_config_path(name, subdirectory, share_directory=None):
+    """Path of a YAML file: absolute, relative to the cwd, or a name in ``subdirectory``.
+
+    ``subdirectory`` is relative to the package's share directory (``config/models``);
+    the ``.yaml`` suffix may be left out of a name.
+    """
+    if os.path.isabs(name) or os.path.exists(name):
+        return name
     if share_directory is None:
         from ament_index_python.packages import get_package_share_directory
         share_directory = get_package_share_directory('flexible_manipulator')
-    filename = model if model.endswith('.yaml') else model + '.yaml'
-    return os.path.join(share_directory, 'config', 'models', filename)
+    filename = name if name.endswith('.yaml') else name + '.yaml'
+    return os.path.join(share_directory, subdirectory, filename)
+
+
+def resolve_model_path(model, share_directory=None):
+    """Path of a model file: absolute, relative to the cwd, or a name in ``config/models``."""
+    return resolve_config_path(model, os.path.join('config', 'models'), share_directory)
 
 
 def load_model(path):

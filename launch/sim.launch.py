@@ -1,16 +1,23 @@
-"""Simulated arm and its controller: ``ros2 launch flexible_manipulator sim.launch.py``.
+"""Simulated flexible arm and its controller: ``ros2 launch flexible_manipulator sim.launch.py``.
+
+The plant integrates config/models/two_link_flexible.yaml; the controller realizes the
+programs of config/programs_two_link_flexible.yaml through the servo realization (joint
+torques only, the first mode of each link modelled, modal states measured), by default the
+lambda-point of the forearm on a circle (config/sim.yaml).
 
 Arguments: ``rviz:=true`` opens RViz with the package's configuration;
 ``timing_mode:=lockstep`` runs the closed loop as fast as the computer allows;
-``params_file:=...`` replaces config/sim.yaml. Every node runs on simulated time (/clock
-from the plant). The same graph starts without launch through the ``bringup`` executable.
+``active_program:=<name>`` starts another program of the program file;
+``params_file:=...`` replaces config/sim.yaml. The plant and RViz run on simulated time
+(/clock from the plant); the controller keeps time by the stamps of the states it answers
+(graph.NodeSpec.sim_time). The same graph starts without launch through ``bringup``.
 """
 
 import os
 
 from ament_index_python.packages import get_package_share_directory
 from launch import LaunchDescription
-from launch.actions import DeclareLaunchArgument
+from launch.actions import DeclareLaunchArgument, OpaqueFunction
 from launch.conditions import IfCondition
 from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
@@ -18,17 +25,26 @@ from launch_ros.actions import Node
 from flexible_manipulator import graph
 
 
+def simulation_nodes(context):
+    """Nodes of graph.SIMULATION with the file's parameters and the given overrides."""
+    params_file = LaunchConfiguration('params_file').perform(context)
+    timing_mode = LaunchConfiguration('timing_mode').perform(context)
+    program = LaunchConfiguration('active_program').perform(context)
+    nodes = []
+    for spec in graph.SIMULATION:
+        overrides = {'use_sim_time': True} if spec.sim_time else {}
+        if spec.name == 'plant':
+            overrides['timing_mode'] = timing_mode
+        if spec.name == 'controller' and program:
+            overrides['active_program'] = program
+        nodes.append(Node(package=graph.PACKAGE, executable=spec.executable, name=spec.name,
+                          output='screen', parameters=[params_file, overrides]))
+    return nodes
+
+
 def generate_launch_description():
     """Plant and controller from config/sim.yaml, optional RViz."""
     share = get_package_share_directory(graph.PACKAGE)
-    params_file = LaunchConfiguration('params_file')
-    timing_mode = LaunchConfiguration('timing_mode')
-    nodes = [
-        Node(package=graph.PACKAGE, executable=spec.executable, name=spec.name, output='screen',
-             parameters=[params_file, {'use_sim_time': True}]
-             + ([{'timing_mode': timing_mode}] if spec.name == 'plant' else []))
-        for spec in graph.SIMULATION
-    ]
     rviz = Node(package='rviz2', executable='rviz2', name='rviz2', output='screen',
                 arguments=['-d', os.path.join(share, 'config', 'flexible_manipulator.rviz')],
                 parameters=[{'use_sim_time': True}],
@@ -37,10 +53,13 @@ def generate_launch_description():
         DeclareLaunchArgument('rviz', default_value='false', description='Open RViz.'),
         DeclareLaunchArgument('timing_mode', default_value='realtime',
                               description='Plant timing: realtime or lockstep.'),
+        DeclareLaunchArgument('active_program', default_value='',
+                              description='Program of the controller (empty: the parameter '
+                                          'file decides).'),
         DeclareLaunchArgument('params_file',
                               default_value=os.path.join(share, 'config',
                                                          graph.SIMULATION_PARAMETERS),
                               description='Parameter file of the plant and the controller.'),
-        *nodes,
+        OpaqueFunction(function=simulation_nodes),
         rviz,
     ])

@@ -33,11 +33,18 @@ def next_domain_id():
 class NodeProcess:
     """One package node in its own process, its output in a file."""
 
-    def __init__(self, module, domain_id, log_path, params_file=None, parameters=()):
-        """Start ``python -m module`` with ``--params-file`` and ``-p name:=value`` pairs."""
+    def __init__(self, module, domain_id, log_path, params_file=None, parameters=(),
+                 remaps=()):
+        """Start ``python -m module`` with ``--params-file``, remappings and parameters.
+
+        ``remaps`` are (from, to) pairs (``-r from:=to``), ``parameters`` (name, value)
+        pairs (``-p name:=value``).
+        """
         command = [sys.executable, '-m', module, '--ros-args']
         if params_file:
             command += ['--params-file', params_file]
+        for source, target in remaps:
+            command += ['-r', f'{source}:={target}']
         for name, value in parameters:
             command += ['-p', f'{name}:={value}']
         env = dict(os.environ, ROS_DOMAIN_ID=str(domain_id), PYTHONUNBUFFERED='1')

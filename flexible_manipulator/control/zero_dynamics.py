@@ -191,6 +191,28 @@ def analyze_output(model, C, q0=None, damping=True, label='output'):
     return ZeroDynamicsReport(label, zeros, unstable_zeros(zeros))
 
 
+def stable_fraction(stable, samples=100, iterations=30):
+    """Largest lambda* in [0, 1] with ``stable(lambda)`` true on (0, lambda*).
+
+    A scan over lambda = k / samples finds the first unstable value, then bisection refines
+    the boundary. Returns 1.0 if every sample is stable, 0.0 if the first one is not.
+    """
+    lower, upper = 0.0, None
+    for k in range(1, samples + 1):
+        if not stable(k / samples):
+            upper = k / samples
+            break
+        lower = k / samples
+    if upper is None:
+        return 1.0
+    if lower == 0.0:
+        return 0.0
+    for _ in range(iterations):
+        middle = 0.5 * (lower + upper)
+        lower, upper = (middle, upper) if stable(middle) else (lower, middle)
+    return lower
+
+
 def lambda_limit(model, output, q0=None, damping=True, samples=200, iterations=40):
     """Largest lambda* in (0, 1] with stable zero dynamics for every lambda in (0, lambda*).
 
@@ -210,21 +232,7 @@ def lambda_limit(model, output, q0=None, damping=True, samples=200, iterations=4
             return False
         return unstable_zeros(zeros).size == 0
 
-    lower = 0.0
-    for k in range(1, samples + 1):
-        lam = k / samples
-        if not stable(lam):
-            upper = lam
-            break
-        lower = lam
-    else:
-        return 1.0
-    if lower == 0.0:
-        return 0.0
-    for _ in range(iterations):
-        middle = 0.5 * (lower + upper)
-        lower, upper = (middle, upper) if stable(middle) else (lower, middle)
-    return lower
+    return stable_fraction(stable, samples, iterations)
 
 
 def assess_point_program(model, link, fraction, axes=(0, 1), q0=None, damping=True):

@@ -4,10 +4,13 @@
     bringup --duration 5 --timing-mode lockstep --local   # the headless demo
 
 Each node of `flexible_manipulator.graph.SIMULATION` runs in its own process with the same
-parameter file and ``use_sim_time`` as ``launch/sim.launch.py`` gives it. With
-``--duration`` a monitor node in this process follows /joint_states and
-/controller/reference until that much simulated time has passed, then stops the graph and
-prints a summary (simulated time, real-time factor, tracking error, peak torque).
+parameter file and ``use_sim_time`` (per `graph.NodeSpec.sim_time`) as
+``launch/sim.launch.py`` gives it. With
+``--duration`` a monitor node in this process follows /joint_states,
+/controller/residuals and /diagnostics until that much simulated time has passed, then
+stops the graph and prints a summary (simulated time, real-time factor, control ticks per
+wall second, the active program, the RMS and largest residual phi of each of its rows,
+peak torque, the controller's last diagnostic status).
 
 ``--local`` keeps DDS traffic on this machine (shared-memory transport, localhost
 discovery) and picks a private ROS_DOMAIN_ID unless one is set: for demos and tests on a
@@ -45,17 +48,21 @@ def use_local_network():
 def node_command(spec, params_file, overrides=()):
     """Command line that runs one node of the graph as ``python -m``."""
     command = [sys.executable, '-m', spec.module, '--ros-args', '-r', f'__node:={spec.name}',
-               '--params-file', params_file, '-p', 'use_sim_time:=true']
+               '--params-file', params_file]
+    if spec.sim_time:
+        command += ['-p', 'use_sim_time:=true']
     for name, value in overrides:
         command += ['-p', f'{name}:={value}']
     return command
 
 
-def start_graph(params_file, timing_mode=None, specs=graph.SIMULATION):
+def start_graph(params_file, timing_mode=None, specs=graph.SIMULATION, program=None):
     """Start the nodes ``specs`` of the simulation graph; return the processes."""
     processes = []
     for spec in specs:
         overrides = [('timing_mode', timing_mode)] if timing_mode and spec.name == 'plant' else []
+        if program and spec.name == 'controller':
+            overrides.append(('active_program', program))
         processes.append(subprocess.Popen(node_command(spec, params_file, overrides)))
     return processes
 
@@ -74,75 +81,91 @@ def stop_graph(processes, grace=5.0):
             process.wait()
 
 
+def residual_unit(name):
+    """Return the unit of a program row from its name: points [m], joints and angles [rad]."""
+    return 'm' if name[-2:] in ('_x', '_y', '_z') and '_angle_' not in name else 'rad'
+
+
 class RunStatistics:
-    """Tracking error and peak torque of a run: states paired with references by stamp."""
+    """Program residuals, peak torque and the controller's last diagnostics of a run."""
 
     def __init__(self):
         """Start empty."""
-        self.references = {}   # stamp -> {joint: program position}, awaiting their state
-        self.states = {}       # stamp -> positions, awaiting their reference
         self.joint_names = None
         self.sim_time = 0.0
         self.ticks = 0
-        self.answered = False  # a controller reference has arrived
+        self.answered = False  # a controller residual has arrived
         self.start_ticks = 0   # ticks and simulated time when the loop closed
         self.start_time = 0.0
-        self.sum_squared_error = None
-        self.max_error = None
         self.peak_effort = None
-        self.paired = 0
+        self.rows = None       # residual row names of the current program
+        self.sum_squared = None
+        self.max_residual = None
+        self.residuals = 0
+        self.controller = None  # (level, message, values) of the last controller status
+        self.frozen = False     # after the run: only diagnostics are still taken
 
-    def on_reference(self, msg):
-        """Pair a program reference with the state it answered (which usually came first)."""
+    def on_residuals(self, msg):
+        """Accumulate the program residuals phi (one message per control tick)."""
+        if self.frozen:
+            return
         self.answered = True
-        key = (msg.header.stamp.sec, msg.header.stamp.nanosec)
-        reference = dict(zip(msg.name, msg.position))
-        position = self.states.pop(key, None)
-        if position is None:
-            self.references[key] = reference
-        else:
-            self._accumulate(reference, position)
+        names = list(msg.name)
+        if names != self.rows:
+            # A new program: its rows start their own statistics.
+            self.rows = names
+            self.sum_squared, self.max_residual = [0.0] * len(names), [0.0] * len(names)
+            self.residuals = 0
+        self.residuals += 1
+        for k, value in enumerate(msg.position):
+            self.sum_squared[k] += value * value
+            self.max_residual[k] = max(self.max_residual[k], abs(value))
 
     def on_state(self, msg):
-        """Record simulated time and peak effort; pair with a waiting reference if any."""
+        """Record simulated time and peak effort."""
+        if self.frozen:
+            return
         if self.joint_names is None:
             self.joint_names = list(msg.name)
-            n = len(msg.name)
-            self.sum_squared_error, self.max_error = [0.0] * n, [0.0] * n
-            self.peak_effort = [0.0] * n
+            self.peak_effort = [0.0] * len(msg.name)
         self.sim_time = msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
         self.ticks += 1
         for k, effort in enumerate(msg.effort):
             self.peak_effort[k] = max(self.peak_effort[k], abs(effort))
-        key = (msg.header.stamp.sec, msg.header.stamp.nanosec)
-        reference = self.references.pop(key, None)
-        if reference is None:
-            self.states[key] = list(msg.position)
-        else:
-            self._accumulate(reference, msg.position)
 
-    def _accumulate(self, reference, position):
-        self.paired += 1
-        for k, name in enumerate(self.joint_names):
-            error = abs(position[k] - reference[name])
-            self.sum_squared_error[k] += error * error
-            self.max_error[k] = max(self.max_error[k], error)
+    def on_diagnostics(self, msg):
+        """Keep the controller's last status."""
+        for status in msg.status:
+            if status.name.endswith('program controller'):
+                self.controller = (status.level, status.message,
+                                   {kv.key: kv.value for kv in status.values})
 
     def summary(self, wall_time, title):
         """Human-readable summary lines."""
-        names = self.joint_names or []
-        rms = [math.sqrt(s / max(self.paired, 1)) for s in (self.sum_squared_error or [])]
+        rows = self.rows or []
+        count = max(self.residuals, 1)
         lines = [title,
                  f'  simulated time     {self.sim_time:.3f} s',
                  f'  wall time          {wall_time:.3f} s (closed loop)',
                  f'  real-time factor   {(self.sim_time - self.start_time) / wall_time:.2f}',
                  f'  state messages     {self.ticks} '
-                 f'({(self.ticks - self.start_ticks) / wall_time:.0f} per wall s)',
-                 '  tracking error     ' + ', '.join(
-                     f'{n}: RMS {r:.2e} rad, max {m:.2e} rad'
-                     for n, r, m in zip(names, rms, self.max_error or [])),
-                 '  peak torque        ' + ', '.join(
-                     f'{n}: {p:.2f} N m' for n, p in zip(names, self.peak_effort or []))]
+                 f'({(self.ticks - self.start_ticks) / wall_time:.0f} per wall s)']
+        if self.controller is not None:
+            values = self.controller[2]
+            lines.append(f"  program            {values.get('active_program', '?')} "
+                         f"({values.get('realization', '?')}; sampled-loop spectral radius "
+                         f"{values.get('sampled_loop_radius') or '-'})")
+        lines.append('  program residual   ' + ', '.join(
+            f'{n}: RMS {math.sqrt(s / count):.2e} {residual_unit(n)}, max {m:.2e} '
+            f'{residual_unit(n)}' for n, s, m in zip(rows, self.sum_squared or [],
+                                                     self.max_residual or [])))
+        lines.append('  peak torque        ' + ', '.join(
+            f'{n}: {p:.2f} N m' for n, p in zip(self.joint_names or [], self.peak_effort or [])))
+        if self.controller is not None:
+            level = {0: 'OK', 1: 'WARN', 2: 'ERROR'}.get(int.from_bytes(
+                self.controller[0], 'little') if isinstance(self.controller[0], bytes)
+                else int(self.controller[0]), 'STALE')
+            lines.append(f'  controller         {level}: {self.controller[1]}')
         return '\n'.join(lines)
 
 
@@ -154,13 +177,15 @@ def monitor(processes, duration, timeout, start_rest):
     passes before the monitor listens.
     """
     import rclpy
+    from diagnostic_msgs.msg import DiagnosticArray
     from sensor_msgs.msg import JointState
 
     rclpy.init()
     node = rclpy.create_node('bringup_monitor')
     stats = RunStatistics()
-    node.create_subscription(JointState, 'controller/reference', stats.on_reference, 100)
+    node.create_subscription(JointState, 'controller/residuals', stats.on_residuals, 100)
     node.create_subscription(JointState, 'joint_states', stats.on_state, 100)
+    node.create_subscription(DiagnosticArray, 'diagnostics', stats.on_diagnostics, 10)
     start, started_rest = None, False
     deadline = time.monotonic() + timeout
     try:
@@ -180,10 +205,17 @@ def monitor(processes, duration, timeout, start_rest):
             if time.monotonic() > deadline:
                 raise RuntimeError(f'only {stats.sim_time:.3f} of {duration} simulated seconds '
                                    f'after {timeout} wall seconds')
+        end = time.monotonic()
+        # The controller's diagnostics come once per wall second: wait for a fresh one.
+        stats.frozen = True
+        stats.controller = None
+        settle = time.monotonic() + 1.5
+        while stats.controller is None and time.monotonic() < settle:
+            rclpy.spin_once(node, timeout_sec=0.1)
     finally:
         node.destroy_node()
         rclpy.try_shutdown()
-    return stats, time.monotonic() - (start or time.monotonic())
+    return stats, end - (start or end)
 
 
 def main(argv=None):
@@ -192,6 +224,7 @@ def main(argv=None):
     parser.add_argument('--params-file', help='parameter file (default: config/sim.yaml)')
     parser.add_argument('--timing-mode', choices=('realtime', 'lockstep'),
                         help='override the plant timing mode')
+    parser.add_argument('--program', help="the controller's program (default: the file's)")
     parser.add_argument('--duration', type=float,
                         help='run this many simulated seconds, print a summary and stop')
     parser.add_argument('--timeout', type=float, default=300.0,
@@ -204,7 +237,7 @@ def main(argv=None):
     params_file = args.params_file or os.path.join(share_directory(), 'config',
                                                    graph.SIMULATION_PARAMETERS)
     if args.duration is None:
-        processes = start_graph(params_file, args.timing_mode)
+        processes = start_graph(params_file, args.timing_mode, program=args.program)
     else:
         processes = start_graph(params_file, args.timing_mode, graph.SIMULATION[:1])
     try:
@@ -213,7 +246,7 @@ def main(argv=None):
                 time.sleep(0.2)
             return max(p.returncode or 0 for p in processes)
         stats, wall = monitor(processes, args.duration, args.timeout, lambda: start_graph(
-            params_file, args.timing_mode, graph.SIMULATION[1:]))
+            params_file, args.timing_mode, graph.SIMULATION[1:], args.program))
         mode = args.timing_mode or 'as configured'
         print(stats.summary(wall, f'flexible_manipulator demo: plant + controller, timing '
                                   f'{mode}, ROS_DOMAIN_ID={os.environ.get("ROS_DOMAIN_ID", 0)}'),

@@ -1,39 +1,52 @@
-"""Controller node: computed-torque tracking of a joint program, over topics only.
+"""Controller node: the program-constraint controller (`control.program_controller`) on topics.
 
 It never knows whether a simulation or a real arm answers: it reacts to each joint state
 with one effort command, timed by the state's own stamp.
 
 Subscribes
-    joint_states                sensor_msgs/JointState; every model joint must be present
+    joint_states                sensor_msgs/JointState; every model joint exactly once
+    modal_states                sensor_msgs/JointState of the modal coordinates (names
+                                ``<link>_y<k>``); only with ``elastic_state: measured`` and a
+                                control model with modes; used when its stamp equals the
+                                joint state's (else the model-based estimate fills in)
 Publishes
     effort_controller/commands  std_msgs/Float64MultiArray, efforts in ``joints`` order [N m]
-    ~/reference                 sensor_msgs/JointState: program position and velocity, and
-                                the commanded effort, stamped with the state it answers
+                                (ros2_control forward command controller layout)
+    ~/reference                 sensor_msgs/JointState, one entry per program row (names
+                                such as ``forearm_lambda_x``, ``shoulder``): position = r(t),
+                                velocity = r'(t), effort = r''(t) [m, rad and derivatives]
+    ~/residuals                 sensor_msgs/JointState, same names: position = phi, velocity
+                                = phi', effort = constraint-acceleration error after
+                                saturation A q'' - b [m/s^2 or rad/s^2]
     diagnostics                 diagnostic_msgs/DiagnosticArray, once per wall second
+    (the three program topics are stamped with the joint state they answer)
 Services
     ~/enable                    std_srvs/SetBool: false commands zero effort until re-enabled;
-                                true clears a fault and restarts the program clock
+                                true clears a fault and restarts program time
+    ~/set_parameters            (rcl_interfaces) ``active_program``: switch programs by name
+                                (``ros2 param set /controller active_program hold``); unknown
+                                names are refused with the list of programs
 
-The control law uses the rigid twin of the model (every beam a rigid rod, no modes): on a
-flexible arm it is the classical rigid computed torque, with the elastic modes unmodelled.
-
-Program time is the state stamp minus the stamp of the first state received after
-enabling, so a program starts where it is enabled, in simulation and on a real arm.
-
-Safety, on by default: efforts clipped to the model's limits; a joint faster than its
-velocity limit latches a fault with zero effort; when no valid state has come for
-``state_timeout`` wall seconds, one zero-effort command is sent and a warning logged
-(the watchdog arms with the first valid state; nothing is commanded before it).
-Malformed states (missing or unknown joint names, wrong lengths, NaN) are rejected with a
-logged reason and no command is sent for them.
+Safety: efforts clipped to ``effort_limits`` and rate-limited by ``effort_rate_limits``; a
+joint faster than its velocity limit latches a fault with zero effort until ~/enable; when
+no valid state has come for ``state_timeout`` wall seconds the watchdog commands zero
+effort (``watchdog_action: zero``) or the effort holding the last measured configuration
+against gravity (``hold``), repeated every ``state_timeout``/4 while stale, with a
+warning (armed by the first valid state; nothing is commanded before it). Malformed states
+(missing or unknown joint names, wrong lengths, NaN) are rejected with a logged reason and
+get no command. A program set that fails the controller's checks (discrete bound,
+non-minimum phase, sampled loop) makes the node refuse to start with the reason (exit 2).
 """
 
 import math
 import time
 
 import numpy as np
+from rcl_interfaces.msg import ParameterDescriptor, SetParametersResult
 from rclpy.clock import Clock, ClockType
+from rclpy.event_handler import PublisherEventCallbacks, SubscriptionEventCallbacks
 from rclpy.node import Node
+from rclpy.parameter import Parameter
 
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from sensor_msgs.msg import JointState
@@ -41,65 +54,256 @@ from std_msgs.msg import Float64MultiArray
 from std_srvs.srv import SetBool
 
 from . import common
-from ..control.computed_torque import ComputedTorqueController
-from ..control.joint_program import SinusoidalJointProgram
+from ..control.program_controller import (CONTROL_MODELS, ControllerSettings,
+                                          ELASTIC_SOURCES, HOLD_SCHEMES, load_program_file,
+                                          ProgramController, REALIZATIONS,
+                                          resolve_program_path)
+from ..model_config import ConfigError
+
+WATCHDOG_ACTIONS = ('zero', 'hold')
+
+
+def optional_array(node, name, description):
+    """Declare a float-array parameter; return None when it is left empty."""
+    value = node.declare_parameter(
+        name, Parameter.Type.DOUBLE_ARRAY,
+        ParameterDescriptor(description=description, read_only=True)).value
+    value = [] if value is None else list(value)
+    if not value:
+        return None
+    if not all(math.isfinite(x) or (x == math.inf) for x in value):
+        raise ConfigError(f'parameter {name}: expected numbers, got {value}')
+    return value
+
+
+class Window:
+    """Counters of the ticks since the last diagnostics message."""
+
+    def __init__(self, nu, rows):
+        """Start empty for ``nu`` inputs and ``rows`` program rows."""
+        self.reset(nu, rows)
+
+    def reset(self, nu, rows):
+        """Forget everything (after publishing, or when the program changes)."""
+        self.ticks = 0
+        self.saturated = 0
+        self.rate_limited = 0
+        self.unusual = 0             # damped / unrealizable / inconsistent realization
+        self.estimated = 0
+        self.constraint_error = 0.0
+        self.dropped = np.zeros(nu)
+        self.residual_squares = np.zeros(rows)
+        self.sigma_min = math.inf
+        self.first_stamp = None
+        self.last_stamp = None
+        self.message = ''            # last non-trivial controller message
+
+    def add(self, status, stamp):
+        """Account one tick."""
+        self.ticks += 1
+        if self.first_stamp is None:
+            self.first_stamp = stamp
+        self.last_stamp = stamp
+        if status.elastic_source == 'estimated':
+            self.estimated += 1
+        if not status.tracking:
+            return
+        realization = status.realization
+        if status.saturated:
+            self.saturated += int(status.clipped.any())
+            self.rate_limited += int(status.rate_limited.any())
+            np.maximum(self.dropped, np.abs(status.dropped), out=self.dropped)
+            self.constraint_error = max(self.constraint_error, status.constraint_error_norm)
+            self.message = status.message
+        if realization.code not in ('exact', 'redundant'):
+            self.unusual += 1
+            self.message = status.message
+        self.sigma_min = min(self.sigma_min, realization.sigma_min)
+        if self.residual_squares.size == status.residual.size:
+            self.residual_squares += status.residual * status.residual
 
 
 class ControllerNode(Node):
-    """ROS adapter around `ComputedTorqueController`."""
+    """ROS adapter around `ProgramController` (module doc)."""
 
     def __init__(self):
-        """Read and check parameters, build model, program and control law."""
+        """Read and check parameters, build the controller, create the ROS interfaces."""
         super().__init__('controller')
-        # Computed torque on the joints only: flexible links count as rigid rods (the elastic
-        # modes are left to the program-constraint controller).
-        self.model = common.model_parameter(self).rigid_twin()
+        model = common.model_parameter(self, 'two_link_flexible')
         self.command_index = common.joint_order(
-            self, self.model, 'Joint order of the entries of each effort command.')
-        n = self.model.nv
-        program = SinusoidalJointProgram(
-            common.float_array(self, 'program.offset', n, 'q_d offset per joint [rad].'),
-            common.float_array(self, 'program.amplitude', n, 'q_d amplitude per joint [rad].'),
-            common.float_array(self, 'program.frequency', n, 'q_d frequency per joint [Hz].'),
-            common.float_array(self, 'program.phase', n, 'q_d phase per joint [rad].'))
-        self.law = ComputedTorqueController(
-            self.model, program,
-            common.positive(self, 'gains.natural_frequency', 20.0,
-                            'Error dynamics natural frequency omega_n [rad/s].'),
-            common.positive(self, 'gains.damping_ratio', 1.0, 'Error dynamics damping zeta.'))
+            self, model, 'Joint order of the entries of each effort command.')
+        program_file = common.declare(
+            self, 'program_file', 'programs_two_link_flexible',
+            'Program file: a path, or the name of a file in config/.')
+        delay = common.declare(self, 'delay_periods', 1,
+                               'Input delay [periods] the sampled-loop check allows for (0: '
+                               'lockstep; 1: a real-time plant).')
+        modes = common.declare(self, 'control_modes', -1,
+                               'Assumed modes per link plane kept in the control model '
+                               '(-1: all of the model file; 0: rigid).')
+        settings = ControllerSettings(
+            period=common.positive(self, 'control_period', 0.002,
+                                   'Period of the states and commands [s]: the discrete '
+                                   'stability checks use it.'),
+            hold=common.choice(self, 'hold', 'zoh', HOLD_SCHEMES,
+                               'Hold scheme of the discrete stability check.'),
+            realization=common.choice(self, 'realization', 'auto', REALIZATIONS,
+                                      'Servo (input directions only) or ideal (fully '
+                                      'actuated control model); auto: servo on flexible '
+                                      'models.'),
+            control_model=common.choice(self, 'control_model', 'auto', CONTROL_MODELS,
+                                        'Model the law evaluates: the (reduced) full model '
+                                        'or the rigid twin.'),
+            elastic_state=common.choice(self, 'elastic_state', 'measured', ELASTIC_SOURCES,
+                                        'Modal coordinates from modal_states (simulation) or '
+                                        'estimated from the joint motion (real arm).'),
+            effort_limit=optional_array(self, 'effort_limits',
+                                        'Effort limits per joint [N m]; empty: the model.'),
+            effort_rate_limit=optional_array(self, 'effort_rate_limits',
+                                             'Effort rate limits per joint [N m/s]; empty: '
+                                             'none.'),
+            velocity_limit=optional_array(self, 'velocity_limits',
+                                          'Velocity limits per joint [rad/s]; empty: the '
+                                          'model.'),
+            condition_limit=common.positive(self, 'condition_limit', 1e4,
+                                            'Servo: damped least squares above this '
+                                            'condition number of A M^-1 B.'),
+            redefine_margin=common.positive(self, 'redefine_margin', 0.8,
+                                            'lambda = margin * lambda* when a program is '
+                                            'redefined.'),
+            analysis_positions=optional_array(self, 'analysis_positions',
+                                              'Joint angles from which the start of each '
+                                              'program is solved for the checks [rad].'),
+            posture=optional_array(self, 'posture', 'Secondary objective: posture [rad].'),
+            posture_stiffness=optional_array(self, 'posture_stiffness',
+                                             'Secondary objective K_p [N m/rad].') or 0.0,
+            posture_damping=optional_array(self, 'posture_damping',
+                                           'Secondary objective K_d [N m s/rad].') or 0.0,
+            control_modes=None if modes < 0 else modes,
+            delay_periods=delay)
+        path = resolve_program_path(program_file)
+        programs, default = load_program_file(path)
+        active = common.declare(self, 'active_program', '',
+                                'Program to track (a name in the program file; empty: its '
+                                'default). Settable at run time.', read_only=False)
+        if active and active not in (programs if isinstance(programs, dict) else {}):
+            raise ConfigError(f'parameter active_program: unknown program {active!r} (in '
+                              f'{program_file}: {", ".join(map(str, programs or {}))})')
+        self.core = ProgramController(model, programs, settings, active or default,
+                                      source=program_file)
+        self.default_program = default or self.core.program_names[0]
+        self.model = model
         self.state_timeout = common.positive(
-            self, 'state_timeout', 0.5, 'Wall seconds without a valid state before zero effort.')
-        self.enabled = common.declare(self, 'start_enabled', True,
-                                      'Send program torques from start-up.')
+            self, 'state_timeout', 0.5, 'Wall seconds without a valid state before the '
+            'watchdog acts.')
+        self.watchdog_action = common.choice(self, 'watchdog_action', 'zero', WATCHDOG_ACTIONS,
+                                             'Effort commanded when states go stale.')
+        if common.declare(self, 'start_enabled', True, 'Track the program from start-up.'):
+            self.core.enable()
+        self.use_modal = self.core.has_modes and settings.elastic_state == 'measured'
+
+        n, nu = model.n_joints, model.nu
+        self.q, self.v = np.zeros(n), np.zeros(n)
+        self.joint_slot = {name: i for i, name in enumerate(model.joint_names)}
+        self.mode_slot = {name: i for i, name in enumerate(model.mode_names)}
+        self.modal_positions = np.zeros(len(model.mode_names))
+        self.modal_velocities = np.zeros(len(model.mode_names))
+        self.modal_stamp = None
+        self._state_names = self._modal_names = None
+        self._state_order = self._modal_order = None
         self.fault = ''
         self.rejected = 0
         self.warn_throttled = common.ReasonThrottle(self.get_logger().warning)
-        self.program_start = None
         self.last_state_wall = time.monotonic()
-        # The watchdog arms with the first valid state: before it nothing is commanded (in
-        # lockstep a command would advance the plant without control).
-        self.stale = True
-        self.q = np.zeros(n)
-        self.v = np.zeros(n)
-        self.command = Float64MultiArray(data=[0.0] * n)
-        self.reference = JointState(name=[self.model.joint_names[i] for i in self.command_index])
+        self.stale = True          # armed by the first valid state
+        self.last_stamp = None
+        self.window = Window(nu, self.core.entry.size)
+        self.command = Float64MultiArray(data=[0.0] * nu)
+        self.reference = JointState()
+        self.residuals = JointState()
+        self._program_messages()
 
+        # The per-tick topics go without rclpy's default QoS-event handlers: each one is an
+        # entry of the executor's wait set, rebuilt for every callback (about a third of
+        # the node's time per tick in lock-step).
+        quiet_pub = PublisherEventCallbacks(use_default_callbacks=False)
+        quiet_sub = SubscriptionEventCallbacks(use_default_callbacks=False)
         self.command_pub = self.create_publisher(Float64MultiArray, 'effort_controller/commands',
-                                                 10)
-        self.reference_pub = self.create_publisher(JointState, '~/reference', 10)
+                                                 10, event_callbacks=quiet_pub)
+        self.reference_pub = self.create_publisher(JointState, '~/reference', 10,
+                                                   event_callbacks=quiet_pub)
+        self.residual_pub = self.create_publisher(JointState, '~/residuals', 10,
+                                                  event_callbacks=quiet_pub)
         self.diagnostics_pub = self.create_publisher(DiagnosticArray, 'diagnostics', 10)
-        self.create_subscription(JointState, 'joint_states', self.on_state, 10)
+        # Modal states first: when both wait, the executor takes the older subscription
+        # first, so the modal state of a stamp is in hand when its joint state is handled.
+        if self.use_modal:
+            self.create_subscription(JointState, 'modal_states', self.on_modal_state, 10,
+                                     event_callbacks=quiet_sub)
+        self.create_subscription(JointState, 'joint_states', self.on_state, 10,
+                                 event_callbacks=quiet_sub)
         self.create_service(SetBool, '~/enable', self.on_enable)
+        self.add_on_set_parameters_callback(self.on_parameters)
         steady = Clock(clock_type=ClockType.STEADY_TIME)
         self.create_timer(self.state_timeout / 4, self.on_watchdog, clock=steady)
         self.create_timer(1.0, self.publish_diagnostics, clock=steady)
-        self.joint_slot = {name: i for i, name in enumerate(self.model.joint_names)}
+        self.log_start()
 
+    def log_start(self):
+        """Say what runs: realization, models, programs and their checks."""
+        core, log = self.core, self.get_logger()
+        log.info(f"controlling '{self.model.name}': {core.realization_kind} realization on "
+                 f'{self.control_model_text()}, period {core.period} s ({core.settings.hold}), '
+                 f'elastic state {core.settings.elastic_state if core.has_modes else "-"}; '
+                 f'programs {core.program_names}, active {core.active!r}')
+        for entry in core.entries.values():
+            text = (f'program {entry.name!r}: {entry.size} rows {entry.row_names}, critical '
+                    f'period {entry.critical_period:.4g} s')
+            if entry.sampled_radius is not None:
+                text += f', sampled-loop spectral radius {entry.sampled_radius:.6f}'
+            log.info(text)
+            for note in entry.notes:
+                log.warning(f'program {entry.name!r}: {note}')
+
+    def control_model_text(self):
+        """Describe the control model in a few words."""
+        cm = self.core.control_model
+        modes = cm.nv - cm.n_joints
+        if self.model.nv == self.model.n_joints:
+            return 'the rigid model'
+        if modes == 0:
+            return 'the rigid twin'
+        return f'{modes} of {self.model.nv - self.model.n_joints} modes'
+
+    def _program_messages(self):
+        """Row names of the active program on the reference and residual messages."""
+        names = list(self.core.entry.row_names)
+        self.reference.name = names
+        self.residuals.name = names
+
+    # -- states -----------------------------------------------------------------------------
     def parse_state(self, msg):
-        """Copy positions and velocities into model order.
+        """Copy positions and velocities into model order; None, or (kind, reason).
 
-        Returns None, or (kind, reason) for a malformed message.
+        A message with the same names as the last accepted one takes the fast path (one
+        vectorized copy and finiteness check).
         """
+        names = msg.name
+        if names == self._state_names and len(msg.position) == len(names) \
+                and len(msg.velocity) == len(names):
+            self.q[self._state_order] = msg.position
+            self.v[self._state_order] = msg.velocity
+            if np.isfinite(self.q).all() and np.isfinite(self.v).all():
+                return None
+            self._state_names = None
+        problem = self._parse_state_slowly(msg)
+        if problem is None:
+            self._state_names = list(names)
+            self._state_order = [self.joint_slot[name] for name in names]
+        return problem
+
+    def _parse_state_slowly(self, msg):
+        """Check a joint state name by name (see `parse_state`)."""
         names = msg.name
         if len(msg.position) != len(names) or len(msg.velocity) != len(names):
             return 'length', (f'{len(names)} names but {len(msg.position)} positions and '
@@ -115,79 +319,195 @@ class ControllerNode(Node):
                 return 'non-finite', f'non-finite position or velocity of joint {name!r}'
             self.q[slot], self.v[slot] = p, v
             seen += 1
-        if seen != self.model.nv or len(set(names)) != len(names):
+        if seen != len(self.joint_slot) or len(set(names)) != len(names):
             return 'name', f'expected each of {", ".join(self.joint_slot)} once, got {list(names)}'
         return None
 
+    def on_modal_state(self, msg):
+        """Keep the latest valid modal state (names of the model's modes, any order)."""
+        names = msg.name
+        if names == self._modal_names and len(msg.position) == len(names) \
+                and len(msg.velocity) == len(names):
+            self.modal_positions[self._modal_order] = msg.position
+            self.modal_velocities[self._modal_order] = msg.velocity
+            if np.isfinite(self.modal_positions).all() and \
+                    np.isfinite(self.modal_velocities).all():
+                self._take_modal_stamp(msg)
+                return
+            self._modal_names = None
+            self.warn_throttled('modal', 'rejected modal state: non-finite values')
+            return
+        if (len(names) != len(self.mode_slot) or len(msg.position) != len(names)
+                or len(msg.velocity) != len(names)):
+            self.warn_throttled('modal', f'rejected modal state: expected the '
+                                         f'{len(self.mode_slot)} modes {list(self.mode_slot)}')
+            return
+        for k, name in enumerate(names):
+            slot = self.mode_slot.get(name)
+            p, v = msg.position[k], msg.velocity[k]
+            if slot is None or not (math.isfinite(p) and math.isfinite(v)):
+                self.warn_throttled('modal', f'rejected modal state: unknown or non-finite '
+                                             f'mode {name!r}')
+                return
+            self.modal_positions[slot], self.modal_velocities[slot] = p, v
+        self._modal_names = list(names)
+        self._modal_order = [self.mode_slot[name] for name in names]
+        self._take_modal_stamp(msg)
+
+    def _take_modal_stamp(self, msg):
+        """Record the stamp of the modal state just stored (and rebase a late one)."""
+        stamp = msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
+        self.modal_stamp = stamp
+        if self.last_stamp is not None and stamp == self.last_stamp:
+            self.core.rebase_elastic(stamp, self.modal_positions, self.modal_velocities)
+
     def on_state(self, msg):
-        """Answer one joint state with one effort command."""
+        """Answer one joint state with one effort command (and the program topics)."""
         problem = self.parse_state(msg)
         if problem is not None:
             self.rejected += 1
             self.warn_throttled(problem[0], f'rejected joint state: {problem[1]}')
             return
+        t = msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
+        core = self.core
+        if self.use_modal and self.modal_stamp == t:
+            effort = core.update(t, self.q, self.v, self.modal_positions, self.modal_velocities)
+        else:
+            effort = core.update(t, self.q, self.v)
+        self.last_stamp = t
+        status = core.status
+        if core.fault and core.fault != self.fault:
+            self.get_logger().error(f'{core.fault}; zero effort until ~/enable is called')
+        self.fault = core.fault
+        self.send(effort)
+        if status.tracking:
+            self.publish_program(msg.header.stamp)
+        self.window.add(status, t)
         self.last_state_wall = time.monotonic()
         self.stale = False
-        t = msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
-        too_fast = np.abs(self.v) > self.model.velocity_limit
-        if too_fast.any() and not self.fault:
-            j = int(np.argmax(too_fast))
-            self.fault = (f'joint {self.model.joint_names[j]!r} at {self.v[j]:.3f} rad/s exceeds '
-                          f'its velocity limit {self.model.velocity_limit[j]:g} rad/s')
-            self.get_logger().error(f'{self.fault}; zero effort until ~/enable is called')
-        if not self.enabled or self.fault:
-            self.send(np.zeros(self.model.nv), msg.header.stamp)
-            return
-        if self.program_start is None:
-            self.program_start = t
-        effort = self.law.compute(t - self.program_start, self.q, self.v)
-        self.send(effort, msg.header.stamp)
 
-    def send(self, effort, stamp):
-        """Publish ``effort`` (model order) as a command and the reference that led to it."""
-        order = self.command_index
-        self.command.data = effort[order].tolist()
+    def send(self, effort):
+        """Publish ``effort`` (model order) in command order."""
+        self.command.data = effort[self.command_index].tolist()
         self.command_pub.publish(self.command)
-        ref = self.reference
-        ref.header.stamp = stamp
-        ref.position = self.law.program.position[order].tolist()
-        ref.velocity = self.law.program.velocity[order].tolist()
-        ref.effort = self.command.data
+
+    def publish_program(self, stamp):
+        """Publish the reference and the residuals of the rows, stamped like the state."""
+        entry, status = self.core.entry, self.core.status
+        ref, res = self.reference, self.residuals
+        ref.header.stamp = res.header.stamp = stamp
+        ref.position = entry.reference.tolist()
+        ref.velocity = entry.reference_rate.tolist()
+        ref.effort = entry.reference_acceleration.tolist()
+        res.position = status.residual.tolist()
+        res.velocity = status.residual_rate.tolist()
+        res.effort = status.constraint_error.tolist()
         self.reference_pub.publish(ref)
+        self.residual_pub.publish(res)
 
     def on_watchdog(self):
-        """Zero effort, once, when states stop coming."""
-        if not self.stale and time.monotonic() - self.last_state_wall > self.state_timeout:
+        """Zero or holding effort while states are stale (module doc)."""
+        if self.last_stamp is None:
+            return
+        if time.monotonic() - self.last_state_wall <= self.state_timeout:
+            return
+        if not self.stale:
             self.stale = True
-            self.get_logger().warning(f'no valid joint state for {self.state_timeout} s: '
-                                      'commanding zero effort')
-            self.command.data = [0.0] * self.model.nv
-            self.command_pub.publish(self.command)
+            self.get_logger().warning(
+                f'no valid joint state for {self.state_timeout} s: commanding '
+                f'{"zero" if self.watchdog_action == "zero" else "holding"} effort')
+        effort = (self.core.holding_effort() if self.watchdog_action == 'hold'
+                  else self.core.zero_effort())
+        self.send(effort)
 
+    # -- services and parameters ----------------------------------------------------------------
     def on_enable(self, request, response):
         """Enable (clearing a fault, restarting program time) or disable the controller."""
-        self.enabled = bool(request.data)
-        if self.enabled:
+        if request.data:
+            self.core.enable()
             self.fault = ''
-            self.program_start = None
+        else:
+            self.core.disable()
         response.success = True
-        response.message = 'enabled' if self.enabled else 'disabled: zero effort'
+        response.message = (f'enabled: tracking {self.core.active!r}' if request.data
+                            else 'disabled: zero effort')
         return response
 
+    def on_parameters(self, parameters):
+        """Switch programs when ``active_program`` is set; refuse unknown names."""
+        for parameter in parameters:
+            if parameter.name != 'active_program':
+                continue
+            name = parameter.value or self.default_program
+            try:
+                self.core.switch(name)
+            except ValueError as error:
+                return SetParametersResult(successful=False, reason=str(error))
+            self._program_messages()
+            self.window.reset(self.model.nu, self.core.entry.size)
+            self.get_logger().info(f'switched to program {name!r}; its time starts at the '
+                                   'next state')
+        return SetParametersResult(successful=True)
+
+    # -- diagnostics -----------------------------------------------------------------------------
     def publish_diagnostics(self):
-        """Report controller health: fault, stale states, rejected states, saturation."""
+        """Report health, realization status and saturation of the last second."""
+        core, w = self.core, self.window
+        entry, status = core.entry, core.status
+        allowed = [note for note in entry.notes if 'ALLOWED' in note]
         if self.fault:
             level, message = DiagnosticStatus.ERROR, self.fault
-        elif self.stale:
-            level, message = DiagnosticStatus.WARN, 'joint states are stale: zero effort'
-        elif self.law.saturated.any():
-            level, message = DiagnosticStatus.WARN, 'effort saturated'
+        elif self.stale and self.last_stamp is not None:
+            level, message = DiagnosticStatus.WARN, (
+                f'joint states stale: watchdog commands '
+                f'{"zero" if self.watchdog_action == "zero" else "holding"} effort')
+        elif w.saturated or w.rate_limited or w.unusual:
+            level, message = DiagnosticStatus.WARN, (
+                f'{w.saturated} ticks clipped, {w.rate_limited} rate-limited, {w.unusual} '
+                f'damped or unrealizable of {w.ticks}: {w.message}')
+        elif allowed:
+            level, message = DiagnosticStatus.WARN, allowed[0]
+        elif not core.enabled:
+            level, message = DiagnosticStatus.OK, 'disabled: zero effort'
         else:
-            level, message = DiagnosticStatus.OK, 'tracking' if self.enabled else 'disabled'
+            level, message = DiagnosticStatus.OK, f'tracking {core.active!r}'
+        names = [self.model.joint_names[i] for i in range(self.model.nu)]
+        rms = (np.sqrt(w.residual_squares / w.ticks) if w.ticks else w.residual_squares)
+        period = ((w.last_stamp - w.first_stamp) / (w.ticks - 1) if w.ticks > 1 else 0.0)
+        zero_dynamics = entry.zero_dynamics
+        values = [
+            ('active_program', core.active),
+            ('programs', ', '.join(core.program_names)),
+            ('enabled', str(core.enabled)),
+            ('realization', f'{core.realization_kind} on {self.control_model_text()}'),
+            ('realization_status', status.realization.code if status.tracking else status.mode),
+            ('sigma_min', f'{w.sigma_min:.4g}'),
+            ('ticks', str(w.ticks)),
+            ('clipped_ticks', str(w.saturated)),
+            ('rate_limited_ticks', str(w.rate_limited)),
+            ('damped_or_unrealizable_ticks', str(w.unusual)),
+            ('clipped_inputs', ', '.join(n for n, c in zip(names, status.clipped) if c)),
+            ('dropped_effort_max', ', '.join(f'{n}: {d:.4g}' for n, d in zip(names, w.dropped))),
+            ('constraint_error_max', f'{w.constraint_error:.4g}'),
+            ('residual_rms', ', '.join(f'{n}: {r:.4g}' for n, r in zip(entry.row_names, rms))),
+            ('elastic_state', core.settings.elastic_state if core.has_modes else 'none'),
+            ('estimated_ticks', str(w.estimated)),
+            ('state_period', f'{period:.6f}'),
+            ('control_period', f'{core.period:g}'),
+            ('critical_period', f'{entry.critical_period:.6g}'),
+            ('sampled_loop_radius', '' if entry.sampled_radius is None
+             else f'{entry.sampled_radius:.6f}'),
+            ('zero_dynamics', zero_dynamics.message if zero_dynamics is not None
+             else 'not analysed'),
+            ('notes', ' | '.join(entry.notes)),
+            ('watchdog', self.watchdog_action),
+            ('rejected_states', str(self.rejected)),
+        ]
         self.diagnostics_pub.publish(DiagnosticArray(status=[DiagnosticStatus(
-            level=level, name=f'{self.get_name()}: program tracking', message=message,
-            values=[KeyValue(key='rejected_states', value=str(self.rejected)),
-                    KeyValue(key='enabled', value=str(self.enabled))])]))
+            level=level, name=f'{self.get_name()}: program controller',
+            hardware_id=self.model.name, message=message,
+            values=[KeyValue(key=k, value=v) for k, v in values])]))
+        w.reset(self.model.nu, entry.size)
 
 
 def main(args=None):

@@ -1,0 +1,1209 @@
+"""Program-constraint controller: one measured state in, efforts and a status out (no ROS).
+
+Per tick (``ProgramController.update``), with the state measured at time t:
+
+1. state: joint positions and velocities (measured); modal coordinates of the flexible
+   links measured (a simulation publishes them) or estimated (see "Elastic state");
+2. program: the active named program evaluates its rows phi(q, t), phi', J and the bias
+   (``programs``) at program time tau = t - t_start;
+3. stabilization: A q'' = b with b = -bias - 2 alpha phi' - beta^2 phi per row
+   (``stabilization``, gains per row);
+4. realization (``realization``) on the control model M(q) q'' + h(q, v) = B u:
+
+   * ``servo`` (Beghin): forces only along the input directions B (the flexible modes are
+     not actuated); (A M^-1 B) u = b - A a, its singular values checked every tick, damped
+     least squares below sigma_max / condition_limit (status ``damped``);
+   * ``ideal`` (Udwadia-Kalaba, Gauss): for a fully actuated control model (a rigid arm, or
+     the rigid twin of a flexible one, whose elastic modes are then not modelled);
+     redundancy (fewer rows than coordinates) is resolved by the secondary objective below;
+
+5. limits: efforts clipped to +-effort_limit, then their change per tick limited to
+   effort_rate_limit * dt; the status lists the clipped and rate-limited inputs, the effort
+   dropped (unsaturated - applied) and the constraint-acceleration error that results,
+   A M^-1 (B u_applied - h) - b (zero when nothing is dropped);
+6. safety: a joint faster than its velocity limit latches a fault (zero effort) until
+   ``enable()``.
+
+Secondary objective (directions the program leaves free): Q_s = K_p (q_0 - q) - K_d v on
+the joints (``posture``, ``posture_stiffness``, ``posture_damping``); the ideal realization
+adds it to the free force (Gauss: the realized motion is the admissible one closest to what
+Q_s would produce), the servo realization as the preferred effort in the null space of
+A M^-1 B. With the default gains 0 the ideal realization gives the minimum-Gauss-norm
+(natural) motion and the servo realization the minimum-norm effort.
+
+Control model. The law evaluates M, h and B of a control model: the full model of the
+file, a reduced one (``control_modes``: at most that many assumed modes per link and plane,
+the rest unmodelled; 0 is rigid) or the rigid twin (``control_model: rigid_twin``). A
+sampled servo law that inverts fast, lightly damped modes can be unstable at periods far
+shorter than those modes' periods (checked below): on the default arm the loop with the
+2nd and 3rd modes modelled is unstable at 2, 1 and 0.5 ms, with the first mode of each
+link only it is stable at 2 ms.
+
+Checks at construction (each refused with a `ConfigError` naming the program):
+
+* per-row discrete stability: every row's gains against the control period T and the hold
+  scheme (``stabilization.check``; ZOH: T < min(1/alpha, 4 alpha/beta^2)); the message
+  gives the bound;
+* internal dynamics (models with unactuated coordinates), linearized at rest at the
+  program's start (joint angles solved from the rows at t = 0 starting from
+  ``analysis_positions``; modes at rest) on the full model of the file:
+  (a) zero dynamics of the program's output (``zero_dynamics.analyze_output``; the rows'
+  Jacobian on the control model, zero on unmodelled modes): the tip of a flexible link is
+  non-minimum phase; (b) the closed loop of the full linearized plant and the linearized
+  control law (`LinearLoop`), held over T (ZOH) and applied 0 to ``delay_periods`` periods
+  late (transport and computation delay: 0 in lockstep, 1 for a real-time plant that
+  applies a command from the next period on): its spectral radius must be < 1 (for other
+  hold schemes, the continuous closed loop must be stable). A program failing (a) or (b)
+  is refused (``non_minimum_phase: refuse``, the default) with the limit lambda* below
+  which the redefined output (``lambda_point``) passes (b), replaced by that output at
+  lambda = ``redefine_margin`` * lambda* (``redefine``; point rows only), or run anyway
+  (``allow``: for experiments; its internal dynamics diverge);
+* a control model with modes under the ideal realization is refused (it would need forces
+  on the modes).
+
+Elastic state (models whose control model has modes). With ``elastic_state: measured`` the
+modal coordinates come with each state (a simulation publishes them); a tick without them
+runs on the estimate. With ``estimated`` (a real arm: only joints are measured) the modal
+coordinates of the full model are integrated from its modal rows driven by the measured
+joint motion,
+
+    M_ee(q) eta'' + D_e eta' + K_e eta = -M_e,theta(q) theta'' - f_e(q, v),
+
+f_e = h_e - D_e eta' - K_e eta (centrifugal, Coriolis, gravity and stiffening loads), with
+theta'' the mean joint acceleration over the last interval from two successive measured
+velocities, M and f_e frozen at the start of each step and the linear part integrated by
+the trapezoidal rule (A-stable, no numerical damping; one step per period, sub-steps of at
+most the period over gaps). Joint friction, armature and the motor torque do not enter
+(they act on the joint rows only), so the estimate needs no torque measurement and is as
+good as the link model; all modes of the file are integrated (a reduced model's first mode
+is not the full model's), the control model's modes are then picked by name. The
+estimation error obeys the free modal dynamics and decays with the structural damping only
+(no output injection): the estimate starts from the static equilibrium of the modal rows at
+the first state (undeformed for a horizontal arm), so the arm must be at rest then; a gap
+longer than ``max_gap`` restarts it there.
+
+Program file (YAML)::
+
+    default: lambda_circle              # optional; else the first program
+    programs:
+      lambda_circle:
+        non_minimum_phase: refuse       # refuse | redefine | allow (servo realization)
+        gains: {alpha: 10.0, beta: 10.0}   # [1/s], every row unless the row says otherwise
+        rows:
+          - type: lambda_point          # the lambda-point (redefined output), see below
+            link: forearm
+            lambda: 0.2                 # one for all links or one per link, in (0, 1]
+            fraction: 1.0               # point at fraction * length of ``link`` (rigid twin)
+            axes: [x, y]
+            reference: {type: circle, center: [0.55, 0.25], radius: 0.1, rate: 2.0}
+            gains: {alpha: 12.0}        # optional per-row gains
+      hold:
+        gains: {alpha: 8.0}
+        rows:
+          - {type: hold, joints: [shoulder, elbow]}   # hold where the program starts
+
+Rows ``joint``, ``point`` and ``angle`` (and references) are those of ``program_config``.
+``hold`` keeps the listed joints at the angles measured when the program starts.
+``lambda_point`` is the redefined output y_j = theta_j + w_j(lambda L_j)/(lambda L_j)
+(``zero_dynamics.link_angle_output``) carried through the rigid twin's kinematics: the
+point of the rigid arm at joint angles y (for one link on a hub, the point x = lambda L to
+first order). Its zero dynamics are those of the redefined joint outputs, stable for
+lambda < lambda*.
+"""
+
+import dataclasses
+from dataclasses import dataclass, field
+import math
+
+import numpy as np
+
+from ..mechanics.chain import SerialChain
+from ..model_config import check_keys, ConfigError, load_yaml, number, resolve_config_path
+from .program_config import program_from_dict
+from .programs import JointProgram, POSITION, Program, StackedProgram
+from .realization import (IdealRealization, RealizationStatus, ServoRealization,
+                          symmetric_sqrt)
+from .stabilization import critical_period, Stabilization, velocity_critical_period
+from .trajectories import ConstantReference
+from .zero_dynamics import analyze_output, linearize, link_angle_output, stable_fraction
+
+REALIZATIONS = ('auto', 'servo', 'ideal')
+CONTROL_MODELS = ('auto', 'full', 'rigid_twin')
+ELASTIC_SOURCES = ('measured', 'estimated')
+NON_MINIMUM_PHASE = ('refuse', 'redefine', 'allow')
+HOLD_SCHEMES = ('zoh', 'euler', 'heun', 'rk2', 'rk3', 'rk4')
+AXIS_NAMES = 'xyz'
+ROW_TYPES = ('joint', 'point', 'angle', 'lambda_point', 'hold')
+
+
+class LambdaPointProgram(Program):
+    """phi = S (p_r(C q) - p_d(t)): the lambda-point, a redefined (minimum-phase) output.
+
+    y = C q are the redefined joint outputs y_j = theta_j + w_j(lambda L_j)/(lambda L_j)
+    (C = ``zero_dynamics.link_angle_output``, constant); p_r(y) is a point of the rigid
+    twin at joint angles y (``point``: a `PointProgram` on the rigid twin). Hence
+
+        J = S J_r(y) C,   phi' = S (J_r y' - p_d'),   bias = S (J_r' y' - p_d''),
+
+    the rigid point program's rows evaluated at (C q, C v) with its Jacobian times C.
+    """
+
+    def __init__(self, model, point, lambdas):
+        """Wrap ``point`` (on ``model.rigid_twin()``); ``lambdas``: one or one per link."""
+        self.selection = link_angle_output(model, lambdas)
+        super().__init__(point.size, model.nv, POSITION)
+        self.point = point
+        self.reference = point.reference
+        self.lambdas = np.broadcast_to(np.asarray(lambdas, dtype=float),
+                                       (model.n_joints,)).copy()
+        self._y = np.zeros(model.n_joints)
+        self._dy = np.zeros(model.n_joints)
+
+    def evaluate(self, t, q, v):
+        """Fill the rows (see class docstring)."""
+        np.matmul(self.selection, q, out=self._y)
+        np.matmul(self.selection, v, out=self._dy)
+        p = self.point.evaluate(t, self._y, self._dy)
+        self.phi[:] = p.phi
+        self.rate[:] = p.rate
+        self.bias[:] = p.bias
+        np.matmul(p.jacobian, self.selection, out=self.jacobian)
+        return self
+
+
+class HoldProgram(JointProgram):
+    """phi = q[joints] - q_hold: hold the joints where the program starts (``capture``)."""
+
+    def __init__(self, nv, joints):
+        """Select the coordinates ``joints`` (indices); the held values start at zero."""
+        super().__init__(nv, joints, ConstantReference(np.zeros(len(joints))))
+
+    def capture(self, q):
+        """Hold the current values of the selected coordinates of ``q``."""
+        self.reference.position[:] = np.asarray(q)[self.joints]
+
+
+class ElasticStateEstimator:
+    """Modal coordinates driven by the measured joint motion (module doc, "Elastic state").
+
+    ``position`` and ``velocity`` hold the estimate of (eta, eta') in the model's mode
+    order; ``advance`` moves it over one interval of measured joint motion.
+    """
+
+    def __init__(self, model):
+        """Prepare for ``model`` (a fixed-base chain: joints first, then modes)."""
+        self.model = model
+        self.data = model.create_data()
+        self.n = model.n_joints
+        self.count = model.nv - model.n_joints
+        self.stiffness = np.array(model.arrays.stiffness[self.n:], dtype=float)
+        self.damping = np.array(model.arrays.damping[self.n:], dtype=float)
+        self.position = np.zeros(self.count)
+        self.velocity = np.zeros(self.count)
+        self._q = np.zeros(model.nv)
+        self._v = np.zeros(model.nv)
+        self._lhs = np.zeros((self.count, self.count))
+        self._dt = None
+
+    def initialize(self, joint_positions, iterations=20):
+        """Start at rest at the static equilibrium of the modal rows, h_e(q, 0) = 0.
+
+        Newton-like iterations with the modal stiffness as Jacobian (exact when gravity is
+        normal to the plane of motion: then the arm is undeformed, eta = 0).
+        """
+        self.position[:] = 0.0
+        self.velocity[:] = 0.0
+        q, v = self._q, self._v
+        q[:self.n] = joint_positions
+        v[:] = 0.0
+        for _ in range(iterations):
+            q[self.n:] = self.position
+            residual = self.model.bias_forces(self.data, q, v)[self.n:]
+            if not np.all(np.isfinite(residual)):
+                self.position[:] = 0.0
+                return
+            self.position -= residual / self.stiffness
+            if np.max(np.abs(residual)) <= 1e-12 * (1.0 + np.max(self.stiffness)):
+                return
+
+    def advance(self, joint_positions, joint_velocities, joint_acceleration, duration,
+                max_step):
+        """Advance (eta, eta') over ``duration`` [s] from the joint state at its start.
+
+        The joint acceleration [rad/s^2] is held; sub-steps of at most ``max_step``.
+        """
+        steps = max(1, int(math.ceil(duration / max_step - 1e-9)))
+        dt = duration / steps
+        q, v, n = self._q, self._v, self.n
+        for k in range(steps):
+            tau = k * dt
+            np.multiply(joint_acceleration, tau, out=v[:n])
+            v[:n] += joint_velocities
+            q[:n] = joint_positions
+            q[:n] += (joint_velocities + 0.5 * joint_acceleration * tau) * tau
+            q[n:], v[n:] = self.position, self.velocity
+            mass = self.model.mass_matrix(self.data, q)
+            bias = self.model.bias_forces(self.data, q, v)
+            self.step(mass, bias, joint_acceleration, dt)
+
+    def step(self, mass, bias, joint_acceleration, dt):
+        """One trapezoidal step of (eta, eta') over ``dt`` [s].
+
+        ``mass``, ``bias``: M(q) and h(q, v) of the model at the start of the step (with
+        the current estimate); the joint acceleration [rad/s^2] is held over it:
+
+            (M_ee + dt/2 D + dt^2/4 K) w+ = (M_ee - dt/2 D - dt^2/4 K) w - dt K eta + dt f,
+            eta+ = eta + dt/2 (w + w+),   f = -M_e,theta a - (h_e - D w - K eta),
+
+        that is (M_ee + dt/2 D + dt^2/4 K) w+ = M_ee w + (dt/2 D - dt^2/4 K) w
+        - dt (M_e,theta a + h_e).
+        """
+        n = self.n
+        if dt != self._dt:
+            self._dt = dt
+            self._lhs_diagonal = 0.5 * dt * self.damping + 0.25 * dt * dt * self.stiffness
+            self._w_factor = 0.5 * dt * self.damping - 0.25 * dt * dt * self.stiffness
+        m_ee = mass[n:, n:]
+        eta, w = self.position, self.velocity
+        rhs = mass[n:, :n] @ joint_acceleration
+        rhs += bias[n:]
+        rhs *= -dt
+        rhs += m_ee @ w
+        rhs += self._w_factor * w
+        lhs = self._lhs
+        lhs[:] = m_ee
+        lhs.flat[::self.count + 1] += self._lhs_diagonal
+        w_next = np.linalg.solve(lhs, rhs)
+        w += w_next
+        w *= 0.5 * dt
+        eta += w
+        w[:] = w_next
+
+
+STABILITY_TOLERANCE = 1e-7   # spectral radius 1 + tol (or growth rate tol) is "marginal"
+
+
+def reduced_model(model, modes):
+    """Return the same chain with at most ``modes`` assumed modes per plane of each link.
+
+    ``modes = 0`` is the rigid twin; None keeps the model. Modal coordinates keep their
+    names (``<link>_y1`` ...), so a measured state maps onto the reduced model by name.
+    """
+    if modes is None:
+        return model
+    links = [dataclasses.replace(link, beam=dataclasses.replace(
+        link.beam, modes=tuple(min(int(modes), count) for count in link.beam.modes)))
+        if link.beam is not None else link for link in model.links]
+    return SerialChain(model.name, links, model.gravity_base, model.base_frame,
+                       model.base_xyz, model.base_rpy, model.tool_frame,
+                       model.geometric_stiffening, model.floating_base)
+
+
+class LinearLoop:
+    """The closed loop linearized at rest, for the checks at construction (module doc).
+
+    Plant: the full model M x'' + D x' + K x = B u at rest at q0
+    (``zero_dynamics.linearize``). Control law on the control model, coordinates
+    x_c = P x (P selects the modelled coordinates by name), for rows with Jacobian C at
+    q0, a constant reference and gains K_p = diag(beta^2), K_d = diag(2 alpha):
+
+        u = R (b - C a),   b = -K_p C x_c - K_d C x_c',   a = -M_c^-1 (K_c x_c + D_c x_c'),
+
+    R = (C M_c^-1 B_c)^+ (servo) or B_c^+ M_c^1/2 (C M_c^-1/2)^+ (ideal, Gauss). With
+    z = (x, x'): z' = A z + B_z u in continuous time; held over the period T (ZOH),
+    z_{k+1} = (Phi + Gamma F) z_k with Phi = e^(A T), Gamma = int_0^T e^(A s) ds B_z
+    (one matrix exponential of the augmented [[A, B_z], [0, 0]] T).
+    """
+
+    def __init__(self, full, control, joints, period, realization):
+        """Linearize both models at rest at the joint angles ``joints``."""
+        import scipy.linalg
+        n = full.n_joints
+        self.full, self.control, self.period = full, control, float(period)
+        self.q0 = full.neutral_configuration().astype(float)
+        self.q0[:n] = joints
+        qc = control.neutral_configuration().astype(float)
+        qc[:n] = joints
+        M, D, K, B = linearize(full, self.q0)
+        Mc, Dc, Kc, Bc = linearize(control, qc)
+        names = list(full.coordinate_names)
+        self.P = np.zeros((control.nv, full.nv))
+        for j, name in enumerate(control.coordinate_names):
+            self.P[j, names.index(name)] = 1.0
+        self.Mc, self.Bc, self.realization = Mc, Bc, realization
+        self.Mc_inv = np.linalg.inv(Mc)
+        self.free_x, self.free_v = -self.Mc_inv @ Kc, -self.Mc_inv @ Dc
+        nv, nu = full.nv, B.shape[1]
+        M_inv = np.linalg.inv(M)
+        self.A = np.zeros((2 * nv, 2 * nv))
+        self.A[:nv, nv:] = np.eye(nv)
+        self.A[nv:, :nv] = -M_inv @ K
+        self.A[nv:, nv:] = -M_inv @ D
+        self.Bz = np.zeros((2 * nv, nu))
+        self.Bz[nv:] = M_inv @ B
+        augmented = np.zeros((2 * nv + nu, 2 * nv + nu))
+        augmented[:2 * nv, :2 * nv] = self.A * self.period
+        augmented[:2 * nv, 2 * nv:] = self.Bz * self.period
+        exponential = scipy.linalg.expm(augmented)
+        self.Phi = exponential[:2 * nv, :2 * nv]
+        self.Gamma = exponential[:2 * nv, 2 * nv:]
+
+    def embed(self, C):
+        """Rows on control coordinates as rows on the full model's coordinates."""
+        return C @ self.P
+
+    def feedback(self, C, kp, kd):
+        """F (nu x 2 nv) with u = F z (class doc)."""
+        if self.realization == 'servo':
+            R = np.linalg.pinv(C @ self.Mc_inv @ self.Bc)
+        else:
+            root, inv_root = symmetric_sqrt(self.Mc)
+            R = np.linalg.pinv(self.Bc) @ root @ np.linalg.pinv(C @ inv_root)
+        gain_x = R @ (-kp @ C - C @ self.free_x) @ self.P
+        gain_v = R @ (-kd @ C - C @ self.free_v) @ self.P
+        return np.hstack([gain_x, gain_v])
+
+    def radius(self, C, kp, kd, delay=0):
+        """Spectral radius of the sampled (ZOH) closed loop (< 1: stable).
+
+        With ``delay`` > 0 the largest radius over input delays of 0..delay periods (the
+        effort computed from z_k applied over period k + d: state (z_k, ..., z_(k-d))).
+        """
+        gain = self.Gamma @ self.feedback(C, kp, kd)
+        size = self.Phi.shape[0]
+        worst = 0.0
+        for d in range(delay + 1):
+            closed = np.zeros((size * (d + 1), size * (d + 1)))
+            closed[:size, :size] = self.Phi
+            closed[:size, size * d:] += gain
+            for i in range(d):
+                closed[size * (i + 1):size * (i + 2), size * i:size * (i + 1)] = np.eye(size)
+            worst = max(worst, float(np.max(np.abs(np.linalg.eigvals(closed)))))
+        return worst
+
+    def growth(self, C, kp, kd):
+        """Largest real part of the continuous closed loop's eigenvalues [1/s]."""
+        closed = self.A + self.Bz @ self.feedback(C, kp, kd)
+        return float(np.max(np.linalg.eigvals(closed).real))
+
+    def describe_radius(self, radius, delay=0):
+        """Why a sampled loop is refused."""
+        lag = f', input delay up to {delay} periods' if delay else ''
+        return (f'the sampled closed loop is unstable: spectral radius {radius:.6g} > 1 at '
+                f'period {self.period:g} s (ZOH{lag}; plant: the full model, '
+                f'{self.full.nv - self.full.nu} modes; control law on '
+                f'{self.control.nv - self.control.n_joints} modelled modes)')
+
+    def mode_hint(self):
+        """Advice when even lambda -> 0 is unstable: the modelled modes are too fast."""
+        fastest = float(np.max(self.control.mode_frequencies))
+        return (f'the control model\'s fastest mode (clamped-free {fastest:.4g} rad/s, omega T = '
+                f'{fastest * self.period:.3g}) is too fast for it; keep fewer modes per link '
+                f'in the control model (control_modes) or shorten the period')
+
+
+@dataclass
+class ControllerSettings:
+    """Controller options that are not per program (module doc); SI units."""
+
+    period: float = 0.002               # control period T [s] (one command per state)
+    hold: str = 'zoh'                   # hold scheme of the discrete stability check
+    realization: str = 'auto'           # auto | servo | ideal
+    control_model: str = 'auto'         # auto | full | rigid_twin
+    elastic_state: str = 'measured'     # measured | estimated
+    effort_limit: object = None         # per joint [N m]; None: the model's limits
+    effort_rate_limit: object = None    # per joint [N m/s]; None: no rate limit
+    velocity_limit: object = None       # per joint [rad/s]; None: the model's limits
+    condition_limit: float = 1e4        # servo: damped least squares above this condition
+    redefine_margin: float = 0.8        # lambda = margin * lambda* when redefining
+    analysis_positions: object = None   # joint angles: start of the zero-dynamics solve
+    posture: object = None              # secondary objective: posture q_0 [rad]
+    posture_stiffness: object = 0.0     # K_p [N m/rad], scalar or per joint
+    posture_damping: object = 0.0       # K_d [N m s/rad], scalar or per joint
+    max_gap: float = 0.5                # s: a longer gap between states restarts estimates
+    control_modes: object = None        # modes per link plane kept in the control model
+    delay_periods: int = 0              # input delay (periods) the sampled check allows for
+
+
+@dataclass
+class ProgramEntry:
+    """One named program, built and checked: rows, gains, names, buffers, verdicts."""
+
+    name: str
+    program: Program
+    stabilization: Stabilization
+    row_names: list
+    references: list                    # (slice of rows, reference object)
+    holds: list                         # HoldProgram rows (captured at the start)
+    realization: object
+    critical_period: float
+    zero_dynamics: object = None        # ZeroDynamicsReport, or None if not analysed
+    sampled_radius: float = None        # spectral radius of the linearized ZOH loop
+    lambda_limit: float = None          # offered lambda* when the program was refused
+    notes: list = field(default_factory=list)
+    reference: np.ndarray = None        # r, r', r'' of every row (filled per tick)
+    reference_rate: np.ndarray = None
+    reference_acceleration: np.ndarray = None
+    constraint_error: np.ndarray = None  # A q''_applied - b per row
+
+    def __post_init__(self):
+        """Allocate the per-row buffers."""
+        size = self.program.size
+        self.reference = np.zeros(size)
+        self.reference_rate = np.zeros(size)
+        self.reference_acceleration = np.zeros(size)
+        self.constraint_error = np.zeros(size)
+
+    @property
+    def size(self):
+        """Number of constraint rows."""
+        return self.program.size
+
+    def fill_reference(self, t):
+        """Copy the references of the rows at program time ``t``.
+
+        The program has just evaluated them at ``t``; references that keep their last
+        values (``position``, ``velocity``, ``acceleration``) are read, others evaluated.
+        """
+        for rows, reference in self.references:
+            try:
+                r, dr, ddr = reference.position, reference.velocity, reference.acceleration
+            except AttributeError:
+                r, dr, ddr = reference.evaluate(t)
+            self.reference[rows] = r
+            self.reference_rate[rows] = dr
+            self.reference_acceleration[rows] = ddr
+
+
+class ControllerStatus:
+    """What the last tick did; ``message`` explains anything that is not plain tracking."""
+
+    def __init__(self, nu):
+        """Allocate the per-input arrays."""
+        self.mode = 'disabled'          # tracking | disabled | fault
+        self.fault = ''
+        self.program = ''
+        self.program_time = 0.0
+        self.realization = None         # RealizationStatus of the active program
+        self.elastic_source = 'none'    # measured | estimated | none (rigid control model)
+        self.unsaturated = np.zeros(nu)
+        self.dropped = np.zeros(nu)
+        self.clipped = np.zeros(nu, dtype=bool)
+        self.rate_limited = np.zeros(nu, dtype=bool)
+        self.constraint_error = np.zeros(0)
+        self.constraint_error_norm = 0.0
+        self.residual = np.zeros(0)
+        self.residual_rate = np.zeros(0)
+
+    @property
+    def tracking(self):
+        """True if the last tick realized the program (enabled, no fault)."""
+        return self.mode == 'tracking'
+
+    @property
+    def saturated(self):
+        """True if any effort was clipped or rate-limited in the last tick."""
+        return bool(self.clipped.any() or self.rate_limited.any())
+
+    @property
+    def message(self):
+        """One line: mode, realization problems, dropped efforts and their consequence."""
+        if self.mode == 'fault':
+            return f'fault: {self.fault}'
+        if self.mode == 'disabled':
+            return 'disabled: zero effort'
+        parts = []
+        realization = self.realization
+        if realization is not None and realization.code not in ('exact', 'redundant'):
+            parts.append(RealizationStatus.message.fget(_without_saturation(realization)))
+        if self.saturated:
+            clipped = np.flatnonzero(self.clipped).tolist()
+            limited = np.flatnonzero(self.rate_limited).tolist()
+            text = []
+            if clipped:
+                text.append(f'clipped on inputs {clipped}')
+            if limited:
+                text.append(f'rate-limited on inputs {limited}')
+            parts.append(f'efforts {" and ".join(text)} (dropped '
+                         f'{np.round(self.dropped, 4).tolist()}): constraint-acceleration '
+                         f'error {self.constraint_error_norm:.3g}')
+        return '; '.join(parts) if parts else 'tracking'
+
+
+def _without_saturation(status):
+    """Copy a realization status with the clipping flags cleared (for its message)."""
+    copy = RealizationStatus(status.clipped.size, status.kind)
+    copy.__dict__.update(status.__dict__)
+    copy.clipped = np.zeros_like(status.clipped)
+    return copy
+
+
+def _per_joint(value, size, field, default, minimum=0.0, strict=True, allow_infinite=True):
+    """Return ``value`` (scalar, sequence of ``size``, or None for ``default``) as an array."""
+    if value is None:
+        return np.array(np.broadcast_to(np.asarray(default, dtype=float), (size,)))
+    values = np.atleast_1d(np.asarray(value, dtype=float))
+    if values.size == 1:
+        values = np.full(size, values[0])
+    if values.size != size:
+        raise ConfigError(f'{field}: expected one value or {size}, got {values.size}')
+    for i, item in enumerate(values):
+        number(float(item), f'{field}[{i}]', minimum, strict, allow_infinite)
+    return values
+
+
+def load_program_file(path):
+    """Read a program file: returns (programs mapping, default name or None)."""
+    content = load_yaml(path, 'program file')
+    try:
+        check_keys(content, '', ('programs',), ('default',))
+    except ConfigError as error:
+        raise ConfigError(f'{path}: {error}') from None
+    return content['programs'], content.get('default')
+
+
+def resolve_program_path(name, share_directory=None):
+    """Path of a program file: absolute, relative to the cwd, or a name in ``config``."""
+    return resolve_config_path(name, 'config', share_directory)
+
+
+def _gains(spec, field, defaults=None):
+    """Parse a gains mapping {alpha, beta, gamma} [1/s]; missing keys from ``defaults``."""
+    defaults = defaults or {}
+    check_keys(spec, field, () if defaults else ('alpha',), ('alpha', 'beta', 'gamma'))
+    out = dict(defaults)
+    if 'alpha' in spec:
+        out['alpha'] = number(spec['alpha'], f'{field}.alpha', 0.0, strict_minimum=True)
+        out['beta'] = out['alpha']
+    if 'beta' in spec:
+        out['beta'] = number(spec['beta'], f'{field}.beta', 0.0, strict_minimum=True)
+    if 'gamma' in spec:
+        out['gamma'] = number(spec['gamma'], f'{field}.gamma', 0.0, strict_minimum=True)
+    return out
+
+
+def _index(value, names, field, what):
+    """Index of a name in ``names`` (or a checked integer index)."""
+    if isinstance(value, str) and value in names:
+        return names.index(value)
+    if not isinstance(value, bool) and isinstance(value, int) and 0 <= value < len(names):
+        return value
+    raise ConfigError(f'{field}: unknown {what} {value!r} (known: {", ".join(names)})')
+
+
+class ProgramController:
+    """The control law of the module doc, with its named programs and its status."""
+
+    def __init__(self, model, programs, settings=None, default=None, source='programs'):
+        """Build and check every program; the active one is ``default`` (or the first).
+
+        :param model: the arm's model (a fixed-base `SerialChain`, flexible or rigid).
+        :param programs: mapping name -> program spec (module doc).
+        :param settings: `ControllerSettings`.
+        :param source: prefix of error messages (e.g. the program file's path).
+        Raises `ConfigError` naming the field, the bound or the zero-dynamics verdict.
+        """
+        self.settings = settings = settings or ControllerSettings()
+        self.source = source
+        if getattr(model, 'floating_base', None) is not None:
+            raise ConfigError(f'model {model.name!r}: the controller drives fixed-base chains '
+                              'only (a floating base needs its pose measured)')
+        self.model = model
+        n, nu = model.n_joints, model.nu
+        self.n_joints = n
+        if settings.hold not in HOLD_SCHEMES:
+            raise ConfigError(f'hold: must be one of {", ".join(HOLD_SCHEMES)}, got '
+                              f'{settings.hold!r}')
+        self.period = number(settings.period, 'period', 0.0, strict_minimum=True)
+        self._choose_realization()
+        self.effort_limit = _per_joint(settings.effort_limit, nu, 'effort_limit',
+                                       model.effort_limit)
+        self.effort_rate_limit = _per_joint(settings.effort_rate_limit, nu,
+                                            'effort_rate_limit', np.inf)
+        self._rate_limits = bool(np.any(np.isfinite(self.effort_rate_limit)))
+        self.velocity_limit = _per_joint(settings.velocity_limit, n, 'velocity_limit',
+                                         model.velocity_limit)
+        self.condition_limit = number(settings.condition_limit, 'condition_limit', 1.0,
+                                      strict_minimum=True)
+        self.redefine_margin = number(settings.redefine_margin, 'redefine_margin', 0.0,
+                                      strict_minimum=True)
+        if self.redefine_margin >= 1.0:
+            raise ConfigError(f'redefine_margin: must be < 1 (lambda = margin * lambda*), got '
+                              f'{self.redefine_margin:g}')
+        self.posture = _per_joint(settings.posture, n, 'posture', 0.0, -np.inf, False, False)
+        self.posture_stiffness = _per_joint(settings.posture_stiffness, n,
+                                            'posture_stiffness', 0.0, 0.0, False, False)
+        self.posture_damping = _per_joint(settings.posture_damping, n, 'posture_damping',
+                                          0.0, 0.0, False, False)
+        self.secondary = bool(np.any(self.posture_stiffness) or np.any(self.posture_damping))
+        self.analysis_positions = _per_joint(settings.analysis_positions, n,
+                                             'analysis_positions', 0.3, -np.inf, False, False)
+        self.max_gap = number(settings.max_gap, 'max_gap', 0.0, strict_minimum=True)
+        delay = settings.delay_periods
+        if isinstance(delay, bool) or not isinstance(delay, int) or not 0 <= delay <= 50:
+            raise ConfigError(f'delay_periods: expected a whole number of periods in 0..50, '
+                              f'got {delay!r}')
+        self.delay_periods = delay
+
+        cm = self.control_model
+        self.data = cm.create_data()
+        self.input_matrix = np.ascontiguousarray(cm.input_matrix())
+        self.input_pinv = np.linalg.pinv(self.input_matrix)
+        self.q = cm.neutral_configuration().astype(float)
+        self.v = np.zeros(cm.nv)
+        self.has_modes = cm.nv > n
+        # Elastic state: measured or estimated on the full model, then the control model's
+        # modes picked by name (``elastic_*`` arguments are in the full model's mode order).
+        full_modes = list(model.coordinate_names[n:model.nv])
+        self.mode_select = np.array([full_modes.index(name) for name in
+                                     cm.coordinate_names[n:cm.nv]], dtype=np.int64)
+        self.estimator = ElasticStateEstimator(model) if self.has_modes else None
+        self.elastic_positions = np.zeros(len(full_modes))
+        self.elastic_velocities = np.zeros(len(full_modes))
+        self.effort = np.zeros(nu)
+        self.last_effort = np.zeros(nu)
+        self._limited = np.zeros(nu)
+        self._secondary = np.zeros(cm.nv)
+        self._preferred = np.zeros(nu)
+        self._acceleration = np.zeros(cm.nv)
+        self._prev_joint_velocity = np.zeros(n)
+        self._prev_q_joints = np.zeros(n)
+        self._prev_time = None
+        self._valid = False              # a state has been received (q, v hold it)
+
+        if not isinstance(programs, dict) or not programs:
+            raise ConfigError(f'{source}: programs: expected a non-empty mapping of named '
+                              f'programs, got {programs!r}')
+        self.entries = {}
+        for name, spec in programs.items():
+            self.entries[str(name)] = self._build_entry(str(name), spec)
+        if default is None:
+            default = next(iter(self.entries))
+        if default not in self.entries:
+            raise ConfigError(f'{source}: default: unknown program {default!r} (known: '
+                              f'{", ".join(self.entries)})')
+        self.status = ControllerStatus(nu)
+        self.enabled = False
+        self.fault = ''
+        self._start = None
+        self.active = None
+        self.switch(default)
+        self._warm_up()
+
+    # -- construction ---------------------------------------------------------------------
+    def _choose_realization(self):
+        """Resolve ``realization`` and ``control_model`` (module doc)."""
+        s, model = self.settings, self.model
+        if s.realization not in REALIZATIONS:
+            raise ConfigError(f'realization: must be one of {", ".join(REALIZATIONS)}, got '
+                              f'{s.realization!r}')
+        if s.control_model not in CONTROL_MODELS:
+            raise ConfigError(f'control_model: must be one of {", ".join(CONTROL_MODELS)}, '
+                              f'got {s.control_model!r}')
+        if s.elastic_state not in ELASTIC_SOURCES:
+            raise ConfigError(f'elastic_state: must be one of {", ".join(ELASTIC_SOURCES)}, '
+                              f'got {s.elastic_state!r}')
+        flexible = model.nv > model.nu
+        kind = s.realization
+        if kind == 'auto':
+            kind = 'ideal' if s.control_model == 'rigid_twin' or not flexible else 'servo'
+        control = s.control_model
+        if control == 'auto':
+            control = 'rigid_twin' if kind == 'ideal' and flexible else 'full'
+        self.realization_kind = kind
+        self.control_model_kind = control
+        self.rigid_twin = model.rigid_twin() if flexible else model
+        modes = s.control_modes
+        if modes is not None and (isinstance(modes, bool) or not isinstance(modes, int)
+                                  or modes < 0):
+            raise ConfigError(f'control_modes: expected a number of modes >= 0 (or None: '
+                              f'all), got {modes!r}')
+        if control == 'rigid_twin':
+            self.control_model = self.rigid_twin
+        else:
+            self.control_model = reduced_model(model, modes) if flexible else model
+        if kind == 'ideal' and self.control_model.nv > self.control_model.nu:
+            raise ConfigError(f'realization: ideal on a control model with '
+                              f'{self.control_model.nv - self.control_model.nu} modal '
+                              'coordinates would need forces on them; use realization: servo, '
+                              'control_model: rigid_twin or control_modes: 0')
+
+    def _build_rows(self, name, spec, gains, field):
+        """Build the rows of one program; return (program, per-row gains, names, refs)."""
+        cm = self.control_model
+        rows = spec['rows']
+        if not isinstance(rows, list) or not rows:
+            raise ConfigError(f'{field}.rows: expected a non-empty list of program rows, got '
+                              f'{rows!r}')
+        programs, row_gains, names, references, holds = [], [], [], [], []
+        start = 0
+        for i, row in enumerate(rows):
+            row_field = f'{field}.rows[{i}]'
+            if not isinstance(row, dict):
+                raise ConfigError(f'{row_field}: expected a mapping, got {row!r}')
+            kind = row.get('type')
+            if kind not in ROW_TYPES:
+                raise ConfigError(f'{row_field}.type: unknown program row type {kind!r} '
+                                  f'(known: {", ".join(ROW_TYPES)})')
+            if kind == 'lambda_point':
+                check_keys(row, row_field, ('type', 'link', 'lambda', 'reference'),
+                           ('fraction', 'axes', 'gains'))
+            elif kind == 'hold':
+                check_keys(row, row_field, ('type', 'joints'), ('gains',))
+            rg = (_gains(row['gains'], f'{row_field}.gains', gains) if 'gains' in row
+                  else gains)
+            if kind == 'hold':
+                joints = row['joints']
+                if not isinstance(joints, list) or not joints:
+                    raise ConfigError(f'{row_field}.joints: expected a non-empty list, got '
+                                      f'{joints!r}')
+                indices = [_index(j, list(self.model.joint_names), f'{row_field}.joints[{k}]',
+                                  'joint') for k, j in enumerate(joints)]
+                program = HoldProgram(cm.nv, indices)
+                holds.append(program)
+                labels = [self.model.joint_names[k] for k in indices]
+            else:
+                program, labels = self._standard_row(row, kind, row_field)
+            size = program.size
+            programs.append(program)
+            row_gains.append((rg, size))
+            names += labels
+            references.append((slice(start, start + size), program.reference))
+            start += size
+        program = programs[0] if len(programs) == 1 else StackedProgram(programs)
+        return program, row_gains, names, references, holds
+
+    def _standard_row(self, row, kind, field):
+        """Build a joint, point, angle or lambda_point row (program_config for the first)."""
+        cm = self.control_model
+        spec = {key: value for key, value in row.items() if key != 'gains'}
+        lambdas = None
+        model = cm
+        if kind == 'lambda_point':
+            lambdas = row['lambda']
+            values = np.atleast_1d(np.asarray(lambdas, dtype=object))
+            if values.size not in (1, self.n_joints):
+                raise ConfigError(f'{field}.lambda: expected one value or one per link '
+                                  f'({self.n_joints}), got {lambdas!r}')
+            lambdas = np.array([number(x, f'{field}.lambda', 0.0, strict_minimum=True)
+                                for x in values])
+            if np.any(lambdas > 1.0):
+                raise ConfigError(f'{field}.lambda: must be in (0, 1], got '
+                                  f'{lambdas.tolist()}')
+            spec = {key: value for key, value in spec.items() if key != 'lambda'}
+            spec['type'] = 'point'
+            model = self.rigid_twin
+        try:
+            program, _ = program_from_dict(model, {'rows': [spec], 'gains': {'alpha': 1.0}},
+                                           source='@')
+        except ConfigError as error:
+            text = str(error)
+            text = text.replace('@: rows[0]', field, 1) if text.startswith('@: rows[0]') \
+                else f'{field}: {text[3:]}'
+            raise ConfigError(text) from None
+        if kind == 'lambda_point':
+            program = LambdaPointProgram(cm, program, lambdas)
+        return program, self._row_labels(row, kind, program)
+
+    def _row_labels(self, row, kind, program):
+        """Names of the rows of one program row (for the reference and residual topics)."""
+        if kind == 'joint':
+            return [self.control_model.coordinate_names[j] for j in program.joints]
+        link = self.model.link_names[program.point.link if kind == 'lambda_point'
+                                     else program.link]
+        if kind == 'angle':
+            return [f'{link}_angle_{AXIS_NAMES[program.axis]}']
+        if kind == 'lambda_point':
+            where = 'lambda'
+        else:
+            fraction = program.abscissa / self.model.links[program.link].length
+            where = 'tip' if fraction == 1.0 else f'{fraction:g}L'
+        axes = program.point.axes if kind == 'lambda_point' else program.axes
+        return [f'{link}_{where}_{AXIS_NAMES[a]}' for a in axes]
+
+    def _build_entry(self, name, spec, redefined=None):
+        """Build, check and return one `ProgramEntry` (module doc, "Checks")."""
+        field = f'{self.source}: {name}' if self.source else name
+        check_keys(spec, field, ('rows', 'gains'), ('non_minimum_phase', 'description'))
+        gains = _gains(spec['gains'], f'{field}.gains')
+        policy = spec.get('non_minimum_phase', 'refuse')
+        if policy not in NON_MINIMUM_PHASE:
+            raise ConfigError(f'{field}.non_minimum_phase: must be one of '
+                              f'{", ".join(NON_MINIMUM_PHASE)}, got {policy!r}')
+        program, row_gains, names, references, holds = self._build_rows(name, spec, gains,
+                                                                        field)
+        # Per-row gains, expanded to one entry per constraint row.
+        alpha = np.concatenate([np.full(size, g['alpha']) for g, size in row_gains])
+        beta = np.concatenate([np.full(size, g['beta']) for g, size in row_gains])
+        gamma = np.concatenate([np.full(size, g.get('gamma', 1.0)) for g, size in row_gains])
+        stabilization = Stabilization(program.order, alpha, beta, gamma)
+        try:
+            stabilization.check(self.period, self.settings.hold)
+        except ValueError as error:
+            raise ConfigError(f'{field}.gains: {error}') from None
+        critical = min(_critical(stabilization, i, self.settings.hold)
+                       for i in range(program.size))
+        cm = self.control_model
+        if self.realization_kind == 'servo':
+            realization = ServoRealization(cm.nv, cm.nu, program.size, self.effort_limit,
+                                           condition_limit=self.condition_limit)
+        else:
+            realization = IdealRealization(cm.nv, cm.nu, program.size, self.effort_limit)
+        if len(set(names)) != len(names):
+            names = [f'{label}_{i}' for i, label in enumerate(names)]
+        entry = ProgramEntry(name, program, stabilization, names, references, holds,
+                             realization, critical)
+        if redefined:
+            entry.notes.append(redefined)
+        if self.realization_kind == 'ideal' and self.model.nv > self.model.nu:
+            entry.notes.append('ideal realization on the rigid twin: the elastic modes are not '
+                               'modelled')
+        if self.model.nv > self.model.nu:
+            self._check_internal_dynamics(entry, spec, policy, field, redefined)
+        return entry
+
+    def _analysis_configuration(self, entry):
+        """Rest configuration on the program at t = 0: joints solved from the rows.
+
+        Damped Gauss-Newton on the joint columns from ``analysis_positions`` (modes at
+        zero); the starting guess is kept if the rows cannot be met.
+        """
+        cm, n = self.control_model, self.n_joints
+        q = cm.neutral_configuration().astype(float)
+        q[:n] = self.analysis_positions
+        for hold in entry.holds:
+            hold.capture(q)
+        zero = np.zeros(cm.nv)
+        best = q.copy()
+        program = entry.program
+        for _ in range(50):
+            program.evaluate(0.0, q, zero)
+            error = float(np.linalg.norm(program.phi))
+            if error < 1e-10:
+                return q, True
+            J = program.jacobian[:, :n]
+            step = J.T @ np.linalg.solve(J @ J.T + 1e-8 * np.eye(J.shape[0]), program.phi)
+            q[:n] -= step
+            if not np.all(np.isfinite(q)):
+                break
+        return best, False
+
+    def _check_internal_dynamics(self, entry, spec, policy, field, redefined):
+        """Zero dynamics and sampled closed loop; refuse, redefine or allow (module doc)."""
+        full, cm, n = self.model, self.control_model, self.n_joints
+        q0, solved = self._analysis_configuration(entry)
+        where = (f'linearized at rest at the program start (joints '
+                 f'{np.round(q0[:n], 4).tolist()}'
+                 f'{"" if solved else ", rows not met: at analysis_positions"})')
+        entry.program.evaluate(0.0, q0, np.zeros(cm.nv))
+        C = entry.program.jacobian.copy()
+        loop = LinearLoop(full, cm, q0[:n], self.period, self.realization_kind)
+        problems = []
+        if C.shape[0] == full.nu:
+            try:
+                report = analyze_output(full, loop.embed(C), loop.q0,
+                                        label=f'program {entry.name!r}')
+            except ValueError as error:
+                raise ConfigError(f'{field}: not realizable by the inputs ({where}): {error}') \
+                    from None
+            entry.zero_dynamics = report
+            if not report.minimum_phase:
+                problems.append(report.message)
+        else:
+            entry.notes.append(f'zero dynamics not analysed: {C.shape[0]} rows for '
+                               f'{full.nu} inputs')
+        kp, kd = self._row_gains(entry.stabilization)
+        sampled = self.settings.hold == 'zoh'
+        if sampled:
+            entry.sampled_radius = loop.radius(C, kp, kd, self.delay_periods)
+            if entry.sampled_radius > 1.0 + STABILITY_TOLERANCE:
+                problems.append(loop.describe_radius(entry.sampled_radius, self.delay_periods))
+        elif loop.growth(C, kp, kd) > STABILITY_TOLERANCE:
+            problems.append(f'the linearized closed loop is unstable (growth rate '
+                            f'{loop.growth(C, kp, kd):.4g} 1/s)')
+        if not problems:
+            return
+        if policy == 'allow':
+            entry.notes.append(f'{"; ".join(problems)} ({where}). ALLOWED by '
+                               'non_minimum_phase: allow: this program\'s internal dynamics '
+                               'are unstable')
+            return
+        limit = self._lambda_limit(loop, kp, kd, sampled)
+        entry.lambda_limit = limit
+        what = ('keeps the sampled closed loop stable (spectral radius < 1 at this period, '
+                'ZOH)' if sampled else 'keeps the closed loop stable')
+        rows = spec['rows']
+        if policy == 'redefine' and limit > 0.0 and not redefined and all(
+                isinstance(r, dict) and r.get('type') == 'point' for r in rows):
+            lam = self.redefine_margin * limit
+            new_rows = [{'type': 'lambda_point', 'link': r['link'], 'lambda': lam,
+                         **{k: r[k] for k in ('fraction', 'axes', 'reference', 'gains')
+                            if k in r}} for r in rows]
+            note = (f'{"; ".join(problems)} ({where}). Redefined output substituted: '
+                    f'lambda_point rows with lambda = {lam:.4g} ({self.redefine_margin:g} x '
+                    f'the limit {limit:.4g})')
+            replacement = self._build_entry(entry.name, dict(spec, rows=new_rows),
+                                            redefined=note)
+            entry.__dict__.update(replacement.__dict__)
+            return
+        offer = (f'the redefined output (lambda_point row) {what} for lambda < {limit:.4g}: '
+                 f'use e.g. lambda: {self.redefine_margin * limit:.3g}, or '
+                 'non_minimum_phase: redefine to substitute it' if limit > 0.0 else
+                 f'no redefined output (lambda_point) {what} either')
+        if sampled and limit == 0.0 and cm.n_modes:
+            offer += '; ' + loop.mode_hint()
+        raise ConfigError(f'{field}: refused ({where}): {"; ".join(problems)}; {offer}')
+
+    def _row_gains(self, stabilization):
+        """Diagonal K_p = beta^2 and K_d = 2 alpha of the position rows (k0, k1)."""
+        return np.diag(stabilization.k0), np.diag(stabilization.k1)
+
+    def _lambda_limit(self, loop, kp, kd, sampled, samples=100, iterations=30):
+        """Largest lambda* with a stable loop for the redefined joint outputs C_lambda.
+
+        The rows' gains are applied to the n joint outputs when there are n rows (else the
+        first row's gains to all). Scan lambda = k / samples, then bisection.
+        """
+        cm, n = self.control_model, self.n_joints
+        if cm.n_joints != cm.nu:
+            return 0.0
+        if kp.shape[0] != n:
+            kp, kd = np.eye(n) * kp[0, 0], np.eye(n) * kd[0, 0]
+
+        def stable(lam):
+            C = link_angle_output(cm, lam)
+            try:
+                if sampled:
+                    return loop.radius(C, kp, kd, self.delay_periods) <= \
+                        1.0 + STABILITY_TOLERANCE
+                return loop.growth(C, kp, kd) <= STABILITY_TOLERANCE
+            except np.linalg.LinAlgError:
+                return False
+        return stable_fraction(stable, samples, iterations)
+
+    def _warm_up(self):
+        """Evaluate every program and the model once (compiles kernels before the loop)."""
+        cm = self.control_model
+        q = cm.neutral_configuration().astype(float)
+        q[:self.n_joints] = self.analysis_positions
+        zero = np.zeros(cm.nv)
+        for entry in self.entries.values():
+            entry.program.evaluate(0.0, q, zero)
+        cm.mass_matrix(self.data, q)
+        cm.bias_forces(self.data, q, zero)
+
+    # -- commands -------------------------------------------------------------------------
+    @property
+    def program_names(self):
+        """Names of the configured programs, in file order."""
+        return list(self.entries)
+
+    @property
+    def entry(self):
+        """The active `ProgramEntry`."""
+        return self.entries[self.active]
+
+    def switch(self, name):
+        """Make program ``name`` active; its time starts at the next state (ValueError)."""
+        if name not in self.entries:
+            raise ValueError(f'unknown program {name!r} (known: {", ".join(self.entries)})')
+        self.active = name
+        self._start = None
+        entry = self.entries[name]
+        status = self.status
+        status.program = name
+        status.realization = entry.realization.status
+        status.constraint_error = entry.constraint_error
+        status.residual = entry.program.phi
+        status.residual_rate = entry.program.rate
+
+    def enable(self):
+        """Track the active program from the next state on; clears a latched fault."""
+        self.enabled = True
+        self.fault = ''
+        self._start = None
+
+    def disable(self):
+        """Command zero effort until enabled again."""
+        self.enabled = False
+
+    def zero_effort(self):
+        """Return zero effort (and remember it as the last command, for the rate limit)."""
+        self.effort[:] = 0.0
+        self.last_effort[:] = 0.0
+        return self.effort
+
+    def holding_effort(self):
+        """Efforts that hold the last measured configuration at rest: B^+ h(q, 0), clipped.
+
+        Gravity (and any static load) compensation at the last valid state; zero before a
+        state has been received.
+        """
+        if not self._valid:
+            return self.zero_effort()
+        cm = self.control_model
+        static = cm.bias_forces(self.data, self.q, np.zeros(cm.nv))
+        np.matmul(self.input_pinv, static, out=self.effort)
+        np.clip(self.effort, -self.effort_limit, self.effort_limit, out=self.effort)
+        self.last_effort[:] = self.effort
+        return self.effort
+
+    # -- the tick -------------------------------------------------------------------------
+    def _elastic_state(self, t, elastic_positions, elastic_velocities):
+        """Fill the modal part of (q, v): measured, or advanced by the estimator."""
+        n, est = self.n_joints, self.estimator
+        first = self._prev_time is None or not self._valid
+        gap = math.inf if first else t - self._prev_time
+        if self.settings.elastic_state == 'measured' and elastic_positions is not None:
+            est.position[:] = elastic_positions
+            est.velocity[:] = elastic_velocities
+            self.status.elastic_source = 'measured'
+        elif first or gap > self.max_gap:
+            est.initialize(self.q[:n])
+            self.status.elastic_source = 'estimated'
+        else:
+            if gap > 0.0:
+                acceleration = (self.v[:n] - self._prev_joint_velocity) / gap
+                est.advance(self._prev_q_joints, self._prev_joint_velocity, acceleration, gap,
+                            self.period)
+            self.status.elastic_source = 'estimated'
+        self.elastic_positions[:] = est.position
+        self.elastic_velocities[:] = est.velocity
+        self.q[n:] = est.position[self.mode_select]
+        self.v[n:] = est.velocity[self.mode_select]
+
+    def rebase_elastic(self, t, elastic_positions, elastic_velocities):
+        """Take modal coordinates measured at the previous state's time ``t`` late.
+
+        When a modal state arrives after the joint state of the same time, the estimate of
+        the next tick starts from it. Ignored unless ``t`` is the previous state's time.
+        """
+        if self.has_modes and self._prev_time is not None and t == self._prev_time:
+            self.estimator.position[:] = elastic_positions
+            self.estimator.velocity[:] = elastic_velocities
+
+    def update(self, t, joint_positions, joint_velocities, elastic_positions=None,
+               elastic_velocities=None):
+        """Return the efforts (model input order) for the state measured at ``t`` [s].
+
+        ``joint_*``: model joint order [rad, rad/s or m, m/s]; ``elastic_*``: the modal
+        coordinates of the model (its ``mode_names`` order) measured at ``t``, or None (the
+        estimate is used). The returned array is reused by the next call; ``status`` says
+        what happened.
+        """
+        n, status, cm = self.n_joints, self.status, self.control_model
+        if self._prev_time is not None and t < self._prev_time:
+            # Time went backwards (a plant reset, a replayed log): start over.
+            self._start = None
+            self._valid = False
+            self._prev_time = None
+        self.q[:n] = joint_positions
+        self.v[:n] = joint_velocities
+        if self.has_modes:
+            self._elastic_state(t, elastic_positions, elastic_velocities)
+        else:
+            status.elastic_source = 'none'
+        self._valid = True
+        dt = self.period if self._prev_time is None or t <= self._prev_time else \
+            t - self._prev_time
+        too_fast = np.abs(self.v[:n]) > self.velocity_limit
+        if too_fast.any() and not self.fault:
+            j = int(np.argmax(too_fast))
+            self.fault = (f'joint {self.model.joint_names[j]!r} at {self.v[j]:.3f} rad/s '
+                          f'exceeds its velocity limit {self.velocity_limit[j]:g} rad/s')
+        if self.fault or not self.enabled:
+            status.mode = 'fault' if self.fault else 'disabled'
+            status.fault = self.fault
+            self.zero_effort()
+        else:
+            self._realize(t, cm.mass_matrix(self.data, self.q),
+                          cm.bias_forces(self.data, self.q, self.v), dt)
+        self._prev_joint_velocity[:] = self.v[:n]
+        self._prev_q_joints[:] = self.q[:n]
+        self._prev_time = t
+        return self.effort
+
+    def _realize(self, t, mass, bias, dt):
+        """Program, stabilization, realization, limits (module doc, steps 2-5)."""
+        status, entry, cm = self.status, self.entry, self.control_model
+        if self._start is None:
+            self._start = t
+            for hold in entry.holds:
+                hold.capture(self.q)
+        tau = t - self._start
+        program = entry.program.evaluate(tau, self.q, self.v)
+        target = entry.stabilization.evaluate(program)
+        A = program.jacobian
+        realization = entry.realization
+        free_rows = program.size < (cm.nu if self.realization_kind == 'servo' else cm.nv)
+        if self.realization_kind == 'servo':
+            preferred = None
+            if self.secondary and free_rows:
+                self._posture_force()
+                np.matmul(self.input_matrix.T, self._secondary, out=self._preferred)
+                preferred = self._preferred
+            realization.realize(mass, bias, A, target, self.input_matrix, preferred)
+        else:
+            secondary = None
+            if self.secondary and free_rows:
+                secondary = self._posture_force()
+            realization.realize(mass, bias, A, target, None, secondary)
+        effort = self.effort
+        effort[:] = realization.effort
+        status.unsaturated[:] = realization.unsaturated
+        status.clipped[:] = realization.status.clipped
+        limited = status.rate_limited
+        if not self._rate_limits:
+            limited[:] = False
+            entry.constraint_error[:] = realization.constraint_error
+        else:
+            step = self.effort_rate_limit * dt
+            np.clip(effort, self.last_effort - step, self.last_effort + step,
+                    out=self._limited)
+            np.not_equal(self._limited, effort, out=limited)
+            if limited.any():
+                effort[:] = self._limited
+                # Constraint-acceleration error with the efforts actually applied.
+                np.matmul(self.input_matrix, effort, out=self._acceleration)
+                self._acceleration -= bias
+                acceleration = np.linalg.solve(mass, self._acceleration)
+                np.matmul(A, acceleration, out=entry.constraint_error)
+                entry.constraint_error -= target
+            else:
+                entry.constraint_error[:] = realization.constraint_error
+        np.subtract(status.unsaturated, effort, out=status.dropped)
+        status.constraint_error_norm = float(np.linalg.norm(entry.constraint_error))
+        entry.fill_reference(tau)
+        status.program_time = tau
+        status.mode = 'tracking'
+        status.fault = ''
+        self.last_effort[:] = effort
+
+    def _posture_force(self):
+        """Q_s = K_p (q_0 - q) - K_d v on the joints, zero on the modes."""
+        n, out = self.n_joints, self._secondary
+        out[:] = 0.0
+        np.subtract(self.posture, self.q[:n], out=out[:n])
+        out[:n] *= self.posture_stiffness
+        out[:n] -= self.posture_damping * self.v[:n]
+        return out
+
+
+def _critical(stabilization, row, scheme):
+    """Critical period [s] of one row under ``scheme``."""
+    if stabilization.order[row] == POSITION:
+        return critical_period(stabilization.alpha[row], stabilization.beta[row], scheme)
+    return velocity_critical_period(stabilization.gamma[row], scheme)
+
+
+def controller_from_files(model_path, program_path, settings=None, **overrides):
+    """Load a model file and a program file and build the controller.
+
+    ``overrides`` replace fields of ``settings`` (e.g. ``period=0.001``).
+    """
+    from dataclasses import replace
+    from ..model_config import load_model
+    settings = replace(settings or ControllerSettings(), **overrides)
+    programs, default = load_program_file(program_path)
+    return ProgramController(load_model(model_path), programs, settings, default,
+                             source=str(program_path))

@@ -1,0 +1,90 @@
+"""Controller alone for a real arm: ``ros2 launch flexible_manipulator hil.launch.py``.
+
+Hardware in the loop: the arm's driver (for example ros2_control with a
+joint_state_broadcaster and an effort forward_command_controller) publishes the joint
+states and takes the efforts; this file starts only the controller of
+``flexible_manipulator.graph.HARDWARE_IN_THE_LOOP`` with config/hil.yaml (modal coordinates
+estimated from the joint motion, watchdog holding torque, starts disabled).
+
+Arguments (empty: the parameter file decides):
+
+* ``joint_states_topic`` (default ``/joint_states``), ``effort_command_topic`` (default
+  ``/effort_controller/commands``): the driver's topics (remappings);
+* ``effort_limits``, ``effort_rate_limits``, ``velocity_limits``: per joint, as YAML lists
+  (``effort_limits:='[4.0, 2.0]'``) [N m, N m/s, rad/s];
+* ``joints``: order of the effort entries (YAML list); ``model``: the arm's model file;
+  ``program_file``, ``active_program``; ``control_period`` [s]; ``state_timeout`` [s];
+* ``params_file``: replaces config/hil.yaml.
+
+The controller keeps time by the stamps of the joint states it answers (and wall-clock
+timers for its watchdog and diagnostics), so it needs no clock of its own.
+
+Without ``launch`` the same node starts with ``controller --ros-args --params-file
+<share>/config/hil.yaml -r joint_states:=<topic> -r effort_controller/commands:=<topic>
+-p effort_limits:='[4.0, 2.0]'``.
+"""
+
+import os
+
+from ament_index_python.packages import get_package_share_directory
+from launch import LaunchDescription
+from launch.actions import DeclareLaunchArgument, OpaqueFunction
+from launch.substitutions import LaunchConfiguration
+from launch_ros.actions import Node
+import yaml
+
+from flexible_manipulator import graph
+
+LIST_ARGUMENTS = ('effort_limits', 'effort_rate_limits', 'velocity_limits', 'joints')
+NUMBER_ARGUMENTS = ('control_period', 'state_timeout')
+TEXT_ARGUMENTS = ('model', 'program_file', 'active_program')
+
+
+def controller_nodes(context):
+    """Return the controller with the file's parameters, overridden by the arguments."""
+    overrides = {}
+    for name in LIST_ARGUMENTS:
+        value = LaunchConfiguration(name).perform(context).strip()
+        if value:
+            items = yaml.safe_load(value)
+            if not isinstance(items, list) or not items:
+                raise ValueError(f'launch argument {name}: expected a YAML list such as '
+                                 f"'[4.0, 2.0]', got {value!r}")
+            overrides[name] = ([str(x) for x in items] if name == 'joints'
+                               else [float(x) for x in items])
+    for name in NUMBER_ARGUMENTS:
+        value = LaunchConfiguration(name).perform(context).strip()
+        if value:
+            overrides[name] = float(value)
+    for name in TEXT_ARGUMENTS:
+        value = LaunchConfiguration(name).perform(context).strip()
+        if value:
+            overrides[name] = value
+    remappings = [('joint_states', LaunchConfiguration('joint_states_topic').perform(context)),
+                  ('effort_controller/commands',
+                   LaunchConfiguration('effort_command_topic').perform(context))]
+    params_file = LaunchConfiguration('params_file').perform(context)
+    return [Node(package=graph.PACKAGE, executable=spec.executable, name=spec.name,
+                 output='screen', parameters=[params_file, overrides], remappings=remappings)
+            for spec in graph.HARDWARE_IN_THE_LOOP]
+
+
+def generate_launch_description():
+    """Start the controller of graph.HARDWARE_IN_THE_LOOP with config/hil.yaml."""
+    share = get_package_share_directory(graph.PACKAGE)
+    arguments = [
+        DeclareLaunchArgument('joint_states_topic', default_value='/joint_states',
+                              description="The arm driver's joint state topic."),
+        DeclareLaunchArgument('effort_command_topic',
+                              default_value='/effort_controller/commands',
+                              description="The arm's effort command topic (Float64MultiArray)."),
+        DeclareLaunchArgument('params_file',
+                              default_value=os.path.join(share, 'config',
+                                                         graph.HIL_PARAMETERS),
+                              description='Parameter file of the controller.'),
+    ]
+    for name in LIST_ARGUMENTS + NUMBER_ARGUMENTS + TEXT_ARGUMENTS:
+        arguments.append(DeclareLaunchArgument(
+            name, default_value='', description=f'Override {name} (empty: the parameter '
+                                                'file decides).'))
+    return LaunchDescription([*arguments, OpaqueFunction(function=controller_nodes)])
