@@ -29,6 +29,7 @@ def compile_for(model):
     model.potential_energy(data, q)
     model.section_jacobian(data, q, 0, model.links[0].length)
     model.section_motion(data, q, v, 0, model.links[0].length)
+    model.section_kinematics(data, q, v, 0, model.links[0].length)
     moving = [f for f in joint_frames(model) if f.moving]
     model.frame_transforms([(f.link, f.x if f.kind == 'section' else None)
                             for f in moving]).update(data, q)

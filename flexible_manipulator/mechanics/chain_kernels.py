@@ -609,7 +609,7 @@ def _link_inertia(model, data, j, q):
     """data.link_mass[j]: generalized mass of link j in eta = (w, v, q') of its link frame.
 
     Beam (`_beam_mass`) + rigid body at the link frame + payload at the tip frame
-    (T^T I_payload T with T = `_tip_map`). Needs the tip pose of a forward pass at q.
+    (T^T I_payload T with T = `_tip_map`, already in data.tip_map).
     """
     count = model.mode_count[j]
     size = 6 + count
@@ -625,7 +625,6 @@ def _link_inertia(model, data, j, q):
             M[r, c] += model.body_spatial[j, r, c]
     if model.payload_mass[j] == 0.0:
         return
-    _tip_map(model, data, j, data.tip_map)
     _add_projected(data.tip_map, 6, size, model.payload_spatial[j], data.tip_work, M)
 
 
@@ -710,10 +709,10 @@ def mass_matrix(model, data, q, poses_ready=False):
             for c in range(nv):
                 E[6 + k, c] = 0.0
             E[6 + k, start + k] = 1.0
+        _tip_map(model, data, j, data.tip_map)
         _link_inertia(model, data, j, q)
         _add_projected(E, rows, nv, data.link_mass[j], W, M)
         # J <- T_j E: twist of the tip frame, the parent of joint j+1.
-        _tip_map(model, data, j, data.tip_map)
         _product(data.tip_map, E, 6, rows, nv, J)
     for j in range(n):
         M[j, j] += model.armature[j]
