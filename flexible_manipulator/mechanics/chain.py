@@ -518,8 +518,8 @@ class FrameTransforms:
     """Parent-to-child transforms of a fixed list of moving frames, computed in one call.
 
     Entry (j, None) is joint j (link frame j in the tip frame of link j-1); (j, x) is the
-    section at abscissa x of link j in link frame j. After ``update(data, q)``, ``R[i]`` and
-    ``p[i]`` hold entry i.
+    section at abscissa x of link j in link frame j. After ``update(data, q)``, ``R[i]``,
+    its unit quaternion ``quat[i]`` (w, x, y, z; w >= 0) and ``p[i]`` hold entry i.
     """
 
     def __init__(self, model, entries):
@@ -537,8 +537,10 @@ class FrameTransforms:
                 table = model.section(j, x)
                 self.phi[i], self.slope[i], self.g[i] = table.phi, table.slope, table.g
         self.R, self.p = np.zeros((count, 3, 3)), np.zeros((count, 3))
+        self.quat = np.zeros((count, 4))
 
     def update(self, data, q):
         """Compute every transform at coordinates q."""
         kernels.local_transforms(self.model.arrays, data, q, self.links, self.xs,
-                                 self.is_section, self.phi, self.slope, self.g, self.R, self.p)
+                                 self.is_section, self.phi, self.slope, self.g, self.R, self.p,
+                                 self.quat)

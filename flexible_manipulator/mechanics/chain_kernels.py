@@ -1025,11 +1025,13 @@ def potential_energy(model, data, q):
 
 
 @_inline
-def local_transforms(model, data, q, links, xs, is_section, phi, slope, g, R_out, p_out):
+def local_transforms(model, data, q, links, xs, is_section, phi, slope, g, R_out, p_out,
+                     quat_out):
     """Parent-to-child transforms of a list of moving frames (for TF), one compiled call.
 
     Entry i is joint ``links[i]`` (its link frame in the parent tip frame) when
-    is_section[i] is 0, else the section at abscissa xs[i] in its link frame.
+    is_section[i] is 0, else the section at abscissa xs[i] in its link frame. Writes the
+    rotation R_out[i], its unit quaternion quat_out[i] (w, x, y, z) and the position p_out[i].
     """
     placements(model, data, q)
     zero = data.zero_nv
@@ -1045,6 +1047,7 @@ def local_transforms(model, data, q, links, xs, is_section, phi, slope, g, R_out
                             p_out[i], data.gq, data.sec_angles, data.sec_Rz, data.sec_Ry,
                             data.sec_w, data.sec_v, data.sec_dw, data.sec_dv)
             _compose(data.sec_Rz, data.zero3, data.sec_Ry, data.zero3, R_out[i], data.t1)
+        group_kernels.matrix_to_quat(R_out[i], quat_out[i])
 
 
 @_jit

@@ -76,3 +76,42 @@ def quat_to_matrix(q, R):
     R[2, 0] = 2.0 * (x * z - w * y)
     R[2, 1] = 2.0 * (y * z + w * x)
     R[2, 2] = 1.0 - 2.0 * (x * x + y * y)
+
+
+@_jit
+def matrix_to_quat(R, q):
+    """Write the unit quaternion (w, x, y, z) of the rotation matrix R into q, with w >= 0.
+
+    Shepperd's method: of 4w^2 = 1 + tr R, 4x^2 = 1 + 2R_00 - tr R, ... the largest is
+    taken for the square root, and the other components follow from the off-diagonal sums
+    and differences (4wx = R_21 - R_12, 4xy = R_01 + R_10, ...), which never divides by
+    less than 1/2.
+    """
+    t = R[0, 0] + R[1, 1] + R[2, 2]
+    if t >= R[0, 0] and t >= R[1, 1] and t >= R[2, 2]:
+        s = 2.0 * math.sqrt(1.0 + t)                  # s = 4w
+        q[0] = 0.25 * s
+        q[1] = (R[2, 1] - R[1, 2]) / s
+        q[2] = (R[0, 2] - R[2, 0]) / s
+        q[3] = (R[1, 0] - R[0, 1]) / s
+    elif R[0, 0] >= R[1, 1] and R[0, 0] >= R[2, 2]:
+        s = 2.0 * math.sqrt(1.0 + 2.0 * R[0, 0] - t)  # s = 4x
+        q[0] = (R[2, 1] - R[1, 2]) / s
+        q[1] = 0.25 * s
+        q[2] = (R[0, 1] + R[1, 0]) / s
+        q[3] = (R[0, 2] + R[2, 0]) / s
+    elif R[1, 1] >= R[2, 2]:
+        s = 2.0 * math.sqrt(1.0 + 2.0 * R[1, 1] - t)  # s = 4y
+        q[0] = (R[0, 2] - R[2, 0]) / s
+        q[1] = (R[0, 1] + R[1, 0]) / s
+        q[2] = 0.25 * s
+        q[3] = (R[1, 2] + R[2, 1]) / s
+    else:
+        s = 2.0 * math.sqrt(1.0 + 2.0 * R[2, 2] - t)  # s = 4z
+        q[0] = (R[1, 0] - R[0, 1]) / s
+        q[1] = (R[0, 2] + R[2, 0]) / s
+        q[2] = (R[1, 2] + R[2, 1]) / s
+        q[3] = 0.25 * s
+    if q[0] < 0.0:
+        for i in range(4):
+            q[i] = -q[i]

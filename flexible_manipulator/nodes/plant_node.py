@@ -160,12 +160,13 @@ class PlantNode(SimulatedPlant):
             t.x, t.y, t.z = q[b:b + 3].tolist()
             r.w, r.x, r.y, r.z = q[b + 3:b + 7].tolist()
             messages = messages[1:]
-        for msg, rotation, position in zip(messages, self.transforms.R, self.transforms.p):
+        for msg, quat, position in zip(messages, self.transforms.quat.tolist(),
+                                       self.transforms.p.tolist()):
             msg.header.stamp = now
             t = msg.transform.translation
-            t.x, t.y, t.z = position.tolist()
+            t.x, t.y, t.z = position
             r = msg.transform.rotation
-            r.w, r.x, r.y, r.z = transforms3d.quaternions.mat2quat(rotation).tolist()
+            r.w, r.x, r.y, r.z = quat
         published = [(self.tf_pub, self.tf_message), (self.joint_state_pub, js)]
         if self.modal_state_pub is not None:
             modes = slice(n, n + self.model.n_modes)
