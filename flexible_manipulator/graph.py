@@ -15,27 +15,27 @@ class NodeSpec:
     """One node: its executable (console script), module (for ``python -m``) and name.
 
     ``sim_time``: run on simulated time (``use_sim_time: true``, a /clock subscription).
-    The controller does not: it keeps time by the stamps of the states it answers and
-    wall-clock timers, and a /clock callback per tick would cost it about a fifth of its
-    lock-step rate.
+    Neither simulation node does: the plant is the source of /clock and stamps its messages
+    with its own simulated time, and the controller keeps time by the stamps of the states
+    it answers. Both run their timers on wall time, and a /clock callback per tick would
+    cost each about a fifth of its lock-step rate. Nodes added to the graph (RViz, a
+    recorder) should use simulated time.
     """
 
     executable: str
     module: str
     name: str
-    sim_time: bool = True
+    sim_time: bool = False
 
 
 SIMULATION = (
     NodeSpec('plant', 'flexible_manipulator.nodes.plant_node', 'plant'),
-    NodeSpec('controller', 'flexible_manipulator.nodes.controller_node', 'controller',
-             sim_time=False),
+    NodeSpec('controller', 'flexible_manipulator.nodes.controller_node', 'controller'),
 )
 
 # The controller alone, for a real arm's driver (hardware in the loop): launch/hil.launch.py.
 HARDWARE_IN_THE_LOOP = (
-    NodeSpec('controller', 'flexible_manipulator.nodes.controller_node', 'controller',
-             sim_time=False),
+    NodeSpec('controller', 'flexible_manipulator.nodes.controller_node', 'controller'),
 )
 
 # A servoconstraint system (rigid body or Chaplygin sleigh) alone: launch/servo.launch.py.

@@ -3,9 +3,9 @@
 Arguments: ``model:=suslov_servo_generic`` picks a system of config/models (default: the
 one in the parameter file, the servo-sleigh); ``timing_mode:=lockstep`` advances one period
 per command (for a controller of a free plant); ``params_file:=...`` replaces
-config/servo.yaml; ``rviz:=true`` opens RViz. The node runs on simulated time (/clock from
-the plant). Without ``launch``, the same node and parameter file start with
-``servo_plant --ros-args --params-file <share>/config/servo.yaml -p use_sim_time:=true``.
+config/servo.yaml; ``rviz:=true`` opens RViz, on the simulated time that the plant
+publishes on /clock. Without ``launch``, the same node and parameter file start with
+``servo_plant --ros-args --params-file <share>/config/servo.yaml``.
 """
 
 import os
@@ -22,14 +22,15 @@ from flexible_manipulator import graph
 
 def servo_nodes(context):
     """Nodes of graph.SERVO; model and timing mode override the file only when given."""
-    overrides = {'use_sim_time': True}
+    overrides = {}
     for name in ('model', 'timing_mode'):
         value = LaunchConfiguration(name).perform(context)
         if value:
             overrides[name] = value
     params_file = LaunchConfiguration('params_file').perform(context)
     return [Node(package=graph.PACKAGE, executable=spec.executable, name=spec.name,
-                 output='screen', parameters=[params_file, overrides])
+                 output='screen',
+                 parameters=[params_file, {**overrides, 'use_sim_time': spec.sim_time}])
             for spec in graph.SERVO]
 
 

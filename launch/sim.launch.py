@@ -8,9 +8,10 @@ lambda-point of the forearm on a circle (config/sim.yaml).
 Arguments: ``rviz:=true`` opens RViz with the package's configuration;
 ``timing_mode:=lockstep`` runs the closed loop as fast as the computer allows;
 ``active_program:=<name>`` starts another program of the program file;
-``params_file:=...`` replaces config/sim.yaml. The plant and RViz run on simulated time
-(/clock from the plant); the controller keeps time by the stamps of the states it answers
-(graph.NodeSpec.sim_time). The same graph starts without launch through ``bringup``.
+``params_file:=...`` replaces config/sim.yaml. RViz runs on simulated time (/clock from
+the plant); the plant stamps its messages with its own simulated time and the controller
+keeps time by the stamps of the states it answers (graph.NodeSpec.sim_time). The same
+graph starts without launch through ``bringup``.
 """
 
 import os
