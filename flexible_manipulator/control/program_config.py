@@ -1,6 +1,6 @@
-"""Build a program (constraint rows and stabilization gains) from a parsed YAML mapping.
+"""Program files: read them, and build a program (rows and gains) from a parsed mapping.
 
-A program file reads::
+A program (one entry of a program file, below) reads::
 
     gains: {alpha: 8.0, beta: 8.0, gamma: 5.0}   # [1/s]; beta defaults to alpha
     rows:
@@ -26,10 +26,22 @@ References (``start_time`` [s] optional where a timing law is used):
 * ``circle``: center, radius [m], rate [rad/s], phase [rad] (constant-speed timing);
 * ``sinusoid``: offset, amplitude, frequency [Hz], phase [rad] (joint programs).
 
+A program file (``load_program_file``; ``resolve_program_path`` finds it) names its
+programs::
+
+    default: circle                   # optional; else the first program
+    programs:
+      circle: {gains: {alpha: 8.0}, rows: [...]}   # a program as above
+      home: {...}
+
+The program-constraint controller (``program_controller``) reads such files; it adds the
+row types ``lambda_point`` and ``hold``, per-row gains and ``non_minimum_phase``.
+
 Every error is a `model_config.ConfigError` naming the dotted field at fault.
 """
 
-from ..model_config import check_keys, ConfigError, number, vector
+from ..model_config import (check_keys, ConfigError, load_yaml, number, resolve_config_path,
+                            vector)
 from .joint_program import SinusoidalJointProgram
 from .programs import JointProgram, PlanarAngleProgram, PointProgram, StackedProgram
 from .stabilization import Stabilization
@@ -160,3 +172,18 @@ def program_from_dict(model, spec, source='program'):
         return program, Stabilization.for_program(program, alpha, beta, gamma)
     except ConfigError as error:
         raise ConfigError(f'{source}: {error}') from None
+
+
+def load_program_file(path):
+    """Read a program file: returns (programs mapping, default name or None)."""
+    content = load_yaml(path, 'program file')
+    try:
+        check_keys(content, '', ('programs',), ('default',))
+    except ConfigError as error:
+        raise ConfigError(f'{path}: {error}') from None
+    return content['programs'], content.get('default')
+
+
+def resolve_program_path(name, share_directory=None):
+    """Path of a program file: absolute, relative to the cwd, or a name in ``config``."""
+    return resolve_config_path(name, 'config', share_directory)

@@ -50,39 +50,28 @@ Checks at construction (each refused with a `ConfigError` naming the program):
   (a) zero dynamics of the program's output (``zero_dynamics.analyze_output``; the rows'
   Jacobian on the control model, zero on unmodelled modes): the tip of a flexible link is
   non-minimum phase; (b) the closed loop of the full linearized plant and the linearized
-  control law (`LinearLoop`), held over T (ZOH) and applied 0 to ``delay_periods`` periods
-  late (transport and computation delay: 0 in lockstep, 1 for a real-time plant that
-  applies a command from the next period on): its spectral radius must be < 1 (for other
-  hold schemes, the continuous closed loop must be stable). A program failing (a) or (b)
-  is refused (``non_minimum_phase: refuse``, the default) with the limit lambda* below
-  which the redefined output (``lambda_point``) passes (b), replaced by that output at
-  lambda = ``redefine_margin`` * lambda* (``redefine``; point rows only), or run anyway
-  (``allow``: for experiments; its internal dynamics diverge);
+  control law (`loop_checks.LinearLoop`), held over T (ZOH) and applied 0 to
+  ``delay_periods`` periods late (transport and computation delay: 0 in lockstep, 1 for a
+  real-time plant that applies a command from the next period on): its spectral radius
+  must be < 1 (for other hold schemes, the continuous closed loop must be stable). A
+  program failing (a) or (b) is refused (``non_minimum_phase: refuse``, the default) with
+  the limit lambda* below which the redefined output (``lambda_point``) passes (b),
+  replaced by that output at lambda = ``redefine_margin`` * lambda* (``redefine``; point
+  rows only), or run anyway (``allow``: for experiments; its internal dynamics diverge);
 * a control model with modes under the ideal realization is refused (it would need forces
   on the modes).
 
 Elastic state (models whose control model has modes). With ``elastic_state: measured`` the
 modal coordinates come with each state (a simulation publishes them); a tick without them
-runs on the estimate. With ``estimated`` (a real arm: only joints are measured) the modal
-coordinates of the full model are integrated from its modal rows driven by the measured
-joint motion,
-
-    M_ee(q) eta'' + D_e eta' + K_e eta = -M_e,theta(q) theta'' - f_e(q, v),
-
-f_e = h_e - D_e eta' - K_e eta (centrifugal, Coriolis, gravity and stiffening loads), with
-theta'' the mean joint acceleration over the last interval from two successive measured
-velocities, M and f_e frozen at the start of each step and the linear part integrated by
-the trapezoidal rule (A-stable, no numerical damping; one step per period, sub-steps of at
-most the period over gaps). Joint friction, armature and the motor torque do not enter
-(they act on the joint rows only), so the estimate needs no torque measurement and is as
-good as the link model; all modes of the file are integrated (a reduced model's first mode
-is not the full model's), the control model's modes are then picked by name. The
-estimation error obeys the free modal dynamics and decays with the structural damping only
-(no output injection): the estimate starts from the static equilibrium of the modal rows at
-the first state (undeformed for a horizontal arm), so the arm must be at rest then; a gap
+runs on the estimate. With ``estimated`` (a real arm: only joints are measured) they are
+estimated from the measured joint motion (`elastic_estimator.ElasticStateEstimator`: the
+full model's modal rows driven by the joint acceleration, all modes of the file; the
+control model's modes are then picked by name). The estimate starts from the static
+equilibrium of the modal rows at the first state, so the arm must be at rest then; a gap
+longer than ``max_gap`` restarts it there.
 longer than ``max_gap`` restarts it there.
 
-Program file (YAML)::
+Program file (YAML; ``program_config.load_program_file`` reads it)::
 
     default: lambda_circle              # optional; else the first program
     programs:
@@ -101,14 +90,11 @@ Program file (YAML)::
         gains: {alpha: 8.0}
         rows:
           - {type: hold, joints: [shoulder, elbow]}   # hold where the program starts
-
 Rows ``joint``, ``point`` and ``angle`` (and references) are those of ``program_config``.
-``hold`` keeps the listed joints at the angles measured when the program starts.
-``lambda_point`` is the redefined output y_j = theta_j + w_j(lambda L_j)/(lambda L_j)
-(``zero_dynamics.link_angle_output``) carried through the rigid twin's kinematics: the
-point of the rigid arm at joint angles y (for one link on a hub, the point x = lambda L to
-first order). Its zero dynamics are those of the redefined joint outputs, stable for
-lambda < lambda*.
+``hold`` (`programs.HoldProgram`) keeps the listed joints at the angles measured when the
+program starts. ``lambda_point`` (`programs.LambdaPointProgram`) is the redefined output
+y_j = theta_j + w_j(lambda L_j)/(lambda L_j) carried through the rigid twin's kinematics;
+its zero dynamics are stable for lambda < lambda*.
 """
 
 import dataclasses
@@ -118,14 +104,14 @@ import math
 import numpy as np
 
 from ..mechanics.chain import SerialChain
-from ..model_config import check_keys, ConfigError, load_yaml, number, resolve_config_path
-from .program_config import program_from_dict
-from .programs import JointProgram, POSITION, Program, StackedProgram
-from .realization import (IdealRealization, RealizationStatus, ServoRealization,
-                          symmetric_sqrt)
-from .stabilization import critical_period, Stabilization, velocity_critical_period
-from .trajectories import ConstantReference
-from .zero_dynamics import analyze_output, linearize, link_angle_output, stable_fraction
+from ..model_config import check_keys, ConfigError, number
+from .elastic_estimator import ElasticStateEstimator
+from .loop_checks import LinearLoop, row_critical_period, STABILITY_TOLERANCE
+from .program_config import load_program_file, program_from_dict
+from .programs import HoldProgram, LambdaPointProgram, Program, StackedProgram
+from .realization import IdealRealization, RealizationStatus, ServoRealization
+from .stabilization import Stabilization
+from .zero_dynamics import analyze_output, link_angle_output, stable_fraction
 
 REALIZATIONS = ('auto', 'servo', 'ideal')
 CONTROL_MODELS = ('auto', 'full', 'rigid_twin')
@@ -134,153 +120,6 @@ NON_MINIMUM_PHASE = ('refuse', 'redefine', 'allow')
 HOLD_SCHEMES = ('zoh', 'euler', 'heun', 'rk2', 'rk3', 'rk4')
 AXIS_NAMES = 'xyz'
 ROW_TYPES = ('joint', 'point', 'angle', 'lambda_point', 'hold')
-
-
-class LambdaPointProgram(Program):
-    """phi = S (p_r(C q) - p_d(t)): the lambda-point, a redefined (minimum-phase) output.
-
-    y = C q are the redefined joint outputs y_j = theta_j + w_j(lambda L_j)/(lambda L_j)
-    (C = ``zero_dynamics.link_angle_output``, constant); p_r(y) is a point of the rigid
-    twin at joint angles y (``point``: a `PointProgram` on the rigid twin). Hence
-
-        J = S J_r(y) C,   phi' = S (J_r y' - p_d'),   bias = S (J_r' y' - p_d''),
-
-    the rigid point program's rows evaluated at (C q, C v) with its Jacobian times C.
-    """
-
-    def __init__(self, model, point, lambdas):
-        """Wrap ``point`` (on ``model.rigid_twin()``); ``lambdas``: one or one per link."""
-        self.selection = link_angle_output(model, lambdas)
-        super().__init__(point.size, model.nv, POSITION)
-        self.point = point
-        self.reference = point.reference
-        self.lambdas = np.broadcast_to(np.asarray(lambdas, dtype=float),
-                                       (model.n_joints,)).copy()
-        self._y = np.zeros(model.n_joints)
-        self._dy = np.zeros(model.n_joints)
-
-    def evaluate(self, t, q, v):
-        """Fill the rows (see class docstring)."""
-        np.matmul(self.selection, q, out=self._y)
-        np.matmul(self.selection, v, out=self._dy)
-        p = self.point.evaluate(t, self._y, self._dy)
-        self.phi[:] = p.phi
-        self.rate[:] = p.rate
-        self.bias[:] = p.bias
-        np.matmul(p.jacobian, self.selection, out=self.jacobian)
-        return self
-
-
-class HoldProgram(JointProgram):
-    """phi = q[joints] - q_hold: hold the joints where the program starts (``capture``)."""
-
-    def __init__(self, nv, joints):
-        """Select the coordinates ``joints`` (indices); the held values start at zero."""
-        super().__init__(nv, joints, ConstantReference(np.zeros(len(joints))))
-
-    def capture(self, q):
-        """Hold the current values of the selected coordinates of ``q``."""
-        self.reference.position[:] = np.asarray(q)[self.joints]
-
-
-class ElasticStateEstimator:
-    """Modal coordinates driven by the measured joint motion (module doc, "Elastic state").
-
-    ``position`` and ``velocity`` hold the estimate of (eta, eta') in the model's mode
-    order; ``advance`` moves it over one interval of measured joint motion.
-    """
-
-    def __init__(self, model):
-        """Prepare for ``model`` (a fixed-base chain: joints first, then modes)."""
-        self.model = model
-        self.data = model.create_data()
-        self.n = model.n_joints
-        self.count = model.nv - model.n_joints
-        self.stiffness = np.array(model.arrays.stiffness[self.n:], dtype=float)
-        self.damping = np.array(model.arrays.damping[self.n:], dtype=float)
-        self.position = np.zeros(self.count)
-        self.velocity = np.zeros(self.count)
-        self._q = np.zeros(model.nv)
-        self._v = np.zeros(model.nv)
-        self._lhs = np.zeros((self.count, self.count))
-        self._dt = None
-
-    def initialize(self, joint_positions, iterations=20):
-        """Start at rest at the static equilibrium of the modal rows, h_e(q, 0) = 0.
-
-        Newton-like iterations with the modal stiffness as Jacobian (exact when gravity is
-        normal to the plane of motion: then the arm is undeformed, eta = 0).
-        """
-        self.position[:] = 0.0
-        self.velocity[:] = 0.0
-        q, v = self._q, self._v
-        q[:self.n] = joint_positions
-        v[:] = 0.0
-        for _ in range(iterations):
-            q[self.n:] = self.position
-            residual = self.model.bias_forces(self.data, q, v)[self.n:]
-            if not np.all(np.isfinite(residual)):
-                self.position[:] = 0.0
-                return
-            self.position -= residual / self.stiffness
-            if np.max(np.abs(residual)) <= 1e-12 * (1.0 + np.max(self.stiffness)):
-                return
-
-    def advance(self, joint_positions, joint_velocities, joint_acceleration, duration,
-                max_step):
-        """Advance (eta, eta') over ``duration`` [s] from the joint state at its start.
-
-        The joint acceleration [rad/s^2] is held; sub-steps of at most ``max_step``.
-        """
-        steps = max(1, int(math.ceil(duration / max_step - 1e-9)))
-        dt = duration / steps
-        q, v, n = self._q, self._v, self.n
-        for k in range(steps):
-            tau = k * dt
-            np.multiply(joint_acceleration, tau, out=v[:n])
-            v[:n] += joint_velocities
-            q[:n] = joint_positions
-            q[:n] += (joint_velocities + 0.5 * joint_acceleration * tau) * tau
-            q[n:], v[n:] = self.position, self.velocity
-            mass = self.model.mass_matrix(self.data, q)
-            bias = self.model.bias_forces(self.data, q, v)
-            self.step(mass, bias, joint_acceleration, dt)
-
-    def step(self, mass, bias, joint_acceleration, dt):
-        """One trapezoidal step of (eta, eta') over ``dt`` [s].
-
-        ``mass``, ``bias``: M(q) and h(q, v) of the model at the start of the step (with
-        the current estimate); the joint acceleration [rad/s^2] is held over it:
-
-            (M_ee + dt/2 D + dt^2/4 K) w+ = (M_ee - dt/2 D - dt^2/4 K) w - dt K eta + dt f,
-            eta+ = eta + dt/2 (w + w+),   f = -M_e,theta a - (h_e - D w - K eta),
-
-        that is (M_ee + dt/2 D + dt^2/4 K) w+ = M_ee w + (dt/2 D - dt^2/4 K) w
-        - dt (M_e,theta a + h_e).
-        """
-        n = self.n
-        if dt != self._dt:
-            self._dt = dt
-            self._lhs_diagonal = 0.5 * dt * self.damping + 0.25 * dt * dt * self.stiffness
-            self._w_factor = 0.5 * dt * self.damping - 0.25 * dt * dt * self.stiffness
-        m_ee = mass[n:, n:]
-        eta, w = self.position, self.velocity
-        rhs = mass[n:, :n] @ joint_acceleration
-        rhs += bias[n:]
-        rhs *= -dt
-        rhs += m_ee @ w
-        rhs += self._w_factor * w
-        lhs = self._lhs
-        lhs[:] = m_ee
-        lhs.flat[::self.count + 1] += self._lhs_diagonal
-        w_next = np.linalg.solve(lhs, rhs)
-        w += w_next
-        w *= 0.5 * dt
-        eta += w
-        w[:] = w_next
-
-
-STABILITY_TOLERANCE = 1e-7   # spectral radius 1 + tol (or growth rate tol) is "marginal"
 
 
 def reduced_model(model, modes):
@@ -297,109 +136,6 @@ def reduced_model(model, modes):
     return SerialChain(model.name, links, model.gravity_base, model.base_frame,
                        model.base_xyz, model.base_rpy, model.tool_frame,
                        model.geometric_stiffening, model.floating_base)
-
-
-class LinearLoop:
-    """The closed loop linearized at rest, for the checks at construction (module doc).
-
-    Plant: the full model M x'' + D x' + K x = B u at rest at q0
-    (``zero_dynamics.linearize``). Control law on the control model, coordinates
-    x_c = P x (P selects the modelled coordinates by name), for rows with Jacobian C at
-    q0, a constant reference and gains K_p = diag(beta^2), K_d = diag(2 alpha):
-
-        u = R (b - C a),   b = -K_p C x_c - K_d C x_c',   a = -M_c^-1 (K_c x_c + D_c x_c'),
-
-    R = (C M_c^-1 B_c)^+ (servo) or B_c^+ M_c^1/2 (C M_c^-1/2)^+ (ideal, Gauss). With
-    z = (x, x'): z' = A z + B_z u in continuous time; held over the period T (ZOH),
-    z_{k+1} = (Phi + Gamma F) z_k with Phi = e^(A T), Gamma = int_0^T e^(A s) ds B_z
-    (one matrix exponential of the augmented [[A, B_z], [0, 0]] T).
-    """
-
-    def __init__(self, full, control, joints, period, realization):
-        """Linearize both models at rest at the joint angles ``joints``."""
-        import scipy.linalg
-        n = full.n_joints
-        self.full, self.control, self.period = full, control, float(period)
-        self.q0 = full.neutral_configuration().astype(float)
-        self.q0[:n] = joints
-        qc = control.neutral_configuration().astype(float)
-        qc[:n] = joints
-        M, D, K, B = linearize(full, self.q0)
-        Mc, Dc, Kc, Bc = linearize(control, qc)
-        names = list(full.coordinate_names)
-        self.P = np.zeros((control.nv, full.nv))
-        for j, name in enumerate(control.coordinate_names):
-            self.P[j, names.index(name)] = 1.0
-        self.Mc, self.Bc, self.realization = Mc, Bc, realization
-        self.Mc_inv = np.linalg.inv(Mc)
-        self.free_x, self.free_v = -self.Mc_inv @ Kc, -self.Mc_inv @ Dc
-        nv, nu = full.nv, B.shape[1]
-        M_inv = np.linalg.inv(M)
-        self.A = np.zeros((2 * nv, 2 * nv))
-        self.A[:nv, nv:] = np.eye(nv)
-        self.A[nv:, :nv] = -M_inv @ K
-        self.A[nv:, nv:] = -M_inv @ D
-        self.Bz = np.zeros((2 * nv, nu))
-        self.Bz[nv:] = M_inv @ B
-        augmented = np.zeros((2 * nv + nu, 2 * nv + nu))
-        augmented[:2 * nv, :2 * nv] = self.A * self.period
-        augmented[:2 * nv, 2 * nv:] = self.Bz * self.period
-        exponential = scipy.linalg.expm(augmented)
-        self.Phi = exponential[:2 * nv, :2 * nv]
-        self.Gamma = exponential[:2 * nv, 2 * nv:]
-
-    def embed(self, C):
-        """Rows on control coordinates as rows on the full model's coordinates."""
-        return C @ self.P
-
-    def feedback(self, C, kp, kd):
-        """F (nu x 2 nv) with u = F z (class doc)."""
-        if self.realization == 'servo':
-            R = np.linalg.pinv(C @ self.Mc_inv @ self.Bc)
-        else:
-            root, inv_root = symmetric_sqrt(self.Mc)
-            R = np.linalg.pinv(self.Bc) @ root @ np.linalg.pinv(C @ inv_root)
-        gain_x = R @ (-kp @ C - C @ self.free_x) @ self.P
-        gain_v = R @ (-kd @ C - C @ self.free_v) @ self.P
-        return np.hstack([gain_x, gain_v])
-
-    def radius(self, C, kp, kd, delay=0):
-        """Spectral radius of the sampled (ZOH) closed loop (< 1: stable).
-
-        With ``delay`` > 0 the largest radius over input delays of 0..delay periods (the
-        effort computed from z_k applied over period k + d: state (z_k, ..., z_(k-d))).
-        """
-        gain = self.Gamma @ self.feedback(C, kp, kd)
-        size = self.Phi.shape[0]
-        worst = 0.0
-        for d in range(delay + 1):
-            closed = np.zeros((size * (d + 1), size * (d + 1)))
-            closed[:size, :size] = self.Phi
-            closed[:size, size * d:] += gain
-            for i in range(d):
-                closed[size * (i + 1):size * (i + 2), size * i:size * (i + 1)] = np.eye(size)
-            worst = max(worst, float(np.max(np.abs(np.linalg.eigvals(closed)))))
-        return worst
-
-    def growth(self, C, kp, kd):
-        """Largest real part of the continuous closed loop's eigenvalues [1/s]."""
-        closed = self.A + self.Bz @ self.feedback(C, kp, kd)
-        return float(np.max(np.linalg.eigvals(closed).real))
-
-    def describe_radius(self, radius, delay=0):
-        """Why a sampled loop is refused."""
-        lag = f', input delay up to {delay} periods' if delay else ''
-        return (f'the sampled closed loop is unstable: spectral radius {radius:.6g} > 1 at '
-                f'period {self.period:g} s (ZOH{lag}; plant: the full model, '
-                f'{self.full.nv - self.full.nu} modes; control law on '
-                f'{self.control.nv - self.control.n_joints} modelled modes)')
-
-    def mode_hint(self):
-        """Advice when even lambda -> 0 is unstable: the modelled modes are too fast."""
-        fastest = float(np.max(self.control.mode_frequencies))
-        return (f'the control model\'s fastest mode (clamped-free {fastest:.4g} rad/s, omega T = '
-                f'{fastest * self.period:.3g}) is too fast for it; keep fewer modes per link '
-                f'in the control model (control_modes) or shorten the period')
 
 
 @dataclass
@@ -550,21 +286,6 @@ def _per_joint(value, size, field, default, minimum=0.0, strict=True, allow_infi
     for i, item in enumerate(values):
         number(float(item), f'{field}[{i}]', minimum, strict, allow_infinite)
     return values
-
-
-def load_program_file(path):
-    """Read a program file: returns (programs mapping, default name or None)."""
-    content = load_yaml(path, 'program file')
-    try:
-        check_keys(content, '', ('programs',), ('default',))
-    except ConfigError as error:
-        raise ConfigError(f'{path}: {error}') from None
-    return content['programs'], content.get('default')
-
-
-def resolve_program_path(name, share_directory=None):
-    """Path of a program file: absolute, relative to the cwd, or a name in ``config``."""
-    return resolve_config_path(name, 'config', share_directory)
 
 
 def _gains(spec, field, defaults=None):
@@ -841,7 +562,7 @@ class ProgramController:
             stabilization.check(self.period, self.settings.hold)
         except ValueError as error:
             raise ConfigError(f'{field}.gains: {error}') from None
-        critical = min(_critical(stabilization, i, self.settings.hold)
+        critical = min(row_critical_period(stabilization, i, self.settings.hold)
                        for i in range(program.size))
         cm = self.control_model
         if self.realization_kind == 'servo':
@@ -1187,13 +908,6 @@ class ProgramController:
         out[:n] *= self.posture_stiffness
         out[:n] -= self.posture_damping * self.v[:n]
         return out
-
-
-def _critical(stabilization, row, scheme):
-    """Critical period [s] of one row under ``scheme``."""
-    if stabilization.order[row] == POSITION:
-        return critical_period(stabilization.alpha[row], stabilization.beta[row], scheme)
-    return velocity_critical_period(stabilization.gamma[row], scheme)
 
 
 def controller_from_files(model_path, program_path, settings=None, **overrides):

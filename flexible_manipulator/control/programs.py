@@ -17,6 +17,14 @@ rows into A q'' = b and the realization (``realization``) into efforts.
 Arm programs use the chain model API: ``section_pose``, ``section_jacobian`` (6 x nv,
 angular rows first, base-frame components, linear rows = velocity of the section origin)
 and ``section_motion`` (pose, twist J v and J' v of a section).
+
+Two programs serve the program-constraint controller (``program_controller``):
+`HoldProgram` keeps joints at the angles captured when a program starts, and
+`LambdaPointProgram` is the lambda-point, the redefined output y_j = theta_j +
+w_j(lambda L_j)/(lambda L_j) of a flexible arm (``zero_dynamics.link_angle_output``)
+carried through the rigid twin's kinematics: the point of the rigid arm at joint angles y
+(for one link on a hub, the point x = lambda L to first order). Its zero dynamics are those
+of the redefined joint outputs, stable for lambda < lambda*.
 """
 
 import math
@@ -24,6 +32,8 @@ import math
 import numpy as np
 
 from ..mechanics import lie
+from .trajectories import ConstantReference
+from .zero_dynamics import link_angle_output
 
 POSITION, VELOCITY = 2, 1
 
@@ -88,6 +98,18 @@ class JointProgram(LinearProgram):
         self.joints = joints
 
 
+class HoldProgram(JointProgram):
+    """phi = q[joints] - q_hold: hold the joints where the program starts (``capture``)."""
+
+    def __init__(self, nv, joints):
+        """Select the coordinates ``joints`` (indices); the held values start at zero."""
+        super().__init__(nv, joints, ConstantReference(np.zeros(len(joints))))
+
+    def capture(self, q):
+        """Hold the current values of the selected coordinates of ``q``."""
+        self.reference.position[:] = np.asarray(q)[self.joints]
+
+
 class _SectionProgram(Program):
     """A program on the section at abscissa x [m] of one link of a chain model."""
 
@@ -137,6 +159,41 @@ class PointProgram(_SectionProgram):
         np.subtract(twist[self._linear], dr, out=self.rate)
         np.subtract(accel[self._linear], ddr, out=self.bias)
         self.jacobian[:] = J[self._linear]
+        return self
+
+
+class LambdaPointProgram(Program):
+    """phi = S (p_r(C q) - p_d(t)): the lambda-point, a redefined (minimum-phase) output.
+
+    y = C q are the redefined joint outputs y_j = theta_j + w_j(lambda L_j)/(lambda L_j)
+    (C = ``zero_dynamics.link_angle_output``, constant); p_r(y) is a point of the rigid
+    twin at joint angles y (``point``: a `PointProgram` on the rigid twin). Hence
+
+        J = S J_r(y) C,   phi' = S (J_r y' - p_d'),   bias = S (J_r' y' - p_d''),
+
+    the rigid point program's rows evaluated at (C q, C v) with its Jacobian times C.
+    """
+
+    def __init__(self, model, point, lambdas):
+        """Wrap ``point`` (on ``model.rigid_twin()``); ``lambdas``: one or one per link."""
+        self.selection = link_angle_output(model, lambdas)
+        super().__init__(point.size, model.nv, POSITION)
+        self.point = point
+        self.reference = point.reference
+        self.lambdas = np.broadcast_to(np.asarray(lambdas, dtype=float),
+                                       (model.n_joints,)).copy()
+        self._y = np.zeros(model.n_joints)
+        self._dy = np.zeros(model.n_joints)
+
+    def evaluate(self, t, q, v):
+        """Fill the rows (see class docstring)."""
+        np.matmul(self.selection, q, out=self._y)
+        np.matmul(self.selection, v, out=self._dy)
+        p = self.point.evaluate(t, self._y, self._dy)
+        self.phi[:] = p.phi
+        self.rate[:] = p.rate
+        self.bias[:] = p.bias
+        np.matmul(p.jacobian, self.selection, out=self.jacobian)
         return self
 
 

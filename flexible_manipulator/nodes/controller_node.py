@@ -54,10 +54,10 @@ from std_msgs.msg import Float64MultiArray
 from std_srvs.srv import SetBool
 
 from . import common
+from ..control.program_config import load_program_file, resolve_program_path
 from ..control.program_controller import (CONTROL_MODELS, ControllerSettings,
-                                          ELASTIC_SOURCES, HOLD_SCHEMES, load_program_file,
-                                          ProgramController, REALIZATIONS,
-                                          resolve_program_path)
+                                          ELASTIC_SOURCES, HOLD_SCHEMES, ProgramController,
+                                          REALIZATIONS)
 from ..model_config import ConfigError
 
 WATCHDOG_ACTIONS = ('zero', 'hold')

@@ -1,0 +1,124 @@
+"""Model-based estimate of the modal state of a flexible arm from its joint motion alone.
+
+On a real arm only the joints are measured. `ElasticStateEstimator` integrates the modal
+coordinates eta of the full model (``mechanics.chain`` units) from its modal rows, driven by
+the measured joint motion,
+
+    M_ee(q) eta'' + D_e eta' + K_e eta = -M_e,theta(q) theta'' - f_e(q, v),
+
+f_e = h_e - D_e eta' - K_e eta (centrifugal, Coriolis, gravity and stiffening loads), with
+theta'' [rad/s^2] the mean joint acceleration over the last interval from two successive
+measured velocities, M and f_e frozen at the start of each step and the linear part
+integrated by the trapezoidal rule (A-stable, no numerical damping; one step per control
+period, sub-steps of at most the period over gaps). Joint friction, armature and the motor
+torque do not enter (they act on the joint rows only), so the estimate needs no torque
+measurement and is as good as the link model. All modes of the model are integrated (a
+reduced model's first mode is not the full model's); the controller
+(`program_controller`) then picks its control model's modes by name.
+
+The estimation error obeys the free modal dynamics and decays with the structural damping
+only (no output injection): the estimate starts from the static equilibrium of the modal
+rows at the first state (``initialize``; undeformed for a horizontal arm), so the arm must
+be at rest then.
+"""
+
+import math
+
+import numpy as np
+
+
+class ElasticStateEstimator:
+    """Modal coordinates driven by the measured joint motion (module doc).
+
+    ``position`` and ``velocity`` hold the estimate of (eta, eta') in the model's mode
+    order; ``advance`` moves it over one interval of measured joint motion.
+    """
+
+    def __init__(self, model):
+        """Prepare for ``model`` (a fixed-base chain: joints first, then modes)."""
+        self.model = model
+        self.data = model.create_data()
+        self.n = model.n_joints
+        self.count = model.nv - model.n_joints
+        self.stiffness = np.array(model.arrays.stiffness[self.n:], dtype=float)
+        self.damping = np.array(model.arrays.damping[self.n:], dtype=float)
+        self.position = np.zeros(self.count)
+        self.velocity = np.zeros(self.count)
+        self._q = np.zeros(model.nv)
+        self._v = np.zeros(model.nv)
+        self._lhs = np.zeros((self.count, self.count))
+        self._dt = None
+
+    def initialize(self, joint_positions, iterations=20):
+        """Start at rest at the static equilibrium of the modal rows, h_e(q, 0) = 0.
+
+        Newton-like iterations with the modal stiffness as Jacobian (exact when gravity is
+        normal to the plane of motion: then the arm is undeformed, eta = 0).
+        """
+        self.position[:] = 0.0
+        self.velocity[:] = 0.0
+        q, v = self._q, self._v
+        q[:self.n] = joint_positions
+        v[:] = 0.0
+        for _ in range(iterations):
+            q[self.n:] = self.position
+            residual = self.model.bias_forces(self.data, q, v)[self.n:]
+            if not np.all(np.isfinite(residual)):
+                self.position[:] = 0.0
+                return
+            self.position -= residual / self.stiffness
+            if np.max(np.abs(residual)) <= 1e-12 * (1.0 + np.max(self.stiffness)):
+                return
+
+    def advance(self, joint_positions, joint_velocities, joint_acceleration, duration,
+                max_step):
+        """Advance (eta, eta') over ``duration`` [s] from the joint state at its start.
+
+        The joint acceleration [rad/s^2] is held; sub-steps of at most ``max_step``.
+        """
+        steps = max(1, int(math.ceil(duration / max_step - 1e-9)))
+        dt = duration / steps
+        q, v, n = self._q, self._v, self.n
+        for k in range(steps):
+            tau = k * dt
+            np.multiply(joint_acceleration, tau, out=v[:n])
+            v[:n] += joint_velocities
+            q[:n] = joint_positions
+            q[:n] += (joint_velocities + 0.5 * joint_acceleration * tau) * tau
+            q[n:], v[n:] = self.position, self.velocity
+            mass = self.model.mass_matrix(self.data, q)
+            bias = self.model.bias_forces(self.data, q, v)
+            self.step(mass, bias, joint_acceleration, dt)
+
+    def step(self, mass, bias, joint_acceleration, dt):
+        """One trapezoidal step of (eta, eta') over ``dt`` [s].
+
+        ``mass``, ``bias``: M(q) and h(q, v) of the model at the start of the step (with
+        the current estimate); the joint acceleration [rad/s^2] is held over it:
+
+            (M_ee + dt/2 D + dt^2/4 K) w+ = (M_ee - dt/2 D - dt^2/4 K) w - dt K eta + dt f,
+            eta+ = eta + dt/2 (w + w+),   f = -M_e,theta a - (h_e - D w - K eta),
+
+        that is (M_ee + dt/2 D + dt^2/4 K) w+ = M_ee w + (dt/2 D - dt^2/4 K) w
+        - dt (M_e,theta a + h_e).
+        """
+        n = self.n
+        if dt != self._dt:
+            self._dt = dt
+            self._lhs_diagonal = 0.5 * dt * self.damping + 0.25 * dt * dt * self.stiffness
+            self._w_factor = 0.5 * dt * self.damping - 0.25 * dt * dt * self.stiffness
+        m_ee = mass[n:, n:]
+        eta, w = self.position, self.velocity
+        rhs = mass[n:, :n] @ joint_acceleration
+        rhs += bias[n:]
+        rhs *= -dt
+        rhs += m_ee @ w
+        rhs += self._w_factor * w
+        lhs = self._lhs
+        lhs[:] = m_ee
+        lhs.flat[::self.count + 1] += self._lhs_diagonal
+        w_next = np.linalg.solve(lhs, rhs)
+        w += w_next
+        w *= 0.5 * dt
+        eta += w
+        w[:] = w_next
