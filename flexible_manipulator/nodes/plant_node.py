@@ -118,10 +118,10 @@ class PlantNode(SimulatedPlant):
         self.transforms = self.model.frame_transforms(
             [(f.link, f.x if f.kind == 'section' else None) for f in self.moving
              if f.kind != 'base'])
-        self.joint_state_pub = self.create_publisher(JointState, 'joint_states', 10)
-        self.modal_state_pub = (self.create_publisher(JointState, 'modal_states', 10)
+        self.joint_state_pub = common.per_tick_publisher(self, JointState, 'joint_states')
+        self.modal_state_pub = (common.per_tick_publisher(self, JointState, 'modal_states')
                                 if self.model.n_modes else None)
-        self.tf_pub = self.create_publisher(TFMessage, 'tf', 10)
+        self.tf_pub = common.per_tick_publisher(self, TFMessage, 'tf')
         self.tf_static_pub = self.create_publisher(TFMessage, 'tf_static', LATCHED)
         self.description_pub = self.create_publisher(String, 'robot_description', LATCHED)
 

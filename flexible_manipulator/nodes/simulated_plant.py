@@ -29,6 +29,7 @@ from std_srvs.srv import SetBool, Trigger
 
 from . import common
 from .common import stamp
+from .latency import LatencyHistogram
 from ..mechanics.integrators import METHODS
 from ..mechanics.simulation import NonFiniteStateError, Simulation
 from ..model_config import ConfigError
@@ -94,17 +95,19 @@ class SimulatedPlant(Node):
         self.clipped = 0
         self.warn_throttled = common.ReasonThrottle(self.get_logger().warning)
         self.waiting_since = time.monotonic()
-        self.restart_real_time_factor()
+        self.awaiting_command = False        # lockstep: a published state is unanswered
+        self.answer_latency = LatencyHistogram()
+        self.restart_statistics()
 
         # Timers run on the steady clock: with use_sim_time the node clock follows /clock,
         # which the plant itself publishes, so a timer on ROS time would never fire.
         self.steady_clock = Clock(clock_type=ClockType.STEADY_TIME)
         self.clock_message = ClockMsg()
-        self.clock_pub = self.create_publisher(ClockMsg, 'clock', 10)
+        self.clock_pub = common.per_tick_publisher(self, ClockMsg, 'clock')
         self.diagnostics_pub = self.create_publisher(DiagnosticArray, 'diagnostics', 10)
         self.setup()
-        self.create_subscription(Float64MultiArray, 'effort_controller/commands',
-                                 self.on_command, 10)
+        common.per_tick_subscription(self, Float64MultiArray, 'effort_controller/commands',
+                                     self.on_command)
         self.create_service(Trigger, '~/reset', self.on_reset)
         self.create_service(SetBool, '~/pause', self.on_pause)
         if self.timing_mode == 'realtime':
@@ -173,6 +176,11 @@ class SimulatedPlant(Node):
             self.last_command[self.command_index] = data
             self.last_command_time = self.sim.time
         if self.timing_mode == 'lockstep':
+            if self.awaiting_command:
+                # Round trip of the closed loop: state out, controller, command back.
+                now = time.monotonic()
+                self.answer_latency.add(now - self.waiting_since, now)
+                self.awaiting_command = False
             self.update()
 
     def reject(self, kind, reason):
@@ -234,10 +242,15 @@ class SimulatedPlant(Node):
         for publisher, message in messages:
             publisher.publish(message)
         self.waiting_since = time.monotonic()
+        self.awaiting_command = True
 
-    def restart_real_time_factor(self):
-        """Measure the real-time factor from now on (after start, reset, pause, resume)."""
+    def restart_statistics(self):
+        """Measure the real-time factor and the answer latency from now on.
+
+        Called at start, reset, pause and resume.
+        """
         self._wall_start, self._sim_start = time.monotonic(), self.sim.time
+        self.answer_latency.clear()
 
     # -- services and diagnostics ---------------------------------------------------------
     def on_reset(self, request, response):
@@ -248,7 +261,7 @@ class SimulatedPlant(Node):
         self.last_command_time = -math.inf
         self.fault = ''
         self.paused = False
-        self.restart_real_time_factor()
+        self.restart_statistics()
         self.publish_state()
         response.success = True
         response.message = self.RESET_MESSAGE
@@ -261,7 +274,7 @@ class SimulatedPlant(Node):
             response.message = f'cannot resume: {self.fault}; call ~/reset first'
             return response
         self.paused = bool(request.data)
-        self.restart_real_time_factor()
+        self.restart_statistics()
         response.success = True
         response.message = 'paused' if self.paused else 'running'
         return response
@@ -283,6 +296,13 @@ class SimulatedPlant(Node):
                   *self.diagnostic_values(),
                   ('rejected_commands', str(self.rejected)),
                   ('clipped_commands', str(self.clipped))]
+        if self.timing_mode == 'lockstep':
+            latency = self.answer_latency
+            values += [('answered_states', str(latency.count)),
+                       ('lockstep_ticks_per_wall_second', f'{latency.rate():.1f}'),
+                       ('answer_latency_p50_ms', f'{1e3 * latency.percentile(50):.3f}'),
+                       ('answer_latency_p99_ms', f'{1e3 * latency.percentile(99):.3f}'),
+                       ('answer_latency_max_ms', f'{1e3 * latency.maximum:.3f}')]
         status = DiagnosticStatus(level=level, name=f'{self.get_name()}: {self.SIMULATION_NAME}',
                                   hardware_id=self.model.name, message=message,
                                   values=[KeyValue(key=k, value=v) for k, v in values])

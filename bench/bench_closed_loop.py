@@ -1,0 +1,127 @@
+"""The closed loop over DDS in lock-step: control ticks per wall second and answer latency.
+
+The plant node (`two_link_flexible`, rk4 at 0.5 ms, 2 ms per state) runs in lock-step: it
+advances one period per command and publishes the next state at once, so the loop runs as
+fast as the two processes and Fast DDS (shared memory, this host only) allow. The plant
+itself measures each round trip, from publishing a state to receiving the command that
+answers it (state out, the controller's tick, command back), and reports on /diagnostics
+the answered states, ticks per wall second and the latency percentiles (p50, p99, max);
+this script only listens to /diagnostics (two messages per wall second), so it adds no
+per-tick load.
+
+Cases, each a fresh plant (two alternating runs per case, the better median kept):
+
+* ``controller``: the program-constraint controller node of the demo (config/sim.yaml:
+  the forearm's lambda-point on a circle, servo realization, elastic state estimated);
+* ``zero-effort echo``: the reference, a minimal rclpy node in this process that answers
+  each joint state with a zero command (no control computation): the floor set by rclpy
+  and DDS on this machine. The ratio controller/echo is the share of the loop's rate that
+  the controller's computation costs.
+
+Target: the controller's loop sustains at least 500 ticks per wall second.
+Run: ``.venv/bin/python bench/bench_closed_loop.py`` (about 1.5 min).
+"""
+
+import os
+import statistics
+import time
+
+import bench_common as common
+from flexible_manipulator import graph
+from flexible_manipulator.nodes import bringup
+
+MEASURE_S = 8.0              # wall seconds measured per run, after the warm-up
+WARM_UP_STATES = 500         # answered states before the measurement starts
+RUNS = 2                     # runs per case (alternating)
+TARGET = 500.0               # ticks per wall second
+
+
+class Listener:
+    """The bench's rclpy node: plant diagnostics, and optionally the zero-effort echo."""
+
+    def __init__(self, rclpy, echo):
+        from diagnostic_msgs.msg import DiagnosticArray
+        from sensor_msgs.msg import JointState
+        from std_msgs.msg import Float64MultiArray
+        self.rclpy = rclpy
+        self.node = rclpy.create_node('bench_closed_loop')
+        self.plant = None            # latest plant diagnostics: (wall time, values)
+        self.node.create_subscription(DiagnosticArray, 'diagnostics', self.on_diagnostics, 10)
+        if echo:
+            zero = Float64MultiArray(data=[0.0, 0.0])
+            publisher = self.node.create_publisher(Float64MultiArray,
+                                                   'effort_controller/commands', 10)
+            self.node.create_subscription(JointState, 'joint_states',
+                                          lambda msg: publisher.publish(zero), 10)
+
+    def on_diagnostics(self, msg):
+        for status in msg.status:
+            if status.name.endswith(': simulation'):
+                self.plant = (time.monotonic(), {v.key: v.value for v in status.values})
+
+    def wait_for(self, condition, timeout, what):
+        """Spin until ``condition()`` holds; RuntimeError after ``timeout`` wall seconds."""
+        deadline = time.monotonic() + timeout
+        while not condition():
+            if time.monotonic() > deadline:
+                raise RuntimeError(f'no {what} after {timeout} s')
+            self.rclpy.spin_once(self.node, timeout_sec=0.05)
+
+    def answered(self):
+        return int(self.plant[1]['answered_states']) if self.plant else 0
+
+
+def run_case(case, params_file):
+    """One run: start the nodes, warm up, measure; return the plant's figures."""
+    import rclpy
+    specs = graph.SIMULATION if case == 'controller' else graph.SIMULATION[:1]
+    processes = bringup.start_graph(params_file, 'lockstep', specs)
+    rclpy.init()
+    listener = Listener(rclpy, echo=case != 'controller')
+    try:
+        listener.wait_for(lambda: listener.answered() >= WARM_UP_STATES, 120, 'closed loop')
+        wall0, count0 = listener.plant[0], listener.answered()
+        listener.wait_for(lambda: listener.plant[0] - wall0 >= MEASURE_S, 60, 'diagnostics')
+        wall1, values = listener.plant
+        rate = (int(values['answered_states']) - count0) / (wall1 - wall0)
+        return {'rate': rate,
+                'p50': float(values['answer_latency_p50_ms']),
+                'p99': float(values['answer_latency_p99_ms']),
+                'max': float(values['answer_latency_max_ms'])}
+    finally:
+        listener.node.destroy_node()
+        rclpy.try_shutdown()
+        bringup.stop_graph(processes)
+
+
+def main():
+    bringup.use_local_network()
+    params_file = os.path.join(bringup.share_directory(), 'config', graph.SIMULATION_PARAMETERS)
+    print(f'machine: {common.machine()}; load average {os.getloadavg()[0]:.2f}; '
+          f'ROS_DOMAIN_ID={os.environ["ROS_DOMAIN_ID"]}')
+    cases = ('controller', 'zero-effort echo')
+    results = {case: [] for case in cases}
+    for _ in range(RUNS):
+        for case in cases:
+            results[case].append(run_case(case, params_file))
+    print(f'\nlock-step closed loop over DDS (plant two_link_flexible, 2 ms per state; '
+          f'{MEASURE_S:.0f} s measured per run, best of {RUNS})')
+    print(f'{"answering node":<20}{"ticks/wall s":>14}{"latency p50":>14}{"p99":>10}'
+          f'{"max":>10}')
+    best = {}
+    for case in cases:
+        best[case] = max(results[case], key=lambda r: r['rate'])
+        r = best[case]
+        print(f'{case:<20}{r["rate"]:>14.0f}{r["p50"]:>11.3f} ms{r["p99"]:>7.3f} ms'
+              f'{r["max"]:>7.2f} ms')
+    ratio = best['controller']['rate'] / best['zero-effort echo']['rate']
+    runs = ', '.join(f'{r["rate"]:.0f}' for r in results['controller'])
+    print(f'\ncontroller / echo rate: {ratio:.2f} (controller runs: {runs} ticks/s)')
+    verdict = 'met' if best['controller']['rate'] >= TARGET else 'NOT met'
+    print(f'target >= {TARGET:.0f} ticks per wall second: {verdict}')
+    print(f'median p50 latency of the controller runs: '
+          f'{statistics.median(r["p50"] for r in results["controller"]):.3f} ms')
+
+
+if __name__ == '__main__':
+    main()
