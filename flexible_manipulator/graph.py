@@ -43,7 +43,15 @@ SERVO = (
     NodeSpec('servo_plant', 'flexible_manipulator.nodes.servo_node', 'servo_plant'),
 )
 
+# A free servo plant (no constraint, one input along b) closed by the controller in servo
+# mode, which realizes the servoconstraint: launch/servo_closed_loop.launch.py.
+SERVO_CLOSED_LOOP = (
+    NodeSpec('servo_plant', 'flexible_manipulator.nodes.servo_node', 'servo_plant'),
+    NodeSpec('controller', 'flexible_manipulator.nodes.controller_node', 'controller'),
+)
+
 # Parameter file (in the package's config/ directory) of each graph.
 SIMULATION_PARAMETERS = 'sim.yaml'
 HIL_PARAMETERS = 'hil.yaml'
 SERVO_PARAMETERS = 'servo.yaml'
+SERVO_CLOSED_LOOP_PARAMETERS = 'servo_closed_loop.yaml'

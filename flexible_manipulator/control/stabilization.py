@@ -27,7 +27,12 @@ obeys x_{n+1} = Phi x_n, stable iff the spectral radius rho(Phi) < 1. Per ``sche
   det = 1 - 2 alpha T + beta^2 T^2/2. The Jury (Schur-Cohn) conditions |det| < 1,
   1 - tr + det = beta^2 T^2 > 0 and 1 + tr + det = 4 - 4 alpha T > 0 give
       T < min(1/alpha, 4 alpha/beta^2)      (alpha T < 1 for alpha = beta);
-  velocity rows: psi_{n+1} = (1 - gamma T) psi_n, T < 2/gamma.
+  velocity rows: psi_{n+1} = (1 - gamma T) psi_n, T < 2/gamma. Applied d periods late
+  (transport and computation delay), the hold gives psi_{n+1} = psi_n - gamma T psi_{n-d},
+  characteristic polynomial z^{d+1} - z^d + gamma T; a root crosses the unit circle at
+  z = e^{i theta} when gamma T = z^d (1 - z) is real and positive, i.e. theta = pi/(2d + 1),
+  gamma T = |1 - z| = 2 sin(theta/2): stable iff T < 2 sin(pi/(2 (2d + 1)))/gamma (2, 1,
+  0.618 for d = 0, 1, 2; `delayed_velocity_critical_period`).
 * ``'euler'``: the closed loop integrated by explicit Euler with step T (or a ZOH
   controller with one Euler step per period): Phi = I + T G, characteristic polynomial
   z^2 - (2 - 2 alpha T) z + (1 - 2 alpha T + beta^2 T^2); Jury gives
@@ -139,6 +144,37 @@ def velocity_critical_period(gamma, scheme):
     if scheme in ('zoh', 'euler'):
         return 2.0 / gamma
     return _first_unit_crossing(complex(-gamma), _ORDER[scheme])
+
+
+def delayed_velocity_critical_period(gamma, delay):
+    """Largest period T* [s] for psi' = -gamma psi held (zoh) and applied ``delay`` periods late.
+
+    T* = 2 sin(pi/(2 (2 d + 1)))/gamma (module doc); d = 0 is `velocity_critical_period`
+    for 'zoh'.
+    """
+    _check_gain('gamma', gamma)
+    if not (isinstance(delay, (int, np.integer)) and delay >= 0):
+        raise ValueError(f'delay must be a whole number of periods >= 0, got {delay!r}')
+    return 2.0 * math.sin(math.pi / (2.0 * (2 * delay + 1))) / gamma
+
+
+def delayed_velocity_radius(gamma, period, delay):
+    """Spectral radius of psi_{n+1} = psi_n - gamma T psi_{n-d} (< 1: stable; module doc)."""
+    coefficients = np.zeros(delay + 2)
+    coefficients[:2] = 1.0, -1.0
+    coefficients[-1] += gamma * period
+    return float(max(abs(np.roots(coefficients))))
+
+
+def check_delayed_velocity_stability(gamma, period, delay):
+    """Raise ValueError unless the delayed zero-order-hold velocity map is stable (module doc)."""
+    bound = delayed_velocity_critical_period(gamma, delay)
+    if not 0.0 < period < bound:
+        raise ValueError(
+            f'gamma={gamma:g} [1/s] with period {period:g} s under \'zoh\' applied {delay} '
+            f'period(s) late is outside the stable region: need period < 2 sin(pi/(2 (2d + 1)))'
+            f'/gamma = {bound:.6g} s (spectral radius of the error map '
+            f'{delayed_velocity_radius(gamma, period, delay):.6g})')
 
 
 def _bound_text(alpha, beta, scheme):

@@ -36,6 +36,30 @@ warning (armed by the first valid state; nothing is commanded before it). Malfor
 (missing or unknown joint names, wrong lengths, NaN) are rejected with a logged reason and
 get no command. A program set that fails the controller's checks (discrete bound,
 non-minimum phase, sampled loop) makes the node refuse to start with the reason (exit 2).
+
+Servo mode. When ``model`` names a servoconstraint model (a ``config/models`` file of
+``type: servo_rigid_body`` or ``servo_sleigh``, realization ``free``: the plant of
+``servo_plant``), the node runs `control.servo_controller` instead: it realizes the
+model's servoconstraint psi = <a, w> = 0 (the sleigh's lateral blade velocity) by the
+input along b, with psi' + gamma psi = 0, from the plant's odometry:
+
+    odom                        (subscribed) nav_msgs/Odometry in servo_plant's layout
+                                (`mechanics.servo_odometry`), child_frame_id the model's
+                                body frame (``body``, ``sleigh``)
+    effort_controller/commands  one entry: u, the torque [N m] or force [N] along b
+    ~/residuals                 one row named after the constraint (``a_omega``, ``v_lat``):
+                                position = psi [rad/s or m/s], velocity = psi' with the
+                                applied effort, effort = constraint-acceleration error
+    diagnostics                 as above, with the gain, the critical period and the error
+                                factor per period
+
+Parameters: ``servo_gain`` (gamma [1/s]), ``control_period``, ``hold`` and
+``delay_periods`` (the discrete check: gamma T < 2 for 'zoh' without delay, < 2 sin(pi/(2
+(2d + 1))) with d periods of delay), ``effort_limits`` (one entry; empty: none),
+``condition_limit``, and the safety parameters above; the arm's program parameters are
+not used. Odometry that is not a state of the model (non-finite, not a unit quaternion,
+another body frame, a sleigh off its plane) is rejected with the reason and gets no
+command; |v| above the model's omega_max latches a fault (zero effort until ~/enable).
 """
 
 import math
@@ -49,6 +73,7 @@ from rclpy.node import Node
 from rclpy.parameter import Parameter
 
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
+from nav_msgs.msg import Odometry
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 from std_srvs.srv import SetBool
@@ -58,6 +83,8 @@ from ..control.program_config import load_program_file, resolve_program_path
 from ..control.program_controller import (CONTROL_MODELS, ControllerSettings,
                                           ELASTIC_SOURCES, HOLD_SCHEMES, ProgramController,
                                           REALIZATIONS)
+from ..control.servo_controller import is_servo_model, ServoController, ServoSettings
+from ..mechanics.servo_odometry import OdometryContent, OdometryError, state_from_odometry
 from ..model_config import ConfigError
 
 WATCHDOG_ACTIONS = ('zero', 'hold')
@@ -92,15 +119,18 @@ class Window:
         self.estimated = 0
         self.constraint_error = 0.0
         self.dropped = np.zeros(nu)
+        self.effort_peak = np.zeros(nu)      # largest |commanded effort| per input
         self.residual_squares = np.zeros(rows)
+        self.residual_max = np.zeros(rows)   # largest |phi| per row
         self.sigma_min = math.inf
         self.first_stamp = None
         self.last_stamp = None
         self.message = ''            # last non-trivial controller message
 
-    def add(self, status, stamp):
-        """Account one tick."""
+    def add(self, status, stamp, effort):
+        """Account one tick that commanded ``effort`` (model input order)."""
         self.ticks += 1
+        np.maximum(self.effort_peak, np.abs(effort), out=self.effort_peak)
         if self.first_stamp is None:
             self.first_stamp = stamp
         self.last_stamp = stamp
@@ -121,32 +151,114 @@ class Window:
         self.sigma_min = min(self.sigma_min, realization.sigma_min)
         if self.residual_squares.size == status.residual.size:
             self.residual_squares += status.residual * status.residual
+            np.maximum(self.residual_max, np.abs(status.residual), out=self.residual_max)
 
 
 class ControllerNode(Node):
-    """ROS adapter around `ProgramController` (module doc)."""
+    """ROS adapter around `ProgramController`, or `ServoController` in servo mode (module doc)."""
 
     def __init__(self):
         """Read and check parameters, build the controller, create the ROS interfaces."""
         super().__init__('controller')
         model = common.model_parameter(self, 'two_link_flexible')
-        self.command_index = common.joint_order(
-            self, model, 'Joint order of the entries of each effort command.')
-        program_file = common.declare(
-            self, 'program_file', 'programs_two_link_flexible',
-            'Program file: a path, or the name of a file in config/.')
-        delay = common.declare(self, 'delay_periods', 1,
-                               'Input delay [periods] the sampled-loop check allows for (0: '
-                               'lockstep; 1: a real-time plant).')
-        modes = common.declare(self, 'control_modes', -1,
-                               'Assumed modes per link plane kept in the control model '
-                               '(-1: all of the model file; 0: rigid).')
-        settings = ControllerSettings(
+        self.model = model
+        self.servo = is_servo_model(model)
+        # Parameters of both modes: the period and the hold/delay of the discrete checks,
+        # the effort limits and the servo realization's damping threshold.
+        shared = dict(
             period=common.positive(self, 'control_period', 0.002,
                                    'Period of the states and commands [s]: the discrete '
                                    'stability checks use it.'),
             hold=common.choice(self, 'hold', 'zoh', HOLD_SCHEMES,
                                'Hold scheme of the discrete stability check.'),
+            delay_periods=common.declare(self, 'delay_periods', 1,
+                                         'Input delay [periods] the sampled-loop check allows '
+                                         'for (0: lockstep; 1: a real-time plant).'),
+            effort_limit=optional_array(self, 'effort_limits',
+                                        'Effort limits per input [N m or N]; empty: the '
+                                        'model.'),
+            condition_limit=common.positive(self, 'condition_limit', 1e4,
+                                            'Servo: damped least squares above this '
+                                            'condition number of A M^-1 B.'))
+        self.core = (self._servo_core(model, shared) if self.servo
+                     else self._program_core(model, shared))
+        self.state_timeout = common.positive(
+            self, 'state_timeout', 0.5, 'Wall seconds without a valid state before the '
+            'watchdog acts.')
+        self.watchdog_action = common.choice(self, 'watchdog_action', 'zero', WATCHDOG_ACTIONS,
+                                             'Effort commanded when states go stale.')
+        if common.declare(self, 'start_enabled', True, 'Track the program from start-up.'):
+            self.core.enable()
+        nu = model.nu
+        self.fault = ''
+        self.rejected = 0
+        self.warn_throttled = common.ReasonThrottle(self.get_logger().warning)
+        self.last_state_wall = time.monotonic()
+        self.stale = True          # armed by the first valid state
+        self.last_stamp = None
+        self.command = Float64MultiArray(data=[0.0] * nu)
+        self.reference = JointState()
+        self.residuals = JointState()
+        self._program_messages()
+        self.window = Window(nu, len(self.residuals.name))
+
+        # The per-tick topics go without rclpy's default QoS-event handlers: each one is an
+        # entry of the executor's wait set, rebuilt for every callback (about a third of
+        # the node's time per tick in lock-step).
+        quiet_pub = PublisherEventCallbacks(use_default_callbacks=False)
+        quiet_sub = SubscriptionEventCallbacks(use_default_callbacks=False)
+        self.command_pub = self.create_publisher(Float64MultiArray, 'effort_controller/commands',
+                                                 10, event_callbacks=quiet_pub)
+        if not self.servo:
+            self.reference_pub = self.create_publisher(JointState, '~/reference', 10,
+                                                       event_callbacks=quiet_pub)
+        self.residual_pub = self.create_publisher(JointState, '~/residuals', 10,
+                                                  event_callbacks=quiet_pub)
+        self.diagnostics_pub = self.create_publisher(DiagnosticArray, 'diagnostics', 10)
+        if self.servo:
+            self.create_subscription(Odometry, 'odom', self.on_odometry, 10,
+                                     event_callbacks=quiet_sub)
+        else:
+            # Modal states first: when both wait, the executor takes the older subscription
+            # first, so the modal state of a stamp is in hand when its joint state is
+            # handled.
+            if self.use_modal:
+                self.create_subscription(JointState, 'modal_states', self.on_modal_state, 10,
+                                         event_callbacks=quiet_sub)
+            self.create_subscription(JointState, 'joint_states', self.on_state, 10,
+                                     event_callbacks=quiet_sub)
+            self.add_on_set_parameters_callback(self.on_parameters)
+        self.create_service(SetBool, '~/enable', self.on_enable)
+        steady = Clock(clock_type=ClockType.STEADY_TIME)
+        self.create_timer(self.state_timeout / 4, self.on_watchdog, clock=steady)
+        self.create_timer(1.0, self.publish_diagnostics, clock=steady)
+        self.log_start()
+
+    @property
+    def state_name(self):
+        """What the node answers: a joint state, or odometry in servo mode."""
+        return 'odometry' if self.servo else 'joint state'
+
+    def _servo_core(self, model, shared):
+        """Servo mode: the `ServoController` of the model's servoconstraint (module doc)."""
+        self.command_index = list(range(model.nu))
+        self.input_names = ['u']
+        gain = common.positive(self, 'servo_gain', 100.0,
+                               "Servo mode: gamma [1/s] of psi' + gamma psi = 0.")
+        return ServoController(model, ServoSettings(gain=gain, **shared))
+
+    def _program_core(self, model, shared):
+        """Arm mode: the `ProgramController` of the program file, and the joint maps."""
+        self.command_index = common.joint_order(
+            self, model, 'Joint order of the entries of each effort command.')
+        self.input_names = [model.joint_names[i] for i in range(model.nu)]
+        program_file = common.declare(
+            self, 'program_file', 'programs_two_link_flexible',
+            'Program file: a path, or the name of a file in config/.')
+        modes = common.declare(self, 'control_modes', -1,
+                               'Assumed modes per link plane kept in the control model '
+                               '(-1: all of the model file; 0: rigid).')
+        settings = ControllerSettings(
             realization=common.choice(self, 'realization', 'auto', REALIZATIONS,
                                       'Servo (input directions only) or ideal (fully '
                                       'actuated control model); auto: servo on flexible '
@@ -157,17 +269,12 @@ class ControllerNode(Node):
             elastic_state=common.choice(self, 'elastic_state', 'measured', ELASTIC_SOURCES,
                                         'Modal coordinates from modal_states (simulation) or '
                                         'estimated from the joint motion (real arm).'),
-            effort_limit=optional_array(self, 'effort_limits',
-                                        'Effort limits per joint [N m]; empty: the model.'),
             effort_rate_limit=optional_array(self, 'effort_rate_limits',
                                              'Effort rate limits per joint [N m/s]; empty: '
                                              'none.'),
             velocity_limit=optional_array(self, 'velocity_limits',
                                           'Velocity limits per joint [rad/s]; empty: the '
                                           'model.'),
-            condition_limit=common.positive(self, 'condition_limit', 1e4,
-                                            'Servo: damped least squares above this '
-                                            'condition number of A M^-1 B.'),
             redefine_margin=common.positive(self, 'redefine_margin', 0.8,
                                             'lambda = margin * lambda* when a program is '
                                             'redefined.'),
@@ -180,7 +287,7 @@ class ControllerNode(Node):
             posture_damping=optional_array(self, 'posture_damping',
                                            'Secondary objective K_d [N m s/rad].') or 0.0,
             control_modes=None if modes < 0 else modes,
-            delay_periods=delay)
+            **shared)
         path = resolve_program_path(program_file)
         programs, default = load_program_file(path)
         active = common.declare(self, 'active_program', '',
@@ -189,20 +296,11 @@ class ControllerNode(Node):
         if active and active not in (programs if isinstance(programs, dict) else {}):
             raise ConfigError(f'parameter active_program: unknown program {active!r} (in '
                               f'{program_file}: {", ".join(map(str, programs or {}))})')
-        self.core = ProgramController(model, programs, settings, active or default,
-                                      source=program_file)
-        self.default_program = default or self.core.program_names[0]
-        self.model = model
-        self.state_timeout = common.positive(
-            self, 'state_timeout', 0.5, 'Wall seconds without a valid state before the '
-            'watchdog acts.')
-        self.watchdog_action = common.choice(self, 'watchdog_action', 'zero', WATCHDOG_ACTIONS,
-                                             'Effort commanded when states go stale.')
-        if common.declare(self, 'start_enabled', True, 'Track the program from start-up.'):
-            self.core.enable()
-        self.use_modal = self.core.has_modes and settings.elastic_state == 'measured'
-
-        n, nu = model.n_joints, model.nu
+        core = ProgramController(model, programs, settings, active or default,
+                                 source=program_file)
+        self.default_program = default or core.program_names[0]
+        self.use_modal = core.has_modes and settings.elastic_state == 'measured'
+        n = model.n_joints
         self.q, self.v = np.zeros(n), np.zeros(n)
         self.joint_slot = {name: i for i, name in enumerate(model.joint_names)}
         self.mode_slot = {name: i for i, name in enumerate(model.mode_names)}
@@ -211,47 +309,14 @@ class ControllerNode(Node):
         self.modal_stamp = None
         self._state_names = self._modal_names = None
         self._state_order = self._modal_order = None
-        self.fault = ''
-        self.rejected = 0
-        self.warn_throttled = common.ReasonThrottle(self.get_logger().warning)
-        self.last_state_wall = time.monotonic()
-        self.stale = True          # armed by the first valid state
-        self.last_stamp = None
-        self.window = Window(nu, self.core.entry.size)
-        self.command = Float64MultiArray(data=[0.0] * nu)
-        self.reference = JointState()
-        self.residuals = JointState()
-        self._program_messages()
-
-        # The per-tick topics go without rclpy's default QoS-event handlers: each one is an
-        # entry of the executor's wait set, rebuilt for every callback (about a third of
-        # the node's time per tick in lock-step).
-        quiet_pub = PublisherEventCallbacks(use_default_callbacks=False)
-        quiet_sub = SubscriptionEventCallbacks(use_default_callbacks=False)
-        self.command_pub = self.create_publisher(Float64MultiArray, 'effort_controller/commands',
-                                                 10, event_callbacks=quiet_pub)
-        self.reference_pub = self.create_publisher(JointState, '~/reference', 10,
-                                                   event_callbacks=quiet_pub)
-        self.residual_pub = self.create_publisher(JointState, '~/residuals', 10,
-                                                  event_callbacks=quiet_pub)
-        self.diagnostics_pub = self.create_publisher(DiagnosticArray, 'diagnostics', 10)
-        # Modal states first: when both wait, the executor takes the older subscription
-        # first, so the modal state of a stamp is in hand when its joint state is handled.
-        if self.use_modal:
-            self.create_subscription(JointState, 'modal_states', self.on_modal_state, 10,
-                                     event_callbacks=quiet_sub)
-        self.create_subscription(JointState, 'joint_states', self.on_state, 10,
-                                 event_callbacks=quiet_sub)
-        self.create_service(SetBool, '~/enable', self.on_enable)
-        self.add_on_set_parameters_callback(self.on_parameters)
-        steady = Clock(clock_type=ClockType.STEADY_TIME)
-        self.create_timer(self.state_timeout / 4, self.on_watchdog, clock=steady)
-        self.create_timer(1.0, self.publish_diagnostics, clock=steady)
-        self.log_start()
+        return core
 
     def log_start(self):
         """Say what runs: realization, models, programs and their checks."""
         core, log = self.core, self.get_logger()
+        if self.servo:
+            log.info(f'controlling {self.model.name!r}: {core.describe()}')
+            return
         log.info(f"controlling '{self.model.name}': {core.realization_kind} realization on "
                  f'{self.control_model_text()}, period {core.period} s ({core.settings.hold}), '
                  f'elastic state {core.settings.elastic_state if core.has_modes else "-"}; '
@@ -277,7 +342,7 @@ class ControllerNode(Node):
 
     def _program_messages(self):
         """Row names of the active program on the reference and residual messages."""
-        names = list(self.core.entry.row_names)
+        names = list(self.core.row_names if self.servo else self.core.entry.row_names)
         self.reference.name = names
         self.residuals.name = names
 
@@ -361,12 +426,36 @@ class ControllerNode(Node):
         if self.last_stamp is not None and stamp == self.last_stamp:
             self.core.rebase_elastic(stamp, self.modal_positions, self.modal_velocities)
 
+    def parse_odometry(self, msg):
+        """Servo mode: read (q, v) from odometry (`servo_odometry`); None, or (kind, reason)."""
+        if msg.child_frame_id != self.model.frame:
+            return 'frame', (f'child_frame_id {msg.child_frame_id!r} is not the body frame '
+                             f'{self.model.frame!r} of {self.model.name!r}')
+        pose, twist = msg.pose.pose, msg.twist.twist
+        p, o = pose.position, pose.orientation
+        w, v = twist.angular, twist.linear
+        content = OdometryContent((p.x, p.y, p.z), (o.w, o.x, o.y, o.z), (w.x, w.y, w.z),
+                                  (v.x, v.y, v.z))
+        try:
+            self.q, self.v = state_from_odometry(self.model, content)
+        except OdometryError as error:
+            return error.field, str(error)
+        return None
+
+    def on_odometry(self, msg):
+        """Servo mode: answer one odometry message with one effort command (and residuals)."""
+        problem = self.parse_odometry(msg)
+        if problem is not None:
+            self.reject(problem)
+            return
+        t = msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
+        self.answer(msg.header.stamp, t, self.core.update(t, self.q, self.v))
+
     def on_state(self, msg):
         """Answer one joint state with one effort command (and the program topics)."""
         problem = self.parse_state(msg)
         if problem is not None:
-            self.rejected += 1
-            self.warn_throttled(problem[0], f'rejected joint state: {problem[1]}')
+            self.reject(problem)
             return
         t = msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
         core = self.core
@@ -374,15 +463,31 @@ class ControllerNode(Node):
             effort = core.update(t, self.q, self.v, self.modal_positions, self.modal_velocities)
         else:
             effort = core.update(t, self.q, self.v)
+        self.answer(msg.header.stamp, t, effort)
+
+    def reject(self, problem):
+        """Count and log (throttled per kind) a state that gets no command."""
+        self.rejected += 1
+        self.warn_throttled(problem[0], f'rejected {self.state_name}: {problem[1]}')
+
+    def answer(self, stamp, t, effort):
+        """Send the effort for the state stamped ``stamp`` (t [s]) and account the tick.
+
+        A state that comes again with the same stamp (a lockstep plant re-sending it at
+        start-up or while paused) is answered, but counted in the statistics once.
+        """
+        repeated = t == self.last_stamp
         self.last_stamp = t
+        core = self.core
         status = core.status
         if core.fault and core.fault != self.fault:
             self.get_logger().error(f'{core.fault}; zero effort until ~/enable is called')
         self.fault = core.fault
         self.send(effort)
         if status.tracking:
-            self.publish_program(msg.header.stamp)
-        self.window.add(status, t)
+            self.publish_program(stamp)
+        if not repeated:
+            self.window.add(status, t, effort)
         self.last_state_wall = time.monotonic()
         self.stale = False
 
@@ -392,17 +497,19 @@ class ControllerNode(Node):
         self.command_pub.publish(self.command)
 
     def publish_program(self, stamp):
-        """Publish the reference and the residuals of the rows, stamped like the state."""
-        entry, status = self.core.entry, self.core.status
-        ref, res = self.reference, self.residuals
-        ref.header.stamp = res.header.stamp = stamp
-        ref.position = entry.reference.tolist()
-        ref.velocity = entry.reference_rate.tolist()
-        ref.effort = entry.reference_acceleration.tolist()
+        """Publish the reference (not in servo mode) and the residuals, stamped like the state."""
+        status, res = self.core.status, self.residuals
+        if not self.servo:
+            entry, ref = self.core.entry, self.reference
+            ref.header.stamp = stamp
+            ref.position = entry.reference.tolist()
+            ref.velocity = entry.reference_rate.tolist()
+            ref.effort = entry.reference_acceleration.tolist()
+            self.reference_pub.publish(ref)
+        res.header.stamp = stamp
         res.position = status.residual.tolist()
         res.velocity = status.residual_rate.tolist()
         res.effort = status.constraint_error.tolist()
-        self.reference_pub.publish(ref)
         self.residual_pub.publish(res)
 
     def on_watchdog(self):
@@ -414,7 +521,7 @@ class ControllerNode(Node):
         if not self.stale:
             self.stale = True
             self.get_logger().warning(
-                f'no valid joint state for {self.state_timeout} s: commanding '
+                f'no valid {self.state_name} for {self.state_timeout} s: commanding '
                 f'{"zero" if self.watchdog_action == "zero" else "holding"} effort')
         effort = (self.core.holding_effort() if self.watchdog_action == 'hold'
                   else self.core.zero_effort())
@@ -444,7 +551,7 @@ class ControllerNode(Node):
             except ValueError as error:
                 return SetParametersResult(successful=False, reason=str(error))
             self._program_messages()
-            self.window.reset(self.model.nu, self.core.entry.size)
+            self.window.reset(self.model.nu, len(self.residuals.name))
             self.get_logger().info(f'switched to program {name!r}; its time starts at the '
                                    'next state')
         return SetParametersResult(successful=True)
@@ -453,13 +560,14 @@ class ControllerNode(Node):
     def publish_diagnostics(self):
         """Report health, realization status and saturation of the last second."""
         core, w = self.core, self.window
-        entry, status = core.entry, core.status
-        allowed = [note for note in entry.notes if 'ALLOWED' in note]
+        status = core.status
+        notes = [] if self.servo else core.entry.notes
+        allowed = [note for note in notes if 'ALLOWED' in note]
         if self.fault:
             level, message = DiagnosticStatus.ERROR, self.fault
         elif self.stale and self.last_stamp is not None:
             level, message = DiagnosticStatus.WARN, (
-                f'joint states stale: watchdog commands '
+                f'{"odometry" if self.servo else "joint states"} stale: watchdog commands '
                 f'{"zero" if self.watchdog_action == "zero" else "holding"} effort')
         elif w.saturated or w.rate_limited or w.unusual:
             level, message = DiagnosticStatus.WARN, (
@@ -471,15 +579,12 @@ class ControllerNode(Node):
             level, message = DiagnosticStatus.OK, 'disabled: zero effort'
         else:
             level, message = DiagnosticStatus.OK, f'tracking {core.active!r}'
-        names = [self.model.joint_names[i] for i in range(self.model.nu)]
+        names, rows = self.input_names, self.residuals.name
         rms = (np.sqrt(w.residual_squares / w.ticks) if w.ticks else w.residual_squares)
         period = ((w.last_stamp - w.first_stamp) / (w.ticks - 1) if w.ticks > 1 else 0.0)
-        zero_dynamics = entry.zero_dynamics
         values = [
             ('active_program', core.active),
-            ('programs', ', '.join(core.program_names)),
             ('enabled', str(core.enabled)),
-            ('realization', f'{core.realization_kind} on {self.control_model_text()}'),
             ('realization_status', status.realization.code if status.tracking else status.mode),
             ('sigma_min', f'{w.sigma_min:.4g}'),
             ('ticks', str(w.ticks)),
@@ -489,17 +594,12 @@ class ControllerNode(Node):
             ('clipped_inputs', ', '.join(n for n, c in zip(names, status.clipped) if c)),
             ('dropped_effort_max', ', '.join(f'{n}: {d:.4g}' for n, d in zip(names, w.dropped))),
             ('constraint_error_max', f'{w.constraint_error:.4g}'),
-            ('residual_rms', ', '.join(f'{n}: {r:.4g}' for n, r in zip(entry.row_names, rms))),
-            ('elastic_state', core.settings.elastic_state if core.has_modes else 'none'),
-            ('estimated_ticks', str(w.estimated)),
+            ('residual_rms', ', '.join(f'{n}: {r:.4g}' for n, r in zip(rows, rms))),
+            ('residual_max', ', '.join(f'{n}: {r:.4g}' for n, r in zip(rows, w.residual_max))),
+            ('effort_peak', ', '.join(f'{n}: {p:.6g}' for n, p in zip(names, w.effort_peak))),
             ('state_period', f'{period:.6f}'),
             ('control_period', f'{core.period:g}'),
-            ('critical_period', f'{entry.critical_period:.6g}'),
-            ('sampled_loop_radius', '' if entry.sampled_radius is None
-             else f'{entry.sampled_radius:.6f}'),
-            ('zero_dynamics', zero_dynamics.message if zero_dynamics is not None
-             else 'not analysed'),
-            ('notes', ' | '.join(entry.notes)),
+            *(self.servo_values() if self.servo else self.program_values()),
             ('watchdog', self.watchdog_action),
             ('rejected_states', str(self.rejected)),
         ]
@@ -507,7 +607,37 @@ class ControllerNode(Node):
             level=level, name=f'{self.get_name()}: program controller',
             hardware_id=self.model.name, message=message,
             values=[KeyValue(key=k, value=v) for k, v in values])]))
-        w.reset(self.model.nu, entry.size)
+        w.reset(self.model.nu, len(rows))
+
+    def program_values(self):
+        """Diagnostic values of the arm mode: programs, control model, internal dynamics."""
+        core, w = self.core, self.window
+        entry = core.entry
+        zero_dynamics = entry.zero_dynamics
+        return [
+            ('programs', ', '.join(core.program_names)),
+            ('realization', f'{core.realization_kind} on {self.control_model_text()}'),
+            ('elastic_state', core.settings.elastic_state if core.has_modes else 'none'),
+            ('estimated_ticks', str(w.estimated)),
+            ('critical_period', f'{entry.critical_period:.6g}'),
+            ('sampled_loop_radius', '' if entry.sampled_radius is None
+             else f'{entry.sampled_radius:.6f}'),
+            ('zero_dynamics', zero_dynamics.message if zero_dynamics is not None
+             else 'not analysed'),
+            ('notes', ' | '.join(entry.notes)),
+        ]
+
+    def servo_values(self):
+        """Diagnostic values of the servo mode: gain, margin, the discrete bound."""
+        core = self.core
+        return [
+            ('realization', f'servo along b of {self.model.name!r} ({self.model.kind})'),
+            ('realizability_margin', f'{core.margin:.6g}'),
+            ('servo_gain', f'{core.gain:g}'),
+            ('delay_periods', str(core.settings.delay_periods)),
+            ('critical_period', f'{core.critical_period:.6g}'),
+            ('error_factor', f'{core.error_factor:.6g}'),
+        ]
 
 
 def main(args=None):

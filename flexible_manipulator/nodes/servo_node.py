@@ -18,7 +18,9 @@ Publishes
                         the body frame; pose of the body frame in the world; twist in the
                         body axes (angular [rad/s], linear velocity of the frame origin
                         [m/s]; for the sleigh linear.x is the forward speed u, linear.y the
-                        lateral speed, zero on the constraint); covariances zero
+                        lateral speed, zero on the constraint); covariances zero. The
+                        layout, and the state read back from it, are
+                        `mechanics.servo_odometry`
     servo_state         sensor_msgs/JointState used as a named vector: name = the model's
                         ``output_names`` (lambda, kinetic_energy, potential_energy, energy,
                         control_power, residual, margin, then the first integrals that
@@ -65,6 +67,7 @@ from visualization_msgs.msg import Marker, MarkerArray
 from . import common
 from .common import stamp
 from .simulated_plant import SimulatedPlant
+from ..mechanics.servo_odometry import odometry_from_state
 from ..model_config import ConfigError
 
 SERVO_TYPES = ('servo_rigid_body', 'servo_sleigh')
@@ -296,11 +299,10 @@ class ServoNode(SimulatedPlant):
 
     def state_messages(self, now):
         """Refresh TF, odometry and outputs at ``now``; None (and a fault) if not finite."""
-        q, v = self.sim.q, self.sim.v
-        rotation, position = self.model.pose(q)
-        angular, linear = self.model.body_twist(q, v)
+        position, orientation, angular, linear = odometry_from_state(self.model, self.sim.q,
+                                                                     self.sim.v)
         outputs = self._outputs()
-        numbers = np.concatenate([np.ravel(rotation), position, angular, linear, outputs])
+        numbers = np.concatenate([position, orientation, angular, linear, outputs])
         if not np.all(np.isfinite(numbers)):
             if not self.fault:
                 bad = [n for n, x in zip(self.model.output_names, outputs)
@@ -309,7 +311,7 @@ class ServoNode(SimulatedPlant):
                           f't = {self.sim.time:.6f} s')
             return None
         self.outputs = outputs   # diagnostics report the last finite values
-        w, x, y, z = quaternion(rotation).tolist()
+        w, x, y, z = orientation.tolist()
         px, py, pz = position.tolist()
         t = self.transform
         t.header.stamp = now
