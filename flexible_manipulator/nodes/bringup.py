@@ -86,70 +86,92 @@ def residual_unit(name):
     return 'm' if name[-2:] in ('_x', '_y', '_z') and '_angle_' not in name else 'rad'
 
 
+SAMPLE_PERIOD = 0.02      # wall seconds between two looks at the graph
+
+
+def named_values(text):
+    """Parse a diagnostics value 'name: 1.5, other: 2' into {'name': 1.5, 'other': 2.0}."""
+    values = {}
+    for item in filter(None, (part.strip() for part in text.split(','))):
+        name, _, value = item.rpartition(':')
+        values[name.strip()] = float(value)
+    return values
+
+
 class RunStatistics:
-    """Program residuals, peak torque and the controller's last diagnostics of a run."""
+    """What the demo reports, gathered from /diagnostics and sampled joint states.
+
+    Nothing here takes a message per control tick (a per-tick subscriber would compete for
+    the CPUs with the loop it watches: it halved the lock-step rate on two CPUs): the
+    controller's diagnostics windows carry exact per-tick sums (residual RMS and maximum,
+    peak effort, tick count), which add up over the run; joint states are sampled at most
+    `SAMPLE_PERIOD` apart for simulated time.
+    """
 
     def __init__(self):
         """Start empty."""
-        self.joint_names = None
         self.sim_time = 0.0
-        self.ticks = 0
-        self.answered = False  # a controller residual has arrived
-        self.start_ticks = 0   # ticks and simulated time when the loop closed
-        self.start_time = 0.0
-        self.peak_effort = None
-        self.rows = None       # residual row names of the current program
-        self.sum_squared = None
-        self.max_residual = None
-        self.residuals = 0
+        self.start_time = None  # simulated time when the loop closed
+        self.ticks = 0          # control ticks of the controller windows
+        self.program = None     # program of the accumulated windows
+        self.rows = []
+        self.sum_squared = []
+        self.max_residual = []
+        self.joints = []
+        self.peak_effort = []
         self.controller = None  # (level, message, values) of the last controller status
-        self.frozen = False     # after the run: only diagnostics are still taken
-
-    def on_residuals(self, msg):
-        """Accumulate the program residuals phi (one message per control tick)."""
-        if self.frozen:
-            return
-        self.answered = True
-        names = list(msg.name)
-        if names != self.rows:
-            # A new program: its rows start their own statistics.
-            self.rows = names
-            self.sum_squared, self.max_residual = [0.0] * len(names), [0.0] * len(names)
-            self.residuals = 0
-        self.residuals += 1
-        for k, value in enumerate(msg.position):
-            self.sum_squared[k] += value * value
-            self.max_residual[k] = max(self.max_residual[k], abs(value))
+        self.plant = None       # values of the plant's last status
 
     def on_state(self, msg):
-        """Record simulated time and peak effort."""
-        if self.frozen:
-            return
-        if self.joint_names is None:
-            self.joint_names = list(msg.name)
-            self.peak_effort = [0.0] * len(msg.name)
+        """Record simulated time (a sampled state)."""
         self.sim_time = msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
-        self.ticks += 1
-        for k, effort in enumerate(msg.effort):
-            self.peak_effort[k] = max(self.peak_effort[k], abs(effort))
 
     def on_diagnostics(self, msg):
-        """Keep the controller's last status."""
+        """Add the controller's window to the run; keep both nodes' last status."""
         for status in msg.status:
+            values = {kv.key: kv.value for kv in status.values}
             if status.name.endswith('program controller'):
-                self.controller = (status.level, status.message,
-                                   {kv.key: kv.value for kv in status.values})
+                self.controller = (status.level, status.message, values)
+                self.add_window(values)
+            elif status.name.endswith(': simulation'):
+                self.plant = values
+
+    def add_window(self, values):
+        """Accumulate one diagnostics window of the controller (its ticks since the last)."""
+        ticks = int(values.get('ticks', 0))
+        if not ticks:
+            return
+        if values['active_program'] != self.program:
+            # A new program: its rows start their own statistics.
+            self.program = values['active_program']
+            self.rows = list(named_values(values['residual_rms']))
+            self.sum_squared = [0.0] * len(self.rows)
+            self.max_residual = [0.0] * len(self.rows)
+            self.ticks = 0
+        rms, peak = named_values(values['residual_rms']), named_values(values['residual_max'])
+        for k, row in enumerate(self.rows):
+            self.sum_squared[k] += rms[row] ** 2 * ticks
+            self.max_residual[k] = max(self.max_residual[k], peak[row])
+        efforts = named_values(values['effort_peak'])
+        if not self.joints:
+            self.joints, self.peak_effort = list(efforts), [0.0] * len(efforts)
+        self.peak_effort = [max(p, efforts[j]) for p, j in zip(self.peak_effort, self.joints)]
+        self.ticks += ticks
 
     def summary(self, wall_time, title):
         """Human-readable summary lines."""
-        rows = self.rows or []
-        count = max(self.residuals, 1)
+        count = max(self.ticks, 1)
+        simulated = self.sim_time - (self.start_time or 0.0)
         lines = [title,
                  f'  simulated time     {self.sim_time:.3f} s',
                  f'  wall time          {wall_time:.3f} s (closed loop)',
-                 f'  real-time factor   {(self.sim_time - self.start_time) / wall_time:.2f}',
-                 f'  state messages     {self.ticks} '
-                 f'({(self.ticks - self.start_ticks) / wall_time:.0f} per wall s)']
+                 f'  real-time factor   {simulated / wall_time:.2f}',
+                 f'  control ticks      {self.ticks} ({self.ticks / wall_time:.0f} per wall s)']
+        if self.plant and 'answer_latency_p50_ms' in self.plant:
+            p = self.plant
+            lines.append(f"  answer latency     p50 {p['answer_latency_p50_ms']} ms, p99 "
+                         f"{p['answer_latency_p99_ms']} ms, max {p['answer_latency_max_ms']} ms "
+                         f"(plant: state out to command back)")
         if self.controller is not None:
             values = self.controller[2]
             lines.append(f"  program            {values.get('active_program', '?')} "
@@ -157,10 +179,10 @@ class RunStatistics:
                          f"{values.get('sampled_loop_radius') or '-'})")
         lines.append('  program residual   ' + ', '.join(
             f'{n}: RMS {math.sqrt(s / count):.2e} {residual_unit(n)}, max {m:.2e} '
-            f'{residual_unit(n)}' for n, s, m in zip(rows, self.sum_squared or [],
-                                                     self.max_residual or [])))
+            f'{residual_unit(n)}' for n, s, m in zip(self.rows, self.sum_squared,
+                                                     self.max_residual)))
         lines.append('  peak torque        ' + ', '.join(
-            f'{n}: {p:.2f} N m' for n, p in zip(self.joint_names or [], self.peak_effort or [])))
+            f'{n}: {p:.2f} N m' for n, p in zip(self.joints, self.peak_effort)))
         if self.controller is not None:
             level = {0: 'OK', 1: 'WARN', 2: 'ERROR'}.get(int.from_bytes(
                 self.controller[0], 'little') if isinstance(self.controller[0], bytes)
@@ -174,30 +196,41 @@ def monitor(processes, duration, timeout, start_rest):
 
     ``processes`` holds the plant; ``start_rest()`` starts the other nodes and returns their
     processes. It is called once the first state is heard, so that in lockstep no state
-    passes before the monitor listens.
+    passes before the monitor listens. At ``duration`` the plant is paused (a paused
+    lockstep plant answers no command), and the diagnostics that follow close the run.
     """
     import rclpy
     from diagnostic_msgs.msg import DiagnosticArray
     from sensor_msgs.msg import JointState
+    from std_srvs.srv import SetBool
 
     rclpy.init()
     node = rclpy.create_node('bringup_monitor')
     stats = RunStatistics()
-    node.create_subscription(JointState, 'controller/residuals', stats.on_residuals, 100)
-    node.create_subscription(JointState, 'joint_states', stats.on_state, 100)
+    # Depth 1: each sampling below sees the latest state only.
+    node.create_subscription(JointState, 'joint_states', stats.on_state, 1)
     node.create_subscription(DiagnosticArray, 'diagnostics', stats.on_diagnostics, 10)
-    start, started_rest = None, False
+    pause = node.create_client(SetBool, 'plant/pause')
+    start, started_rest, heard = None, False, False
     deadline = time.monotonic() + timeout
+
+    def sample():
+        nonlocal heard
+        time.sleep(SAMPLE_PERIOD)
+        before = stats.sim_time
+        for _ in range(3):       # the state and up to two diagnostics messages
+            rclpy.spin_once(node, timeout_sec=0.0)
+        heard = heard or stats.sim_time != before or stats.plant is not None
+
     try:
         while stats.sim_time < duration:
-            rclpy.spin_once(node, timeout_sec=0.1)
-            if not started_rest and stats.ticks:
+            sample()
+            if not started_rest and heard:
                 processes += start_rest()
                 started_rest = True
-            if start is None and stats.answered:
+            if start is None and started_rest and stats.sim_time > 0.0:
                 # Rates count from the closed loop, not from the controller's start-up.
-                start = time.monotonic()
-                stats.start_ticks, stats.start_time = stats.ticks, stats.sim_time
+                start, stats.start_time = time.monotonic(), stats.sim_time
             failed = [p for p in processes if p.poll() is not None]
             if failed:
                 raise RuntimeError(f'node exited early with code {failed[0].returncode}: '
@@ -205,13 +238,17 @@ def monitor(processes, duration, timeout, start_rest):
             if time.monotonic() > deadline:
                 raise RuntimeError(f'only {stats.sim_time:.3f} of {duration} simulated seconds '
                                    f'after {timeout} wall seconds')
+        future = pause.call_async(SetBool.Request(data=True))
+        rclpy.spin_until_future_complete(node, future, timeout_sec=5.0)
         end = time.monotonic()
-        # The controller's diagnostics come once per wall second: wait for a fresh one.
-        stats.frozen = True
-        stats.controller = None
-        settle = time.monotonic() + 1.5
-        while stats.controller is None and time.monotonic() < settle:
+        # Diagnostics come once per wall second: wait for the first ones after the pause,
+        # whose windows end at the paused state.
+        stats.controller = stats.plant = None
+        settle = time.monotonic() + 2.5
+        while (stats.controller is None or stats.plant is None) and time.monotonic() < settle:
             rclpy.spin_once(node, timeout_sec=0.1)
+        if stats.plant is not None:
+            stats.sim_time = float(stats.plant['simulated_time'])
     finally:
         node.destroy_node()
         rclpy.try_shutdown()

@@ -12,7 +12,8 @@ the messages it publishes per state, its extra diagnostic values and texts.
 Timing modes: ``realtime`` advances one ``update_period`` per tick of a wall-clock timer;
 ``lockstep`` advances one ``update_period`` per received command, and re-publishes the
 current state every ``lockstep_resend_period`` wall seconds while no command comes,
-without advancing time.
+without advancing time. Paused, a lockstep plant answers commands no more: only the
+re-publication goes on.
 """
 
 import math
@@ -97,7 +98,7 @@ class SimulatedPlant(Node):
         self.waiting_since = time.monotonic()
         self.awaiting_command = False        # lockstep: a published state is unanswered
         self.answer_latency = LatencyHistogram()
-        self.restart_statistics()
+        self.restart_real_time_factor()
 
         # Timers run on the steady clock: with use_sim_time the node clock follows /clock,
         # which the plant itself publishes, so a timer on ROS time would never fire.
@@ -175,13 +176,15 @@ class SimulatedPlant(Node):
         else:
             self.last_command[self.command_index] = data
             self.last_command_time = self.sim.time
-        if self.timing_mode == 'lockstep':
+        if self.timing_mode == 'lockstep' and not self.paused:
             if self.awaiting_command:
                 # Round trip of the closed loop: state out, controller, command back.
                 now = time.monotonic()
                 self.answer_latency.add(now - self.waiting_since, now)
                 self.awaiting_command = False
             self.update()
+        # Paused in lockstep, a command is not answered (else the loop would spin on the
+        # same state); the resend timer keeps the state alive for the controller.
 
     def reject(self, kind, reason):
         """Count and log a rejected command; the previous valid command stays in force."""
@@ -244,13 +247,9 @@ class SimulatedPlant(Node):
         self.waiting_since = time.monotonic()
         self.awaiting_command = True
 
-    def restart_statistics(self):
-        """Measure the real-time factor and the answer latency from now on.
-
-        Called at start, reset, pause and resume.
-        """
+    def restart_real_time_factor(self):
+        """Measure the real-time factor from now on (after start, reset, pause, resume)."""
         self._wall_start, self._sim_start = time.monotonic(), self.sim.time
-        self.answer_latency.clear()
 
     # -- services and diagnostics ---------------------------------------------------------
     def on_reset(self, request, response):
@@ -261,7 +260,8 @@ class SimulatedPlant(Node):
         self.last_command_time = -math.inf
         self.fault = ''
         self.paused = False
-        self.restart_statistics()
+        self.restart_real_time_factor()
+        self.answer_latency.clear()
         self.publish_state()
         response.success = True
         response.message = self.RESET_MESSAGE
@@ -274,7 +274,7 @@ class SimulatedPlant(Node):
             response.message = f'cannot resume: {self.fault}; call ~/reset first'
             return response
         self.paused = bool(request.data)
-        self.restart_statistics()
+        self.restart_real_time_factor()
         response.success = True
         response.message = 'paused' if self.paused else 'running'
         return response
