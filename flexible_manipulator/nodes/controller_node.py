@@ -68,7 +68,6 @@ import time
 import numpy as np
 from rcl_interfaces.msg import ParameterDescriptor, SetParametersResult
 from rclpy.clock import Clock, ClockType
-from rclpy.event_handler import PublisherEventCallbacks, SubscriptionEventCallbacks
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 
@@ -202,31 +201,23 @@ class ControllerNode(Node):
         self._program_messages()
         self.window = Window(nu, len(self.residuals.name))
 
-        # The per-tick topics go without rclpy's default QoS-event handlers: each one is an
-        # entry of the executor's wait set, rebuilt for every callback (about a third of
-        # the node's time per tick in lock-step).
-        quiet_pub = PublisherEventCallbacks(use_default_callbacks=False)
-        quiet_sub = SubscriptionEventCallbacks(use_default_callbacks=False)
-        self.command_pub = self.create_publisher(Float64MultiArray, 'effort_controller/commands',
-                                                 10, event_callbacks=quiet_pub)
+        # The per-tick topics go without rclpy's QoS-event handlers (`common.per_tick_*`).
+        self.command_pub = common.per_tick_publisher(self, Float64MultiArray,
+                                                     'effort_controller/commands')
         if not self.servo:
-            self.reference_pub = self.create_publisher(JointState, '~/reference', 10,
-                                                       event_callbacks=quiet_pub)
-        self.residual_pub = self.create_publisher(JointState, '~/residuals', 10,
-                                                  event_callbacks=quiet_pub)
+            self.reference_pub = common.per_tick_publisher(self, JointState, '~/reference')
+        self.residual_pub = common.per_tick_publisher(self, JointState, '~/residuals')
         self.diagnostics_pub = self.create_publisher(DiagnosticArray, 'diagnostics', 10)
         if self.servo:
-            self.create_subscription(Odometry, 'odom', self.on_odometry, 10,
-                                     event_callbacks=quiet_sub)
+            common.per_tick_subscription(self, Odometry, 'odom', self.on_odometry)
         else:
             # Modal states first: when both wait, the executor takes the older subscription
             # first, so the modal state of a stamp is in hand when its joint state is
             # handled.
             if self.use_modal:
-                self.create_subscription(JointState, 'modal_states', self.on_modal_state, 10,
-                                         event_callbacks=quiet_sub)
-            self.create_subscription(JointState, 'joint_states', self.on_state, 10,
-                                     event_callbacks=quiet_sub)
+                common.per_tick_subscription(self, JointState, 'modal_states',
+                                             self.on_modal_state)
+            common.per_tick_subscription(self, JointState, 'joint_states', self.on_state)
             self.add_on_set_parameters_callback(self.on_parameters)
         self.create_service(SetBool, '~/enable', self.on_enable)
         steady = Clock(clock_type=ClockType.STEADY_TIME)
