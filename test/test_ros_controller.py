@@ -8,6 +8,7 @@ configured effort limits (saturation); the program file's names and references; 
 the lossy loop, the same delayed loop simulated in this file without ROS.
 """
 
+import gc
 import math
 import os
 import random
@@ -203,14 +204,24 @@ def test_lossy_delayed_loop_stays_on_the_program_and_the_watchdog_takes_over(
     assert probe.call(Trigger, '/plant/reset', Trigger.Request()).success
     relay.paused = False
     mark = len(residuals)
-    probe.spin_until(lambda: any(seconds(r.header.stamp) < 0.01 for r in residuals[mark:]), 10,
-                     'the first answer after the reset')
-    first = next(i for i in range(mark, len(residuals))
-                 if seconds(residuals[i].header.stamp) < 0.01)
-    probe.spin_until(lambda: seconds(residuals[-1].header.stamp) > 2.0, 60,
-                     '2 s of simulated time through the relay')
+    # The relay runs in this process: a full garbage collection of the suite's objects
+    # would hold every state for tens of ms (a 96 ms stall was seen), a delay the
+    # experiment does not intend. Freeze the heap and pause the collector meanwhile.
+    gc.freeze()
+    gc.disable()
+    try:
+        probe.spin_until(lambda: any(seconds(r.header.stamp) < 0.01 for r in residuals[mark:]), 10,
+                         'the first answer after the reset')
+        first = next(i for i in range(mark, len(residuals))
+                     if seconds(residuals[i].header.stamp) < 0.01)
+        probe.spin_until(lambda: seconds(residuals[-1].header.stamp) > 2.0, 60,
+                         '2 s of simulated time through the relay')
+    finally:
+        gc.enable()
+        gc.unfreeze()
     assert residuals[-1].name == ['forearm_lambda_x', 'forearm_lambda_y']
-    phi = np.max(np.abs([r.position for r in residuals[first:]]))
+    run = [r for r in residuals[first:] if seconds(r.header.stamp) <= 2.0]
+    phi = np.max(np.abs([r.position for r in run]))
     delay = int(round(np.percentile(lags[first:], 90) / PERIOD)) + 1
     assert relay.dropped > 0 and relay.forwarded > 5 * relay.dropped
     assert 'exceeds its velocity limit' not in controller.output()
@@ -236,8 +247,7 @@ def test_lossy_delayed_loop_stays_on_the_program_and_the_watchdog_takes_over(
     # The expected residual of the delayed loop (computed last: the probe does not spin).
     expected = delayed_loop_reference(program_file, delay, 0.1)
     assert expected < 2e-2, f'{delay} periods of delay: beyond a moderate delay'
-    worst = residuals[first + int(np.argmax([np.max(np.abs(r.position))
-                                             for r in residuals[first:]]))]
+    worst = run[int(np.argmax([np.max(np.abs(r.position)) for r in run]))]
     assert phi < 3 * expected, (
         f'largest residual {phi} m at t = {seconds(worst.header.stamp):.3f} s, {delay} '
         f'periods late (90th percentile; largest lag {max(lags[first:]) / PERIOD:.1f}): '
