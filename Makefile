@@ -1,14 +1,18 @@
 # The two commands of README.md:
-#   make demo   set up (if needed) and run the headless demo: plant + controller, summary
-#   make test   set up (if needed) and run the whole test suite
+#   make demo   set up what the demo needs (if not done) and run it headless: plant +
+#               controller, summary
+#   make test   set up everything (if not done) and run the whole test suite
 VENV ?= $(CURDIR)/.venv
 ENV = . $(VENV)/fm_env.sh &&
 
-.PHONY: setup demo test
+.PHONY: setup setup-demo demo test
 setup:
 	FM_VENV=$(VENV) bash tools/setup_env.sh
 
-demo: setup
+setup-demo:
+	FM_VENV=$(VENV) FM_KERNELS=demo FM_TEST_DEPS=0 bash tools/setup_env.sh
+
+demo: setup-demo
 	$(ENV) python -m flexible_manipulator.nodes.bringup --local --timing-mode lockstep --duration 5
 
 test: setup

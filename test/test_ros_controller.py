@@ -8,7 +8,6 @@ configured effort limits (saturation); the program file's names and references; 
 the lossy loop, the same delayed loop simulated in this file without ROS.
 """
 
-import gc
 import math
 import os
 import random
@@ -45,57 +44,85 @@ def seconds(stamp):
 
 
 class Relay:
-    """Forwards joint (and modal) states ``delay`` samples late, dropping a fraction.
+    """Sits in a lockstep loop between the plant and the controller, as a lossy link would.
 
-    A dropped joint state takes its modal state (same stamp) with it. ``paused`` stops all
-    forwarding (the watchdog's case). Seeded, so a run is reproducible.
+    The plant (lockstep) advances one period per command. For each new plant state the
+    relay sends the controller the state ``delay`` ticks older, or, for a fraction
+    ``loss`` of them (seeded draws), sends nothing and instead gives the plant the last
+    command again (the effort a real plant holds when a state is lost). The controller's
+    answer goes on to the plant. So every effort acts exactly ``delay`` periods after its
+    state, whatever the speed of the machine. A state the plant re-sends (same stamp, no
+    answer yet, e.g. a command lost during discovery) gets the same treatment again; a
+    state older than the last one (a reset) starts the relay afresh. ``paused`` forwards
+    nothing, so the controller sees no states (the watchdog's case) and the plant waits.
     """
 
     def __init__(self, probe, delay, loss, seed=5):
-        """Subscribe to /joint_states and /modal_states; publish under /relay."""
+        """Subscribe to the plant's states and the controller's commands; publish both on."""
         from sensor_msgs.msg import JointState
-        self.delay, self.loss = delay, loss
-        self.random = random.Random(seed)
-        self.queue = []
-        self.modal = {}
-        self.forwarded = self.dropped = 0
-        self.latest = 0.0               # stamp of the newest state from the plant
-        self.commanded = False          # the plant has applied a nonzero effort
+        from std_msgs.msg import Float64MultiArray
+        self.delay, self.loss, self.seed = delay, loss, seed
         self.paused = False
         self.joint_pub = probe.publisher(JointState, '/relay/joint_states', 50)
         self.modal_pub = probe.publisher(JointState, '/relay/modal_states', 50)
+        self.command_pub = probe.publisher(Float64MultiArray, '/effort_controller/commands', 50)
+        self.held = Float64MultiArray(data=[0.0, 0.0])
+        self.restart()
         probe.node.create_subscription(JointState, '/modal_states', self.on_modal, 50)
         probe.node.create_subscription(JointState, '/joint_states', self.on_state, 50)
+        self.commands = probe.subscribe(Float64MultiArray, '/relay/commands', 2000)
+        probe.node.create_subscription(Float64MultiArray, '/relay/commands', self.on_command,
+                                       50)
+
+    def restart(self):
+        """Forget every state (the plant restarts at t = 0) and re-seed the losses."""
+        self.random = random.Random(self.seed)
+        self.states, self.modal = [], {}
+        self.decision = None            # for the newest state: 'hold' or the state sent
+        self.answered = True            # the newest state has had its command
+        self.forwarded = self.dropped = 0
+        self.held.data = [0.0, 0.0]
 
     def on_modal(self, msg):
         """Keep the modal state until its joint state goes out."""
         self.modal[(msg.header.stamp.sec, msg.header.stamp.nanosec)] = msg
 
     def on_state(self, msg):
-        """Queue the state; release the one ``delay`` samples older (or drop it).
-
-        A state older than the last one (the plant was reset) flushes the queue.
-        """
-        self.latest = seconds(msg.header.stamp)
-        self.commanded = self.commanded or any(x != 0.0 for x in msg.effort)
-        if self.queue and self.latest < seconds(self.queue[-1].header.stamp):
-            self.queue.clear()
-            self.modal = {key: value for key, value in self.modal.items()
-                          if seconds(value.header.stamp) <= self.latest}
-        self.queue.append(msg)
-        if len(self.queue) <= self.delay:
+        """A plant state: decide (once per stamp) and carry out the decision."""
+        if self.states and seconds(msg.header.stamp) < seconds(self.states[-1].header.stamp):
+            modal = self.modal
+            self.restart()
+            self.modal = {k: m for k, m in modal.items()
+                          if seconds(m.header.stamp) <= seconds(msg.header.stamp)}
+        if not self.states or msg.header.stamp != self.states[-1].header.stamp:
+            self.states.append(msg)
+            self.decision, self.answered = None, False
+        if self.paused or self.answered:
             return
-        out = self.queue.pop(0)
-        modal = self.modal.pop((out.header.stamp.sec, out.header.stamp.nanosec), None)
-        if self.paused:
+        if self.decision is None:
+            if len(self.states) <= self.delay or self.random.random() < self.loss:
+                self.decision = 'hold'
+                self.dropped += len(self.states) > self.delay
+            else:
+                self.decision = self.states[-1 - self.delay]
+                self.forwarded += 1
+        if self.decision == 'hold':
+            self.answered = True
+            self.command_pub.publish(self.held)
             return
-        if self.random.random() < self.loss:
-            self.dropped += 1
-            return
+        out = self.decision
+        modal = self.modal.get((out.header.stamp.sec, out.header.stamp.nanosec))
         if modal is not None:
             self.modal_pub.publish(modal)
         self.joint_pub.publish(out)
-        self.forwarded += 1
+
+    def on_command(self, msg):
+        """The controller's answer to the state sent: on to the plant (once per state)."""
+        if self.paused or self.answered or self.decision in (None, 'hold'):
+            return              # a watchdog command, or a second answer to a re-sent state
+        self.answered = True
+        self.held.data = list(msg.data)
+        self.command_pub.publish(self.held)
 
 
 def controller_status(messages):
@@ -126,11 +153,12 @@ def demo_program_file(tmp_path):
 
 
 def delayed_loop_reference(program_file, delay, loss, duration=2.0, seed=5):
-    """Largest lambda-point residual of the demo loop simulated here without ROS, states
+    """Residuals of the demo loop simulated here without ROS, by tick (state stamp /
+    PERIOD) of the answered state: states
     ``delay`` periods late and a fraction ``loss`` of them lost (plant: the package's
     Simulation of the flexible arm from config/sim.yaml's initial state; controller: the
     node's core with config/sim.yaml's settings at PERIOD; a lost state leaves the previous
-    effort applied)."""
+    effort applied; the losses drawn as `Relay` draws them)."""
     from flexible_manipulator.control.program_controller import (ControllerSettings,
                                                                  controller_from_files)
     from flexible_manipulator.mechanics.simulation import Simulation
@@ -145,113 +173,83 @@ def delayed_loop_reference(program_file, delay, loss, duration=2.0, seed=5):
     model = load_model(model_file)
     q0, v0 = np.zeros(model.nv), np.zeros(model.nv)
     q0[:2], v0[:2] = plant['initial_positions'], plant['initial_velocities']
-    sim = Simulation(model, 5e-4, 'rk4', q0=q0, v0=v0)
-    rng, history, effort, largest = random.Random(seed), [], np.zeros(2), 0.0
-    for _ in range(int(round(duration / PERIOD))):
-        history.append((sim.time, sim.q.copy(), sim.v.copy()))
+    sim = Simulation(model, plant['integration_step'], plant['integrator'], q0=q0, v0=v0)
+    rng, history, effort, residuals = random.Random(seed), [], np.zeros(2), {}
+    for tick in range(int(round(duration / PERIOD))):
+        history.append((tick, sim.time, sim.q.copy(), sim.v.copy()))
         if len(history) > delay and rng.random() >= loss:
-            t, q, v = history[-1 - delay]
+            answered, t, q, v = history[-1 - delay]
             effort = controller.update(t, q[:2], v[:2], q[2:], v[2:]).copy()
-            largest = max(largest, float(np.max(np.abs(controller.status.residual))))
+            residuals[answered] = np.array(controller.status.residual)
         sim.advance(effort, PERIOD)
-    return largest
+    return residuals
 
 
-def test_lossy_delayed_loop_stays_on_the_program_and_the_watchdog_takes_over(
+def test_lossy_delayed_loop_equals_its_simulation_and_the_watchdog_takes_over(
         probe, start_node, start_remapped, tmp_path):
-    """Plant (real time, the flexible demo arm, 4 ms period to leave CPU for three Python
-    processes) -> relay (one sample late, 10 % lost, modal states with their joint states)
-    -> controller (servo, the demo's lambda-point circle, alpha = 5 /s, modal states
-    measured, its sampled-loop check allowing 3 periods of delay).
+    """Plant (lockstep, the flexible demo arm, 4 ms period) -> relay (one period late, 10 %
+    of the states lost, modal states with their joint states) -> controller (servo, the
+    demo's lambda-point circle, alpha = 5 /s, modal states measured, its sampled-loop check
+    allowing 3 periods of delay) -> relay -> plant.
 
-    The effort acts some periods after its state (relay, transport, computation, the
-    plant's next tick): measured here as the plant time between a state and its answer.
-    Expected: the same loop simulated here without ROS with that delay (90th percentile,
-    plus the tick) and 10 % loss (`delayed_loop_reference`: about 1 mm per period of delay
-    at 4 ms, 0.5 mm without: the servo law compensates modal forces that have moved on).
-    Over DDS, for 2 simulated seconds from the program's start (the plant is reset once
-    the loop is connected), the residual must stay within 3 times that, without a fault.
-    Then the relay stops: after the 0.5 s state timeout the controller commands zero effort
-    and reports the stale states on /diagnostics; when the relay resumes it tracks again."""
+    In lockstep the relay fixes the delay exactly (every effort acts one period after its
+    state), so the loop over DDS is the same discrete system as `delayed_loop_reference`,
+    whatever the machine's speed or load. Expected: for 2 simulated seconds, the residual
+    at every answered state equals that simulation's to 1e-9 m (both run the same
+    compiled model and the same control law on the same numbers; only the transport of
+    float64 values lies between) and stays below 2 mm (the reference: ~1 mm), without a
+    fault. Then the relay stops: after the 0.5 s state timeout (wall time) the controller
+    commands zero effort and reports the stale states on /diagnostics; when the relay
+    resumes it tracks again."""
     from diagnostic_msgs.msg import DiagnosticArray
     from sensor_msgs.msg import JointState
-    from std_msgs.msg import Float64MultiArray
-    from std_srvs.srv import Trigger
     program_file = demo_program_file(tmp_path)
     relay = Relay(probe, delay=1, loss=0.1)
-    residuals, lags = [], []
+    residuals = {}
 
     def on_residuals(msg):
-        # How old the answered state is when its answer goes out (plant time).
-        residuals.append(msg)
-        lags.append(relay.latest - seconds(msg.header.stamp))
+        residuals[round(seconds(msg.header.stamp) / PERIOD)] = np.array(msg.position)
     probe.node.create_subscription(JointState, '/controller/residuals', on_residuals, 2000)
-    commands = probe.subscribe(Float64MultiArray, '/effort_controller/commands', 2000)
     diagnostics = probe.subscribe(DiagnosticArray, '/diagnostics', 50)
     controller = start_remapped(
         CONTROLLER, parameters=[('program_file', program_file), ('control_period', PERIOD),
                                 ('delay_periods', 3), ('elastic_state', 'measured')],
         remaps=[('joint_states', '/relay/joint_states'),
-                ('modal_states', '/relay/modal_states')])
-    probe.spin_until(lambda: relay.joint_pub.get_subscription_count() > 0, 30,
-                     'the controller')
-    start_node(PLANT, parameters=[('update_period', PERIOD)])
-    probe.spin_until(lambda: relay.commanded, 40, 'the first command applied by the plant')
-    # The plant ran open loop until everyone had found it: restart it on the program, with
-    # the relay held meanwhile so that no command of the old run reaches the new one.
-    relay.paused = True
-    probe.spin_for(0.15)
-    assert probe.call(Trigger, '/plant/reset', Trigger.Request()).success
-    relay.paused = False
-    mark = len(residuals)
-    # The relay runs in this process: a full garbage collection of the suite's objects
-    # would hold every state for tens of ms (a 96 ms stall was seen), a delay the
-    # experiment does not intend. Freeze the heap and pause the collector meanwhile.
-    gc.freeze()
-    gc.disable()
-    try:
-        probe.spin_until(lambda: any(seconds(r.header.stamp) < 0.01 for r in residuals[mark:]), 10,
-                         'the first answer after the reset')
-        first = next(i for i in range(mark, len(residuals))
-                     if seconds(residuals[i].header.stamp) < 0.01)
-        probe.spin_until(lambda: seconds(residuals[-1].header.stamp) > 2.0, 60,
-                         '2 s of simulated time through the relay')
-    finally:
-        gc.enable()
-        gc.unfreeze()
-    assert residuals[-1].name == ['forearm_lambda_x', 'forearm_lambda_y']
-    run = [r for r in residuals[first:] if seconds(r.header.stamp) <= 2.0]
-    phi = np.max(np.abs([r.position for r in run]))
-    delay = int(round(np.percentile(lags[first:], 90) / PERIOD)) + 1
-    assert relay.dropped > 0 and relay.forwarded > 5 * relay.dropped
+                ('modal_states', '/relay/modal_states'),
+                ('effort_controller/commands', '/relay/commands')])
+    probe.spin_until(lambda: relay.joint_pub.get_subscription_count() > 0
+                     and relay.modal_pub.get_subscription_count() > 0, 30, 'the controller')
+    start_node(PLANT, parameters=[('update_period', PERIOD), ('timing_mode', 'lockstep')])
+    probe.spin_until(lambda: residuals and max(residuals) * PERIOD >= 2.0, 120,
+                     '2 s of simulated time through the relay')
     assert 'exceeds its velocity limit' not in controller.output()
+    expected = delayed_loop_reference(program_file, relay.delay, relay.loss)
+    ticks = [k for k in sorted(expected) if k * PERIOD <= 2.0]
+    assert relay.dropped > 0 and relay.forwarded > 5 * relay.dropped
+    assert all(k in residuals for k in ticks), 'a forwarded state was not answered'
+    error = max(np.max(np.abs(residuals[k] - expected[k])) for k in ticks)
+    assert error < 1e-9, f'DDS loop differs from its simulation by {error} m'
+    largest = max(np.max(np.abs(residuals[k])) for k in ticks)
+    assert largest < 2e-3, f'largest residual {largest} m with one period of delay'
     # States stop: the watchdog commands zero effort and says so.
     warnings = controller.output().count('commanding zero effort')
     relay.paused = True
     stopped = time.monotonic()
-    probe.spin_until(lambda: controller.output().count('commanding zero effort') > warnings, 5,
+    probe.spin_until(lambda: controller.output().count('commanding zero effort') > warnings, 10,
                      'the watchdog warning')
     assert time.monotonic() - stopped > 0.4
-    count = len(commands)
-    probe.spin_until(lambda: len(commands) > count, 5, 'a watchdog command')
-    assert list(commands[-1].data) == [0.0, 0.0]
+    count = len(relay.commands)
+    probe.spin_until(lambda: len(relay.commands) > count, 10, 'a watchdog command')
+    assert list(relay.commands[-1].data) == [0.0, 0.0]
     probe.spin_until(lambda: controller_status(diagnostics) is not None
-                     and 'stale' in controller_status(diagnostics).message, 5,
+                     and 'stale' in controller_status(diagnostics).message, 10,
                      'stale states on /diagnostics')
     assert level(controller_status(diagnostics)) == 1
-    # States come back: tracking resumes (nonzero efforts, new residuals).
+    # States come back (the plant re-sends its waiting state): tracking resumes.
     relay.paused = False
     count = len(residuals)
-    probe.spin_until(lambda: len(residuals) > count + 10, 10, 'tracking after the relay resumes')
-    assert any(x != 0.0 for x in commands[-1].data)
-    # The expected residual of the delayed loop (computed last: the probe does not spin).
-    expected = delayed_loop_reference(program_file, delay, 0.1)
-    assert expected < 2e-2, f'{delay} periods of delay: beyond a moderate delay'
-    worst = run[int(np.argmax([np.max(np.abs(r.position)) for r in run]))]
-    assert phi < 3 * expected, (
-        f'largest residual {phi} m at t = {seconds(worst.header.stamp):.3f} s, {delay} '
-        f'periods late (90th percentile; largest lag {max(lags[first:]) / PERIOD:.1f}): '
-        f'{expected} m expected')
+    probe.spin_until(lambda: len(residuals) > count + 10, 30, 'tracking after the relay resumes')
+    assert any(x != 0.0 for x in relay.commands[-1].data)
 
 
 def joint_state(position, t):

@@ -2,28 +2,43 @@
 # Set up a Python virtual environment in which flexible_manipulator runs with real ROS 2
 # (rclpy over DDS) on a machine without a ROS 2 install.
 #
-#   tools/setup_env.sh            # creates or updates ./.venv
+#   tools/setup_env.sh                    # creates or updates ./.venv, all kernels, test deps
 #   FM_VENV=/some/dir tools/setup_env.sh
+#   FM_KERNELS=demo FM_TEST_DEPS=0 tools/setup_env.sh   # what `make demo` needs, no more
 #
 # Steps (each one is skipped when its result is already there, so a second run is fast):
 #   1. create the virtual environment (with --system-site-packages when a sourced ROS 2
 #      already provides rclpy, so the install's rclpy is used and no wheel is installed);
-#   2. install the ROS 2 Kilted client wheels from PyPI when `import rclpy` fails;
-#   3. build tf2_msgs from its one-line definition when `import tf2_msgs` fails;
-#   4. install runtime and test requirements and the package itself (editable);
-#   5. write $FM_VENV/fm_env.sh, which exports AMENT_PREFIX_PATH for the ament index.
-# A failing step stops the script with the step's name.
+#   2. install the runtime requirements and the package itself (editable);
+#   3. start compiling the numba kernels in the background (FM_KERNELS: demo or all): the
+#      longest step, it runs while the next steps download and build;
+#   4. install the ROS 2 Kilted client wheels from PyPI when `import rclpy` fails;
+#   5. build tf2_msgs from its one-line definition when `import tf2_msgs` fails;
+#   6. install the test requirements (FM_TEST_DEPS=1, the default);
+#   7. link the share files, write $FM_VENV/fm_env.sh (AMENT_PREFIX_PATH for the ament
+#      index), and wait for the compile.
+# Each step prints its duration. A failing step stops the script with the step's name.
 set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 venv=${FM_VENV:-$repo/.venv}
 python_bin=${PYTHON:-python3}
+kernels=${FM_KERNELS:-all}
+test_deps=${FM_TEST_DEPS:-1}
 step_name="start"
+setup_start=$(date +%s)
+step_start=$setup_start
+compile_pid=""
 
 trap 'echo "[setup] FAILED in step: ${step_name} (see the output above)" >&2' ERR
+trap '[ -n "$compile_pid" ] && kill "$compile_pid" 2>/dev/null || true' EXIT
 
 step() {
+  local now
+  now=$(date +%s)
+  [ "$step_name" != start ] && echo "[setup]   (${step_name}: $((now - step_start)) s)"
   step_name=$1
+  step_start=$now
   echo "[setup] ${step_name}"
 }
 
@@ -58,18 +73,38 @@ if [ ! -x "$venv/bin/python" ]; then
 fi
 py="$venv/bin/python"
 
-# 2. ROS 2 client library, middleware and messages (rclpy.init loads the middleware)
+# 2. runtime requirements and the package (reinstalled only when they change)
+step "install requirements and flexible_manipulator"
+stamp="$venv/.fm_install_stamp"
+digest=$(cd "$repo" && cat setup.py setup.cfg requirements.txt | sha256sum | cut -d' ' -f1)
+if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$digest" ]; then
+  pip_install setuptools wheel -r "$repo/requirements.txt"
+  # --no-build-isolation: setuptools is already in the venv, no index round trip needed.
+  pip_install --no-build-isolation -e "$repo"
+  echo "$digest" > "$stamp"
+fi
+
+# 3. numba kernels, in the background: nothing below needs them. The later installs are
+# held to the versions the compile runs with (a numpy upgrade under it would break it).
+step "compile numba kernels ($kernels) in the background"
+pinned="$venv/.fm_compile_constraints.txt"
+"$py" -m pip freeze --disable-pip-version-check 2>/dev/null \
+  | grep -i -E "^(numpy|scipy|numba|llvmlite)==" > "$pinned"
+"$py" -m flexible_manipulator.compile_kernels --only "$kernels" &
+compile_pid=$!
+
+# 4. ROS 2 client library, middleware and messages (rclpy.init loads the middleware)
 if ! "$py" -c "import rclpy, sensor_msgs.msg, rosgraph_msgs.msg, std_srvs.srv, \
 visualization_msgs.msg, diagnostic_msgs.msg, nav_msgs.msg; rclpy.init(); rclpy.shutdown()" \
    >/dev/null 2>&1; then
   step "install ROS 2 client wheels (rclpy, Fast DDS, messages)"
-  pip_install "${ros_wheels[@]}"
+  pip_install -c "$pinned" "${ros_wheels[@]}"
 fi
 
-# 3. tf2_msgs (not on PyPI): generate it from its definition
+# 5. tf2_msgs (not on PyPI): generate it from its definition
 if ! "$py" -c "import tf2_msgs.msg" >/dev/null 2>&1; then
   step "build tf2_msgs from its definition (rosidl_generate_interfaces)"
-  pip_install "${interface_build_wheels[@]}"
+  pip_install -c "$pinned" "${interface_build_wheels[@]}"
   build_dir=$(mktemp -d)
   (
     cd "$build_dir"
@@ -84,19 +119,18 @@ if ! "$py" -c "import tf2_msgs.msg" >/dev/null 2>&1; then
   "$py" -c "import tf2_msgs.msg; tf2_msgs.msg.TFMessage()"
 fi
 
-# 4. Python requirements and the package (reinstalled only when setup or requirements change)
-step "install requirements and flexible_manipulator"
-stamp="$venv/.fm_install_stamp"
-digest=$(cd "$repo" && cat setup.py setup.cfg requirements.txt requirements-test.txt \
-  | sha256sum | cut -d' ' -f1)
-if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$digest" ]; then
-  pip_install setuptools wheel -r "$repo/requirements.txt" -r "$repo/requirements-test.txt"
-  # --no-build-isolation: setuptools is already in the venv, no index round trip needed.
-  pip_install --no-build-isolation -e "$repo"
-  echo "$digest" > "$stamp"
+# 6. test requirements
+if [ "$test_deps" = 1 ]; then
+  step "install test requirements"
+  test_stamp="$venv/.fm_test_stamp"
+  test_digest=$(sha256sum < "$repo/requirements-test.txt" | cut -d' ' -f1)
+  if [ ! -f "$test_stamp" ] || [ "$(cat "$test_stamp")" != "$test_digest" ]; then
+    pip_install -c "$pinned" -r "$repo/requirements-test.txt"
+    echo "$test_digest" > "$test_stamp"
+  fi
 fi
 
-# An editable install leaves out setup.py's data_files; link them into the prefix as
+# 7. An editable install leaves out setup.py's data_files; link them into the prefix as
 # `colcon build --symlink-install` would, so edits to config/ and launch/ need no reinstall.
 share="$venv/share/flexible_manipulator"
 mkdir -p "$share" "$venv/share/ament_index/resource_index/packages"
@@ -106,7 +140,6 @@ for item in package.xml launch config; do
   ln -sfn "$repo/$item" "$share/$item"
 done
 
-# 5. environment file for the ament index
 step "write $venv/fm_env.sh"
 cat > "$venv/fm_env.sh" <<EOF
 # Source this file (or use tools/venv_run) to run flexible_manipulator from $venv.
@@ -120,7 +153,8 @@ from ament_index_python.packages import get_package_share_directory
 share = get_package_share_directory('flexible_manipulator')
 assert os.path.isfile(os.path.join(share, 'package.xml')), share
 EOF
-# 6. compile the numba kernels once, so that no node or test pays for it later
-step "compile numba kernels"
-"$py" -m flexible_manipulator.compile_kernels
-echo "[setup] ready: $venv"
+step "wait for the numba kernels"
+wait "$compile_pid"
+compile_pid=""
+step "done"
+echo "[setup] ready: $venv (set-up took $(( $(date +%s) - setup_start )) s)"
