@@ -145,26 +145,30 @@ def compile_jobs(indices, workers, heartbeat=20.0, out=sys.stdout):
     """Run the jobs in ``workers`` processes, printing progress; raise if one fails."""
     start = time.monotonic()
     total = len(indices)
-    print(f'[compile] {total} numba kernels on {workers} processes (first time only: about '
-          f'{sum(JOBS[i].cost for i in indices) / workers / 60:.0f} min on idle CPUs; cached '
-          'afterwards)', file=out, flush=True)
+    minutes = sum(JOBS[i].cost for i in indices) / workers / 60
+    print(f'[compile] {total} numba kernels on {workers} processes: about {minutes:.0f} min on '
+          'idle CPUs the first time, seconds once cached', file=out, flush=True)
     context = multiprocessing.get_context('fork')
+    queue = list(indices)
     with futures.ProcessPoolExecutor(workers, mp_context=context) as pool:
-        pending = {pool.submit(_run_job, i): i for i in indices}
-        done_count = 0
-        while pending:
-            done, _ = futures.wait(pending, timeout=heartbeat,
+        running, done_count = {}, 0
+        while queue or running:
+            # Submit only as many jobs as there are workers, so `running` is what runs.
+            while queue and len(running) < workers:
+                i = queue.pop(0)
+                running[pool.submit(_run_job, i)] = i
+            done, _ = futures.wait(running, timeout=heartbeat,
                                    return_when=futures.FIRST_COMPLETED)
             for future in done:
-                i = pending.pop(future)
+                i = running.pop(future)
                 done_count += 1
                 seconds = future.result()       # re-raises a failed compile
                 print(f'[compile] {done_count}/{total} {JOBS[i].kernel} ({JOBS[i].user}): '
                       f'{seconds:.1f} s', file=out, flush=True)
             if not done:
-                running = [JOBS[pending[f]].kernel for f in pending if f.running()]
+                names = ', '.join(JOBS[i].kernel for i in running.values())
                 print(f'[compile] {time.monotonic() - start:.0f} s: {done_count}/{total} done, '
-                      f'compiling {", ".join(running)}', file=out, flush=True)
+                      f'compiling {names}', file=out, flush=True)
     elapsed = time.monotonic() - start
     print(f'[compile] numba kernels compiled and cached in {elapsed:.1f} s', file=out,
           flush=True)
