@@ -43,6 +43,7 @@ setup(
             'controller = flexible_manipulator.nodes.controller_node:main',
             'bringup = flexible_manipulator.nodes.bringup:main',
             'servo_plant = flexible_manipulator.nodes.servo_node:main',
+            'compile_kernels = flexible_manipulator.compile_kernels:main',
         ],
     },
 )

@@ -136,7 +136,7 @@ def _run_job(index):
 
 
 def select(only):
-    """Indices of the jobs of ``only`` ('demo' or 'all'), longest first."""
+    """Return the indices of the jobs of ``only`` ('demo' or 'all'), longest first."""
     chosen = [i for i, job in enumerate(JOBS) if only == 'all' or job.demo]
     return sorted(chosen, key=lambda i: -JOBS[i].cost)
 

@@ -9,9 +9,11 @@ import inspect
 import re
 
 import numba
+import numpy as np
 
 from flexible_manipulator import compile_kernels
 from flexible_manipulator.mechanics import chain, chain_kernels
+from flexible_manipulator.mechanics.simulation import Simulation
 
 
 def test_every_kernel_the_chain_api_calls_is_compiled_at_set_up():
@@ -27,3 +29,34 @@ def test_every_kernel_the_chain_api_calls_is_compiled_at_set_up():
 def test_demo_kernels_are_among_all_kernels():
     demo, everything = compile_kernels.select('demo'), compile_kernels.select('all')
     assert demo and set(demo) < set(everything)
+
+
+def signatures(module):
+    """Number of compiled specializations of every numba kernel of ``module``."""
+    return {name: len(kernel.signatures) for name, kernel in vars(module).items()
+            if isinstance(kernel, numba.core.dispatcher.Dispatcher)}
+
+
+def test_one_model_of_each_kind_compiles_the_kernels_of_all_shipped_models():
+    """After the jobs for `CHAIN_MODEL` and `SERVO_MODEL`, every shipped model (chains with
+    other link counts, modes, a floating base; Suslov tops and sleighs) runs its stepper,
+    dynamics and TF kernels without a new specialization: a model file never compiles."""
+    import glob
+    import os
+    from flexible_manipulator.mechanics import servo_kernels
+    from flexible_manipulator.mechanics.servo import ServoSystem
+    from flexible_manipulator.model_config import load_model
+    for name in ('explicit_steps', 'forward_dynamics', 'local_transforms', 'servo_kernels'):
+        next(job for job in compile_kernels.JOBS if job.kernel == name).run()
+    before = signatures(chain_kernels), signatures(servo_kernels)
+    models = os.path.dirname(compile_kernels.model_file('two_link_rigid'))
+    for path in sorted(glob.glob(os.path.join(models, '*.yaml'))):
+        model = load_model(path)
+        data, q = model.create_data(), model.neutral_configuration()
+        v, u = np.zeros(model.nv), np.zeros(model.nu)
+        Simulation(model, 1e-3, 'rk4', q, v).advance(u, 1e-3)
+        if isinstance(model, ServoSystem):
+            model.outputs(data, q, v, u if model.nu else None)
+        else:
+            model.forward_dynamics(data, q, v, u)
+    assert (signatures(chain_kernels), signatures(servo_kernels)) == before

@@ -14,7 +14,6 @@ import numpy as np
 import pytest
 import yaml
 
-from flexible_manipulator import compile_kernels
 from flexible_manipulator.mechanics.servo import BASE_OUTPUTS, ServoSystem
 from flexible_manipulator.mechanics.simulation import NonFiniteStateError, Simulation
 from flexible_manipulator.model_config import ConfigError, load_model, model_from_dict
@@ -220,20 +219,3 @@ def test_load_model_names_the_file(tmp_path):
     target.write_text(yaml.safe_dump(spec))
     with pytest.raises(ConfigError, match=f'^{target}: a: expected a list of 3 numbers'):
         load_model(str(target))
-
-
-def test_compile_kernels_dispatches_on_the_model_kind(monkeypatch):
-    """compile_kernels.main warms every file of config/models with the routine of its kind
-    (servo models have no links, rnea or rigid twin), and the servo routine runs."""
-    calls = []
-    monkeypatch.setattr(compile_kernels, 'compile_for', lambda m: calls.append(('chain', m)))
-    monkeypatch.setattr(compile_kernels, 'compile_for_servo',
-                        lambda m: calls.append(('servo', m)))
-    compile_kernels.main()
-    kinds = {model.name: kind for kind, model in calls}
-    for name in RIGID + SLEIGH:
-        assert kinds[name] == 'servo'
-    assert kinds['two_link_rigid'] == 'chain'
-    monkeypatch.undo()
-    compile_kernels.compile_for_servo(load_model(path('suslov_free_actuated')))
-    compile_kernels.compile_for_servo(load_model(path('sleigh_incline')))
