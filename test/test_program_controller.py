@@ -406,3 +406,37 @@ def test_demo_program_starts_on_the_plant_state(flexible):
     program = controller.entry.program.evaluate(0.0, q, v)
     np.testing.assert_allclose(program.phi, 0.0, atol=1e-7)
     np.testing.assert_allclose(program.rate, 0.0, atol=1e-7)
+
+
+def test_absurd_finite_states_latch_a_fault_and_enable_recovers(flexible):
+    """States that are finite but absurd must not raise out of `update` (issue: the node
+    died on them). Modal coordinates of 1e200 m overflow the law's linear algebra: zero
+    effort and a fault naming the failure ('control law failed'). With the elastic state
+    estimated, a joint at 1e6 rad/s latches the velocity fault; the estimator may have been
+    fed absurd values meanwhile, and `enable` must restart it: the next sane state gives a
+    finite effort, tracking again. Expected values: zero effort (the safe action) and the
+    tracking status of the normal law."""
+    q, v = np.array(START_Q), np.array(START_V)
+    measured = controller_from_files(str(FLEXIBLE), str(FLEXIBLE_PROGRAMS), flexible_settings())
+    measured.enable()
+    modes = np.zeros(flexible.nv - 2)
+    assert measured.update(0.0, q, v, modes, modes).any()
+    effort = measured.update(0.002, q, v, np.full_like(modes, 1e200), modes)
+    assert not effort.any()
+    assert measured.status.mode == 'fault' and 'control law failed' in measured.fault
+    assert not measured.update(0.004, q, v, modes, modes).any()      # latched
+    measured.enable()
+    assert np.all(np.isfinite(measured.update(0.006, q, v, modes, modes)))
+    assert measured.status.mode == 'tracking'
+
+    estimated = controller_from_files(str(FLEXIBLE), str(FLEXIBLE_PROGRAMS),
+                                      flexible_settings(elastic_state='estimated'))
+    estimated.enable()
+    estimated.update(0.0, q, v)
+    assert not estimated.update(0.002, q, np.array([1e6, 0.0])).any()
+    assert 'exceeds its velocity limit' in estimated.fault
+    for k in range(3, 6):
+        estimated.update(0.002 * k, q, np.array([1e6, -1e6]))
+    estimated.enable()
+    effort = estimated.update(0.012, q, v)
+    assert np.all(np.isfinite(effort)) and estimated.status.mode == 'tracking'

@@ -375,3 +375,57 @@ def test_node_refuses_programs_it_cannot_realize(start_node, tmp_path):
     assert 'refusing to start' in tip_log and 'tip: refused' in tip_log
     assert 'NON-MINIMUM PHASE' in tip_log and 'lambda_point row' in tip_log
     assert 'fast.gains' in fast_log and '= 0.00166667 s' in fast_log
+
+
+def test_absurd_modal_state_latches_a_fault_and_enable_recovers(probe, start_node):
+    """A finite but absurd modal state (1e200 m) used to kill the controller (an SVD that
+    did not converge, raised out of the callback). Over DDS, from a publisher here: the
+    controller stays alive, commands zero effort, reports the fault on /diagnostics
+    ('control law failed', ERROR), and after sane states and ~/enable tracks again
+    (nonzero efforts). Expected values: zero effort (the safe action) and the fault text."""
+    from diagnostic_msgs.msg import DiagnosticArray
+    from sensor_msgs.msg import JointState
+    from std_msgs.msg import Float64MultiArray
+    from std_srvs.srv import SetBool
+    from flexible_manipulator.model_config import load_model
+    model = load_model(os.path.join(CONFIG, 'models', 'two_link_flexible.yaml'))
+    commands = probe.subscribe(Float64MultiArray, '/effort_controller/commands', 500)
+    diagnostics = probe.subscribe(DiagnosticArray, '/diagnostics', 50)
+    joints = probe.publisher(JointState, '/joint_states')
+    modal = probe.publisher(JointState, '/modal_states')
+    controller = start_node(CONTROLLER, parameters=[('elastic_state', 'measured')])
+    probe.spin_until(lambda: joints.get_subscription_count() > 0
+                     and modal.get_subscription_count() > 0, 60, 'the controller')
+    params = yaml.safe_load(open(os.path.join(CONFIG, 'sim.yaml')))['plant']['ros__parameters']
+    tick = [0]
+
+    def send(modal_value, count):
+        for _ in range(count):
+            t = 0.002 * tick[0]
+            tick[0] += 1
+            state = joint_state(params['initial_positions'], t)
+            state.velocity = list(params['initial_velocities'])
+            modes = JointState(name=list(model.mode_names),
+                               position=[modal_value] * len(model.mode_names),
+                               velocity=[0.0] * len(model.mode_names))
+            modes.header.stamp = state.header.stamp
+            modal.publish(modes)
+            probe.spin_for(0.005)
+            joints.publish(state)
+            probe.spin_for(0.02)
+    send(0.0, 5)
+    probe.spin_until(lambda: commands and any(commands[-1].data), 10, 'tracking efforts')
+    send(1e200, 3)
+    count = len(commands)
+    send(0.0, 3)
+    probe.spin_until(lambda: len(commands) > count, 10, 'commands after the absurd state')
+    assert controller.alive(), controller.output()
+    assert list(commands[-1].data) == [0.0, 0.0]
+    probe.spin_until(lambda: controller_status(diagnostics) is not None
+                     and 'control law failed' in controller_status(diagnostics).message, 10,
+                     'the fault on /diagnostics')
+    assert level(controller_status(diagnostics)) == 2
+    assert probe.call(SetBool, '/controller/enable', SetBool.Request(data=True)).success
+    send(0.0, 5)
+    probe.spin_until(lambda: any(commands[-1].data), 10, 'tracking after ~/enable')
+    assert controller.alive() and 'Traceback' not in controller.output()

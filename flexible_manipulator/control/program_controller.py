@@ -110,6 +110,7 @@ from .loop_checks import LinearLoop, row_critical_period, STABILITY_TOLERANCE
 from .program_config import load_program_file, program_from_dict
 from .programs import HoldProgram, LambdaPointProgram, Program, StackedProgram
 from .realization import IdealRealization, RealizationStatus, ServoRealization
+from .safety import LatchedSafety
 from .stabilization import Stabilization
 from .zero_dynamics import analyze_output, link_angle_output, stable_fraction
 
@@ -312,7 +313,7 @@ def _index(value, names, field, what):
     raise ConfigError(f'{field}: unknown {what} {value!r} (known: {", ".join(names)})')
 
 
-class ProgramController:
+class ProgramController(LatchedSafety):
     """The control law of the module doc, with its named programs and its status."""
 
     def __init__(self, model, programs, settings=None, default=None, source='programs'):
@@ -738,15 +739,11 @@ class ProgramController:
         status.residual = entry.program.phi
         status.residual_rate = entry.program.rate
 
-    def enable(self):
-        """Track the active program from the next state on; clears a latched fault."""
-        self.enabled = True
-        self.fault = ''
+    def restart(self):
+        """Forget past states: program time, the last state and the elastic estimate restart."""
         self._start = None
-
-    def disable(self):
-        """Command zero effort until enabled again."""
-        self.enabled = False
+        self._valid = False
+        self._prev_time = None
 
     def zero_effort(self):
         """Return zero effort (and remember it as the last command, for the rate limit)."""
@@ -837,8 +834,9 @@ class ProgramController:
             status.fault = self.fault
             self.zero_effort()
         else:
-            self._realize(t, cm.mass_matrix(self.data, self.q),
-                          cm.bias_forces(self.data, self.q, self.v), dt)
+            self.run_law(t, lambda: self._realize(t, cm.mass_matrix(self.data, self.q),
+                                                  cm.bias_forces(self.data, self.q, self.v),
+                                                  dt))
         self._prev_joint_velocity[:] = self.v[:n]
         self._prev_q_joints[:] = self.q[:n]
         self._prev_time = t
@@ -899,6 +897,7 @@ class ProgramController:
         status.mode = 'tracking'
         status.fault = ''
         self.last_effort[:] = effort
+        return effort
 
     def _posture_force(self):
         """Q_s = K_p (q_0 - q) - K_d v on the joints, zero on the modes."""

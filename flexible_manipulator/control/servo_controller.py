@@ -48,6 +48,7 @@ import numpy as np
 
 from .programs import ConstantVelocityProgram, VELOCITY
 from .realization import realizability, ServoRealization
+from .safety import LatchedSafety
 from .stabilization import (check_delayed_velocity_stability, delayed_velocity_critical_period,
                             SCHEMES, Stabilization, velocity_critical_period, velocity_factor)
 from ..mechanics.servo import REALIZABILITY_TOLERANCE, ServoSystem
@@ -122,7 +123,7 @@ class ServoStatus:
         return 'tracking' if self.realization.ok else self.realization.message
 
 
-class ServoController:
+class ServoController(LatchedSafety):
     """The control law of the module doc on one free servo model, with its status."""
 
     def __init__(self, model, settings=None, program=None):
@@ -252,15 +253,10 @@ class ServoController:
         """psi_{n+1}/psi_n of the sampled stabilization (1 - gamma T for 'zoh', no delay)."""
         return velocity_factor(self.gain, self.period, self.settings.hold)
 
-    def enable(self):
-        """Realize the constraint from the next state on; clears a latched fault."""
-        self.enabled = True
-        self.fault = ''
+    def restart(self):
+        """Forget past states: the constraint's time restarts at the next state."""
         self._start = None
-
-    def disable(self):
-        """Command zero effort until enabled again."""
-        self.enabled = False
+        self._valid = False
 
     def zero_effort(self):
         """Return zero effort."""
@@ -300,6 +296,11 @@ class ServoController:
             status.mode = 'fault' if self.fault else 'disabled'
             status.fault = self.fault
             return self.zero_effort()
+        return self.run_law(t, lambda: self._realize(t))
+
+    def _realize(self, t):
+        """Constraint, stabilization and servo realization at the stored state."""
+        status, model = self.status, self.model
         if self._start is None:
             self._start = t
         tau = t - self._start

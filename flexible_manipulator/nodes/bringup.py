@@ -204,7 +204,8 @@ def monitor(processes, duration, timeout, start_rest):
     from sensor_msgs.msg import JointState
     from std_srvs.srv import SetBool
 
-    rclpy.init()
+    from rclpy.signals import SignalHandlerOptions
+    rclpy.init(signal_handler_options=SignalHandlerOptions.NO)   # `stop_on_signals` rules
     node = rclpy.create_node('bringup_monitor')
     stats = RunStatistics()
     # Depth 1: each sampling below sees the latest state only.
@@ -255,8 +256,24 @@ def monitor(processes, duration, timeout, start_rest):
     return stats, end - (start or end)
 
 
+def stop_on_signals():
+    """Make SIGINT and SIGTERM end the bring-up through its clean-up (`stop_graph`).
+
+    Installed explicitly: a bring-up started in the background by a script inherits SIGINT
+    ignored, and SIGTERM would otherwise kill it at once and leave its nodes running. After
+    the first signal both are ignored, so that a second one cannot interrupt the clean-up.
+    """
+    def interrupt(number, frame):
+        for other in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(other, signal.SIG_IGN)
+        raise KeyboardInterrupt
+    for number in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(number, interrupt)
+
+
 def main(argv=None):
     """Entry point of the ``bringup`` executable."""
+    stop_on_signals()
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     parser.add_argument('--params-file', help='parameter file (default: config/sim.yaml)')
     parser.add_argument('--timing-mode', choices=('realtime', 'lockstep'),

@@ -1,13 +1,16 @@
 """What every node of the package shares: parameter reading, joint maps, main loop."""
 
 import math
+import signal
 import sys
 import time
 
 import rclpy
 from rclpy.event_handler import PublisherEventCallbacks, SubscriptionEventCallbacks
-from rclpy.executors import ExternalShutdownException
+from rclpy.exceptions import InvalidParameterTypeException, ParameterException
+from rclpy.executors import SingleThreadedExecutor
 from rclpy.parameter import Parameter
+from rclpy.signals import SignalHandlerOptions
 from builtin_interfaces.msg import Time
 from rcl_interfaces.msg import ParameterDescriptor
 
@@ -120,22 +123,68 @@ class ReasonThrottle:
             self.log(message)
 
 
+class ShutdownRequest:
+    """Turns SIGINT and SIGTERM into a flag the spin loop checks (see `run`).
+
+    rclpy's own handlers shut the context down at once, while a timer or subscription
+    callback may still be publishing: that callback then dies with "publisher's context
+    is invalid" and the node exits 1 with a traceback. Here the signal only asks; the loop
+    finishes its callback, the node is destroyed (timers, publishers) and then the context.
+    Both signals are installed explicitly: a process started in the background by a shell
+    script inherits SIGINT ignored, and would otherwise never stop on it.
+    """
+
+    def __init__(self):
+        """Install the handlers for SIGINT and SIGTERM."""
+        self.requested = None
+        for number in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(number, self.on_signal)
+
+    def on_signal(self, number, frame):
+        """Record the request (the spin loop sees it within one wait period)."""
+        self.requested = signal.Signals(number).name
+
+
+# Longest wait of the spin loop for work [s]: the bound on the reaction to a signal.
+SPIN_WAIT = 0.1
+
+
 def run(node_class, args=None):
-    """Create the node, spin until shutdown; refuse bad configuration with exit code 2."""
-    rclpy.init(args=args)
+    """Create the node and spin until SIGINT/SIGTERM; exit 0 then, 2 on bad configuration.
+
+    A configuration problem (a `ConfigError` from the node, a parameter of the wrong type,
+    a parameter file that is missing or not valid YAML) ends the process with one line
+    naming it and exit code 2, never a traceback.
+    """
+    shutdown = ShutdownRequest()
+    name = node_class.__name__
+    try:
+        rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
+    except Exception as error:                       # rcl parses --params-file here
+        refuse(name, f'cannot read the node arguments: {one_line(error)}')
     node = None
     try:
         node = node_class()
-        rclpy.spin(node)
+        executor = SingleThreadedExecutor()
+        executor.add_node(node)
+        while shutdown.requested is None and rclpy.ok():
+            executor.spin_once(timeout_sec=SPIN_WAIT)
     except ConfigError as error:
-        name = node_class.__name__
-        print(f'[{name}] refusing to start: {error}', file=sys.stderr, flush=True)
-        if rclpy.ok():
-            rclpy.shutdown()
-        sys.exit(2)
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
+        refuse(name, str(error))
+    except (InvalidParameterTypeException, ParameterException) as error:
+        refuse(name, f'parameter: {one_line(error)}')
     finally:
         if node is not None:
             node.destroy_node()
         rclpy.try_shutdown()
+
+
+def one_line(error):
+    """The text of an exception on one line."""
+    return ' '.join(str(error).split())
+
+
+def refuse(name, reason):
+    """End the process with exit code 2 and one line saying why it refused to start."""
+    print(f'[{name}] refusing to start: {reason}', file=sys.stderr, flush=True)
+    sys.exit(2)

@@ -440,7 +440,7 @@ class ControllerNode(Node):
             self.reject(problem)
             return
         t = msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
-        self.answer(msg.header.stamp, t, self.core.update(t, self.q, self.v))
+        self.answer(msg.header.stamp, t, self.guarded(t, self.core.update, t, self.q, self.v))
 
     def on_state(self, msg):
         """Answer one joint state with one effort command (and the program topics)."""
@@ -451,10 +451,24 @@ class ControllerNode(Node):
         t = msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
         core = self.core
         if self.use_modal and self.modal_stamp == t:
-            effort = core.update(t, self.q, self.v, self.modal_positions, self.modal_velocities)
+            effort = self.guarded(t, core.update, t, self.q, self.v, self.modal_positions,
+                                  self.modal_velocities)
         else:
-            effort = core.update(t, self.q, self.v)
+            effort = self.guarded(t, core.update, t, self.q, self.v)
         self.answer(msg.header.stamp, t, effort)
+
+    def guarded(self, t, update, *args):
+        """``update(*args)``, or zero effort and a latched fault if it raises anything.
+
+        The controllers turn numerical failures of the law into faults themselves; this is
+        the last line: no exception may leave a callback (it would end the node and leave
+        a real arm's driver holding its last command).
+        """
+        try:
+            return update(*args)
+        except Exception as error:          # noqa: B902 - any failure must stop safely
+            return self.core.latch_fault(
+                f'controller failed at t = {t:.6f} s: {type(error).__name__}: {error}')
 
     def reject(self, problem):
         """Count and log (throttled per kind) a state that gets no command."""

@@ -1,0 +1,56 @@
+"""What both controllers share for safety: enable/disable, a latched fault, a guarded law.
+
+A controller (`ProgramController`, `ServoController`) mixes in `LatchedSafety` and
+provides ``status`` (with ``mode`` and ``fault``), ``zero_effort()`` and ``restart()``
+(forget the past states, so that the next state starts the law afresh). A fault latches:
+the controller commands zero effort until `enable` clears it. Two things latch one: a
+safety limit the controller checks (a joint too fast), and a numerical failure of the
+control law (a singular or non-converging linear algebra problem, a non-finite effort),
+which `run_law` turns into a fault instead of an exception that would end the node.
+"""
+
+import numpy as np
+
+# Exceptions a control law raises on numbers it cannot handle (not programming errors).
+NUMERICAL_FAILURES = (np.linalg.LinAlgError, FloatingPointError, ValueError,
+                      ZeroDivisionError, OverflowError)
+
+
+class LatchedSafety:
+    """Mixin: ``enabled``, ``fault`` and the methods below (module doc)."""
+
+    enabled = False
+    fault = ''
+
+    def enable(self):
+        """Track from the next state on; clears a latched fault and the state history."""
+        self.enabled = True
+        self.fault = ''
+        self.restart()
+
+    def disable(self):
+        """Command zero effort until enabled again."""
+        self.enabled = False
+
+    def latch_fault(self, reason):
+        """Latch ``reason`` (a first fault is kept) and return zero effort."""
+        if not self.fault:
+            self.fault = reason
+        self.status.mode = 'fault'
+        self.status.fault = self.fault
+        return self.zero_effort()
+
+    def run_law(self, t, law):
+        """Return ``law()``'s effort, or latch a fault and return zero if it fails.
+
+        ``law`` returns the effort array; a numerical failure or a non-finite entry latches
+        "control law failed at t = ...: <reason>".
+        """
+        try:
+            effort = law()
+            if not np.all(np.isfinite(effort)):
+                raise FloatingPointError(f'non-finite effort {effort.tolist()}')
+        except NUMERICAL_FAILURES as error:
+            return self.latch_fault(f'control law failed at t = {t:.6f} s: '
+                                    f'{type(error).__name__}: {error}')
+        return effort
