@@ -35,8 +35,10 @@ Every error is a `ConfigError` whose message starts with the dotted path of the 
 (``links[1].beam.linear_density``) and says what was expected.
 """
 
+import difflib
 import math
 import os
+import warnings
 
 import numpy as np
 import transforms3d
@@ -95,17 +97,24 @@ def name(value, field):
 
 
 def check_keys(mapping, field, required, optional=()):
-    """Refuse a mapping with missing required keys or keys nobody reads (typos)."""
+    """Refuse a mapping with keys nobody reads (typos) or missing required keys.
+
+    Unknown keys are reported first, with the closest allowed key: a misspelled required
+    key would otherwise be reported as the correct key missing.
+    """
     if not isinstance(mapping, dict):
         raise ConfigError(f'{field}: expected a mapping, got {mapping!r}')
     prefix = f'{field}.' if field else ''
+    allowed = sorted(set(required) | set(optional))
+    unknown = sorted(set(mapping) - set(allowed), key=str)
+    if unknown:
+        close = difflib.get_close_matches(str(unknown[0]), allowed, n=1)
+        hint = f'did you mean {close[0]!r}? ' if close else ''
+        raise ConfigError(f'{prefix}{unknown[0]}: unknown field ({hint}allowed: '
+                          f'{", ".join(allowed)})')
     for key in required:
         if key not in mapping:
             raise ConfigError(f'{prefix}{key}: required field is missing')
-    unknown = sorted(set(mapping) - set(required) - set(optional))
-    if unknown:
-        raise ConfigError(f'{prefix}{unknown[0]}: unknown field (allowed: '
-                          f'{", ".join(sorted(set(required) | set(optional)))})')
 
 
 def _inertia(values, field):
@@ -274,10 +283,54 @@ def model_from_dict(spec, source='model'):
     # A floating base sees gravity through its own orientation, so it stays in world axes.
     base_rotation = transforms3d.euler.euler2mat(*base_rpy, axes='sxyz')
     gravity = gravity_world if floating else base_rotation.T @ gravity_world
+    for i, link in enumerate(chain):
+        _check_sag(link, float(np.linalg.norm(gravity_world)), f'{source}: links[{i}]')
     return SerialChain(spec['name'], chain, gravity_base=gravity,
                        base_frame=base_frame, base_xyz=base_xyz, base_rpy=base_rpy,
                        tool_frame=tool_frame, geometric_stiffening=stiffening,
                        floating_base=base_body)
+
+
+# Largest gravity sag / length for which the floating-frame model (moderate deflections,
+# second-order foreshortening) is trusted; past the link's length it is not physical.
+SAG_VALIDITY = 0.1
+
+
+def cantilever_sag(link, gravity):
+    """Tip deflection [m] of the link as a clamped beam under gravity across it.
+
+    delta = w L^4 / (8 EI) + P L^3 / (3 EI): its own weight w = rho A g and the payload's
+    P = m g at the tip, EI the softest modelled bending plane (Euler-Bernoulli statics; the
+    worst orientation of gravity). Zero for a rigid link.
+    """
+    beam = link.beam
+    planes = [ei for ei, modes in zip(beam.bending_stiffness, beam.modes) if modes] if beam \
+        else []
+    if not planes:
+        return 0.0
+    ei, length = min(planes), link.length
+    return gravity * (beam.linear_density * length ** 4 / (8.0 * ei)
+                      + link.payload.mass * length ** 3 / (3.0 * ei))
+
+
+def _check_sag(link, gravity, field):
+    """Refuse a link that sags past its length under gravity; warn past `SAG_VALIDITY`."""
+    ratio = cantilever_sag(link, gravity) / link.length
+    if ratio > 1.0:
+        raise ConfigError(
+            f'{field}.beam: the link would sag {ratio:.3g} times its length {link.length} m '
+            'under gravity (w L^4/8EI + P L^3/3EI): not a physical beam for this model; '
+            'check linear_density, bending_stiffness and the payload')
+    if ratio > SAG_VALIDITY:
+        warnings.warn(
+            f'{field}.beam: sags {100 * ratio:.3g} % of its length under gravity, past the '
+            f'{100 * SAG_VALIDITY:g} % for which the floating-frame model (moderate '
+            'deflections) is trusted; a geometrically exact (Cosserat) link is the remedy',
+            ModelWarning, stacklevel=3)
+
+
+class ModelWarning(UserWarning):
+    """A model that loads but lies outside the validity of its equations."""
 
 
 # -- servoconstraint systems (mechanics.servo) ----------------------------------------------

@@ -231,8 +231,9 @@ BAD_SPECS = [
     ('missing links', _delete(['links']), 'links'),
     ('link key typo', _rename_key(L0, 'mass', 'mas'), 'links[0].mas'),
     ('joint key typo', _rename_key(J0, 'damping', 'dampnig'), 'links[0].joint.dampnig'),
-    # A typo in a required key: the now missing required field is what gets named.
-    ('required key typo', _rename_key(L0, 'length', 'lenght'), 'links[0].length'),
+    # A typo in a required key: the typo is named (with the closest key, see below), not
+    # the correct key as missing.
+    ('required key typo', _rename_key(L0, 'length', 'lenght'), 'links[0].lenght'),
     ('top-level key typo', _rename_key([], 'gravity', 'gravty'), 'gravty'),
     ('base key typo', _rename_key(['base'], 'rpy', 'rpy_'), 'base.rpy_'),
     ('unknown type', _set(['type'], 'planar_chain'), 'type'),
@@ -352,3 +353,39 @@ def test_missing_file_is_refused(tmp_path):
     path = str(tmp_path / 'absent.yaml')
     with pytest.raises(ConfigError, match=re.escape(path)):
         load_model(path)
+
+
+def test_a_misspelled_key_is_named_with_the_closest_known_key(tmp_path):
+    """'lenght' for 'length' (required) and 'dampnig' for 'damping' (optional): the typo is
+    named and the intended key suggested."""
+    message = refused(tmp_path, mutated(_rename_key(L0, 'length', 'lenght')))
+    assert "links[0].lenght: unknown field (did you mean 'length'?" in message
+    message = refused(tmp_path, mutated(_rename_key(J0, 'damping', 'dampnig')))
+    assert "did you mean 'damping'?" in message
+
+
+def test_gravity_sag_past_the_link_length_is_refused_and_past_validity_warned(tmp_path):
+    """The flexible arm's upper link (L, EI = bending_stiffness, rho A = linear_density,
+    tip payload m) sags delta = g (rho A L^4 / (8 EI) + m L^3 / (3 EI)) under gravity
+    across it (Euler-Bernoulli cantilever). A density giving delta = 2 L is refused naming
+    the beam and the ratio; one giving delta = 0.2 L loads with a ModelWarning naming 20 %."""
+    import warnings
+    from flexible_manipulator.model_config import ModelWarning
+    spec = yaml.safe_load(FLEXIBLE_FILE.read_text())
+    beam, length = spec['links'][0]['beam'], spec['links'][0]['length']
+    ei = min(ei for ei, modes in zip(beam['bending_stiffness'], beam['modes']) if modes)
+    payload = spec['links'][0].get('payload', {}).get('mass', 0.0)
+
+    def density(ratio):
+        g = 9.80665
+        return (ratio * length - g * payload * length ** 3 / (3.0 * ei)) * 8.0 * ei / (
+            g * length ** 4)
+    message = refused(tmp_path, mutated(_set(B0 + ['linear_density'], density(2.0)),
+                                        FLEXIBLE_FILE))
+    assert 'links[0].beam' in message and 'sag 2 times its length' in message
+    path = write(tmp_path, mutated(_set(B0 + ['linear_density'], density(0.2)), FLEXIBLE_FILE))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter('always')
+        load_model(path)
+    texts = [str(w.message) for w in caught if issubclass(w.category, ModelWarning)]
+    assert len(texts) == 1 and 'links[0].beam: sags 20 % of its length' in texts[0], texts

@@ -4,6 +4,7 @@ import math
 import signal
 import sys
 import time
+import warnings
 
 import rclpy
 from rclpy.event_handler import PublisherEventCallbacks, SubscriptionEventCallbacks
@@ -14,7 +15,7 @@ from rclpy.signals import SignalHandlerOptions
 from builtin_interfaces.msg import Time
 from rcl_interfaces.msg import ParameterDescriptor
 
-from ..model_config import ConfigError, load_model, resolve_model_path
+from ..model_config import ConfigError, load_model, ModelWarning, resolve_model_path
 
 
 def per_tick_publisher(node, message_type, topic, depth=10):
@@ -62,7 +63,12 @@ def model_parameter(node, default='two_link_rigid'):
     """Declare ``model`` and load the model it names (file path or name in config/models)."""
     model_name = declare(node, 'model', default,
                          'Model file: a path, or the name of a file in config/models.')
-    return load_model(resolve_model_path(model_name))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter('always', ModelWarning)
+        model = load_model(resolve_model_path(model_name))
+    for warning in caught:      # outside its validity: said once, on the node's log
+        node.get_logger().warning(str(warning.message))
+    return model
 
 
 def joint_order(node, model, description):
@@ -180,7 +186,7 @@ def run(node_class, args=None):
 
 
 def one_line(error):
-    """The text of an exception on one line."""
+    """Return the text of an exception on one line."""
     return ' '.join(str(error).split())
 
 

@@ -224,7 +224,13 @@ class SimulatedPlant(Node):
                 self.sim.advance(self.input, self.update_period)
             except NonFiniteStateError as error:
                 self.stop(self.failure_text(error))
-        self.publish_state()
+            except Exception as error:      # noqa: B902 - no exception may end the node
+                self.stop(f'simulation step failed: {type(error).__name__}: {error}')
+        try:
+            self.publish_state()
+        except Exception as error:          # noqa: B902 - e.g. TF of an absurd state
+            if not self.fault:
+                self.stop(f'cannot publish the state: {type(error).__name__}: {error}')
 
     def stop(self, reason):
         """Pause at the last good state with a fault (only ~/reset clears it); report it."""
