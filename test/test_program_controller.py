@@ -440,3 +440,12 @@ def test_absurd_finite_states_latch_a_fault_and_enable_recovers(flexible):
     estimated.enable()
     effort = estimated.update(0.012, q, v)
     assert np.all(np.isfinite(effort)) and estimated.status.mode == 'tracking'
+
+
+def test_bad_limits_name_the_node_parameter(rigid):
+    """A wrong effort limit is reported under the node's parameter name ``effort_limits``
+    (it named the internal setting ``effort_limit``)."""
+    with pytest.raises(ConfigError, match=r'^effort_limits'):
+        ProgramController(rigid, one_program([{'type': 'joint', 'joint': 'elbow',
+                                               'reference': 0.2}], 5.0),
+                          ControllerSettings(effort_limit=[1.0, -2.0]))

@@ -338,12 +338,13 @@ class ProgramController(LatchedSafety):
                               f'{settings.hold!r}')
         self.period = number(settings.period, 'period', 0.0, strict_minimum=True)
         self._choose_realization()
-        self.effort_limit = _per_joint(settings.effort_limit, nu, 'effort_limit',
+        # Errors name the node parameters (effort_limits, ...) these settings come from.
+        self.effort_limit = _per_joint(settings.effort_limit, nu, 'effort_limits',
                                        model.effort_limit)
         self.effort_rate_limit = _per_joint(settings.effort_rate_limit, nu,
-                                            'effort_rate_limit', np.inf)
+                                            'effort_rate_limits', np.inf)
         self._rate_limits = bool(np.any(np.isfinite(self.effort_rate_limit)))
-        self.velocity_limit = _per_joint(settings.velocity_limit, n, 'velocity_limit',
+        self.velocity_limit = _per_joint(settings.velocity_limit, n, 'velocity_limits',
                                          model.velocity_limit)
         self.condition_limit = number(settings.condition_limit, 'condition_limit', 1.0,
                                       strict_minimum=True)
