@@ -446,6 +446,24 @@ def test_bad_limits_name_the_node_parameter(rigid):
     """A wrong effort limit is reported under the node's parameter name ``effort_limits``
     (it named the internal setting ``effort_limit``)."""
     with pytest.raises(ConfigError, match=r'^effort_limits'):
-        ProgramController(rigid, one_program([{'type': 'joint', 'joint': 'elbow',
-                                               'reference': 0.2}], 5.0),
+        ProgramController(rigid, one_program([{'type': 'joint', 'joints': ['elbow'],
+                                               'reference': {'type': 'constant',
+                                                             'value': [0.2]}}], 5.0),
                           ControllerSettings(effort_limit=[1.0, -2.0]))
+
+
+def test_a_program_that_cannot_be_met_is_a_fault_not_tracking(rigid):
+    """The rigid arm given the elbow twice, at 0.2 and 0.5 rad: the rows contradict each
+    other (rank 1 of 2, a least-squares residual that cannot vanish). The first tick
+    latches a fault naming the program and the inconsistency, with zero effort (it used to
+    report the inconsistency every tick with the status 'tracking')."""
+    rows = [{'type': 'joint', 'joints': ['elbow'], 'reference': {'type': 'constant',
+                                                                 'value': [0.2]}},
+            {'type': 'joint', 'joints': ['elbow'], 'reference': {'type': 'constant',
+                                                                 'value': [0.5]}}]
+    controller = ProgramController(rigid, one_program(rows, 5.0), ControllerSettings())
+    controller.enable()
+    effort = controller.update(0.0, np.array([0.3, 0.2]), np.zeros(2))
+    assert not effort.any() and controller.status.mode == 'fault'
+    assert "program 'p' cannot be met" in controller.fault
+    assert 'inconsistent constraint rows (rank 1 of 2)' in controller.fault

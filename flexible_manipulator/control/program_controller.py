@@ -868,6 +868,10 @@ class ProgramController(LatchedSafety):
             if self.secondary and free_rows:
                 secondary = self._posture_force()
             realization.realize(mass, bias, A, target, None, secondary)
+        if realization.status.code in ('inconsistent', 'unrealizable'):
+            # A program that cannot be met is a fault, not "tracking" with a warning.
+            return self.latch_fault(f'program {self.active!r} cannot be met at t = {t:.6f} s: '
+                                    f'{realization.status.message}')
         effort = self.effort
         effort[:] = realization.effort
         status.unsaturated[:] = realization.unsaturated
