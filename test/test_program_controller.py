@@ -452,18 +452,50 @@ def test_bad_limits_name_the_node_parameter(rigid):
                           ControllerSettings(effort_limit=[1.0, -2.0]))
 
 
-def test_a_program_that_cannot_be_met_is_a_fault_not_tracking(rigid):
-    """The rigid arm given the elbow twice, at 0.2 and 0.5 rad: the rows contradict each
-    other (rank 1 of 2, a least-squares residual that cannot vanish). The first tick
-    latches a fault naming the program and the inconsistency, with zero effort (it used to
-    report the inconsistency every tick with the status 'tracking')."""
-    rows = [{'type': 'joint', 'joints': ['elbow'], 'reference': {'type': 'constant',
-                                                                 'value': [0.2]}},
-            {'type': 'joint', 'joints': ['elbow'], 'reference': {'type': 'constant',
-                                                                 'value': [0.5]}}]
-    controller = ProgramController(rigid, one_program(rows, 5.0), ControllerSettings())
+def constant_joint_row(joint, value):
+    """A joint row holding ``joint`` at ``value`` [rad]."""
+    reference = {'type': 'constant', 'value': [value]}
+    return {'type': 'joint', 'joints': [joint], 'reference': reference}
+
+
+def test_a_program_that_cannot_be_met_is_refused_at_start_up(rigid, flexible):
+    """Admission for every model (issue: these started and ran as 'tracking'):
+    * the rigid arm given the elbow twice at 0.2 and 0.5 rad: the second row adds no rank
+      (rank 1 of 2) and the rows cannot both be met: refused, naming the row;
+    * the same row twice with the same reference: the ideal realization keeps it (redundant,
+      a note); the servo realization, which needs independent rows, refuses it;
+    * the planar rigid arm's tip given x, y and z, with z 0.1 m off its plane: the z row is
+      zero (no joint moves the tip out of the plane) and cannot be met: refused;
+    * the flexible arm (2 inputs) given three rows: A M^-1 B (3 x 2) has rank < 3: not
+      realizable along the input directions."""
+    twice = [constant_joint_row('elbow', 0.2), constant_joint_row('elbow', 0.5)]
+    with pytest.raises(ConfigError, match=r"p\.rows: rows 'elbow_1' depend .*rank 1 of 2"
+                                          r".* can never be met"):
+        ProgramController(rigid, one_program(twice, 5.0), ControllerSettings())
+    same = [constant_joint_row('elbow', 0.2), constant_joint_row('elbow', 0.2)]
+    ideal = ProgramController(rigid, one_program(same, 5.0), ControllerSettings())
+    assert any('redundant' in note for note in ideal.entry.notes)
+    with pytest.raises(ConfigError, match='the servo realization needs independent rows'):
+        ProgramController(rigid, one_program(same, 5.0),
+                          ControllerSettings(realization='servo'))
+    off_plane = [{'type': 'point', 'link': 'forearm', 'axes': ['x', 'y', 'z'],
+                  'reference': {'type': 'constant', 'value': [0.5, 0.2, 0.1]}}]
+    with pytest.raises(ConfigError, match='can never be met'):
+        ProgramController(rigid, one_program(off_plane, 5.0), ControllerSettings())
+    three = [lambda_row(0.2), constant_joint_row('elbow', 1.4)]
+    with pytest.raises(ConfigError, match='not realizable along the input directions'):
+        ProgramController(flexible, one_program(three, 5.0), flexible_settings())
+
+
+def test_a_program_that_becomes_unrealizable_is_a_fault_not_tracking(rigid):
+    """The rigid arm's tip on a point program, met at start-up, then measured with the arm
+    stretched out (elbow at 0: the tip Jacobian has rank 1): the rows cannot be realized
+    there. The tick latches a fault naming the program and the reason, with zero effort
+    (it used to report the problem every tick with the status 'tracking')."""
+    rows = [{'type': 'point', 'link': 'forearm', 'axes': ['x', 'y'], 'reference': CIRCLE}]
+    controller = ProgramController(rigid, one_program(rows, 5.0),
+                                   ControllerSettings(analysis_positions=[-0.3, 1.5]))
     controller.enable()
-    effort = controller.update(0.0, np.array([0.3, 0.2]), np.zeros(2))
+    effort = controller.update(0.0, np.array([0.3, 0.0]), np.zeros(2))
     assert not effort.any() and controller.status.mode == 'fault'
-    assert "program 'p' cannot be met" in controller.fault
-    assert 'inconsistent constraint rows (rank 1 of 2)' in controller.fault
+    assert "program 'p' cannot be met at t = 0.000000 s" in controller.fault

@@ -109,7 +109,8 @@ from .elastic_estimator import ElasticStateEstimator
 from .loop_checks import LinearLoop, row_critical_period, STABILITY_TOLERANCE
 from .program_config import load_program_file, program_from_dict
 from .programs import HoldProgram, LambdaPointProgram, Program, StackedProgram
-from .realization import IdealRealization, RealizationStatus, ServoRealization
+from .realization import (check_realizability, dependent_rows, IdealRealization,
+                          RealizabilityError, RealizationStatus, ServoRealization)
 from .safety import LatchedSafety
 from .stabilization import Stabilization
 from .zero_dynamics import analyze_output, link_angle_output, stable_fraction
@@ -581,9 +582,49 @@ class ProgramController(LatchedSafety):
         if self.realization_kind == 'ideal' and self.model.nv > self.model.nu:
             entry.notes.append('ideal realization on the rigid twin: the elastic modes are not '
                                'modelled')
+        self._check_admission(entry, field)
         if self.model.nv > self.model.nu:
             self._check_internal_dynamics(entry, spec, policy, field, redefined)
         return entry
+
+    def _check_admission(self, entry, field):
+        """Refuse a program that can never be met, for every model, at its start.
+
+        At the rest configuration solved from the rows (`_analysis_configuration`): rows
+        that add no rank to the ones before them (`dependent_rows`) are refused when the
+        rows cannot all be met there (their references contradict each other) and, for the
+        servo realization, always (A M^-1 B must have full row rank); and the servo
+        realization needs A M^-1 B of full row rank m. Redundant but consistent rows under
+        the ideal realization are kept, with a note.
+        """
+        cm, program = self.control_model, entry.program
+        q0, solved = self._analysis_configuration(entry)
+        program.evaluate(0.0, q0, np.zeros(cm.nv))
+        A, names = program.jacobian, entry.row_names
+        rank, dependent = dependent_rows(A)
+        if dependent:
+            listed = ', '.join(repr(names[i]) for i in dependent)
+            where = (f'rank {rank} of {A.shape[0]} at the program start (joints '
+                     f'{np.round(q0[:self.n_joints], 4).tolist()})')
+            if not solved:
+                raise ConfigError(
+                    f'{field}.rows: rows {listed} depend on the rows before them ({where}) '
+                    f'and the references cannot all be met (|phi| = '
+                    f'{np.linalg.norm(program.phi):.3g} at the best configuration from '
+                    'analysis_positions): this program can never be met')
+            if self.realization_kind == 'servo':
+                raise ConfigError(
+                    f'{field}.rows: rows {listed} depend on the rows before them ({where}); '
+                    'the servo realization needs independent rows: remove them')
+            entry.notes.append(f'rows {listed} are redundant ({where}); realized with the '
+                               'pseudo-inverse')
+        if self.realization_kind == 'servo':
+            try:
+                check_realizability(cm.mass_matrix(self.data, q0).copy(), A,
+                                    self.input_matrix)
+            except RealizabilityError as error:
+                raise ConfigError(f'{field}: {error} ({A.shape[0]} rows, {cm.nu} inputs)') \
+                    from None
 
     def _analysis_configuration(self, entry):
         """Rest configuration on the program at t = 0: joints solved from the rows.

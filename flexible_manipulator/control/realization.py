@@ -270,6 +270,25 @@ def realizability(M, A, B):
     return np.linalg.svd(A @ np.linalg.solve(M, B), compute_uv=False)
 
 
+def dependent_rows(A, rtol=1e-9):
+    """Return (rank, indices of the rows of A that add no rank to the rows before them).
+
+    Gram-Schmidt in row order: a row whose part orthogonal to the kept rows is below
+    ``rtol`` times its own norm (or a zero row) is dependent.
+    """
+    basis, dependent = [], []
+    for i, row in enumerate(np.asarray(A, dtype=float)):
+        rest = row.copy()
+        for b in basis:
+            rest -= (rest @ b) * b
+        size = np.linalg.norm(rest)
+        if size <= rtol * np.linalg.norm(row) or size == 0.0:
+            dependent.append(i)
+        else:
+            basis.append(rest / size)
+    return len(basis), dependent
+
+
 def check_realizability(M, A, B, rcond=1e-9):
     """Raise RealizabilityError unless A M^-1 B (m x nu) has full row rank m."""
     m = A.shape[0]
