@@ -131,13 +131,28 @@ if [ "$test_deps" = 1 ]; then
 fi
 
 # 7. An editable install leaves out setup.py's data_files; link them into the prefix as
-# `colcon build --symlink-install` would, so edits to config/ and launch/ need no reinstall.
+# `colcon build --symlink-install` does: real directories, a link per file (ros2launch's
+# search walks the share directory without following directory links), so edits to
+# config/ and launch/ need no reinstall. The executables go where `ros2 run` and
+# launch_ros look for them, lib/<package>/, as links to the console scripts.
 share="$venv/share/flexible_manipulator"
-mkdir -p "$share" "$venv/share/ament_index/resource_index/packages"
+mkdir -p "$share" "$venv/share/ament_index/resource_index/packages" \
+  "$venv/lib/flexible_manipulator"
 ln -sfn "$repo/resource/flexible_manipulator" \
   "$venv/share/ament_index/resource_index/packages/flexible_manipulator"
-for item in package.xml launch config; do
-  ln -sfn "$repo/$item" "$share/$item"
+for item in launch config; do
+  [ -L "$share/$item" ] && rm "$share/$item"      # a directory link of an older set-up
+  find "$share/$item" -xtype l -delete 2>/dev/null || true   # files since removed
+  (cd "$repo" && find "$item" -type f -not -path '*/__pycache__/*') | while read -r file; do
+    mkdir -p "$share/$(dirname "$file")"
+    ln -sfn "$repo/$file" "$share/$file"
+  done
+done
+ln -sfn "$repo/package.xml" "$share/package.xml"
+# The console scripts of setup.py's entry points ('name = module:function').
+for executable in $(grep -oE "'[a-z_]+ = flexible_manipulator[.a-z_]+:main'" "$repo/setup.py" \
+                    | cut -d"'" -f2 | cut -d' ' -f1); do
+  ln -sfn "$venv/bin/$executable" "$venv/lib/flexible_manipulator/$executable"
 done
 
 step "write $venv/fm_env.sh"
