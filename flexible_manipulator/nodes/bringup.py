@@ -87,6 +87,7 @@ def residual_unit(name):
 
 
 SAMPLE_PERIOD = 0.02      # wall seconds between two looks at the graph
+CLOSE_TIMEOUT = 20.0      # wall seconds to wait for the diagnostics that close a run
 
 
 def named_values(text):
@@ -135,6 +136,17 @@ class RunStatistics:
                 self.add_window(values)
             elif status.name.endswith(': simulation'):
                 self.plant = values
+
+    def closed(self):
+        """True once the plant says it is paused and the controller sent an empty window.
+
+        Call after clearing ``plant`` and ``controller`` at the pause: an empty window
+        (no new state answered since the last one) then proves that every tick up to the
+        pause is in the sums.
+        """
+        return (self.plant is not None and self.plant.get('paused') == 'True'
+                and self.controller is not None
+                and int(self.controller[2].get('ticks', 0)) == 0)
 
     def add_window(self, values):
         """Accumulate one diagnostics window of the controller (its ticks since the last)."""
@@ -242,11 +254,12 @@ def monitor(processes, duration, timeout, start_rest):
         future = pause.call_async(SetBool.Request(data=True))
         rclpy.spin_until_future_complete(node, future, timeout_sec=5.0)
         end = time.monotonic()
-        # Diagnostics come once per wall second: wait for the first ones after the pause,
-        # whose windows end at the paused state.
+        # Diagnostics come once per wall second, and one sent before the pause may still be
+        # on its way: the run is closed by the plant reporting itself paused and by an
+        # empty controller window after it (every tick up to the pause is then summed).
         stats.controller = stats.plant = None
-        settle = time.monotonic() + 2.5
-        while (stats.controller is None or stats.plant is None) and time.monotonic() < settle:
+        settle = time.monotonic() + CLOSE_TIMEOUT
+        while not stats.closed() and time.monotonic() < settle:
             rclpy.spin_once(node, timeout_sec=0.1)
         if stats.plant is not None:
             stats.sim_time = float(stats.plant['simulated_time'])
