@@ -138,7 +138,7 @@ class RunStatistics:
                 self.plant = values
 
     def closed(self):
-        """True once the plant says it is paused and the controller sent an empty window.
+        """Return True once the plant says it is paused and the controller sent an empty window.
 
         Call after clearing ``plant`` and ``controller`` at the pause: an empty window
         (no new state answered since the last one) then proves that every tick up to the
