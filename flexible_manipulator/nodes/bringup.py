@@ -220,9 +220,13 @@ def monitor(processes, duration, timeout, start_rest):
     rclpy.init(signal_handler_options=SignalHandlerOptions.NO)   # `stop_on_signals` rules
     node = rclpy.create_node('bringup_monitor')
     stats = RunStatistics()
+    # Diagnostics first: each spin_once below takes the first ready subscription in
+    # creation order, and joint states are almost always ready; a deep queue keeps every
+    # controller window of a long (loaded) run until it is taken: with 10 and the states
+    # first, windows were dropped and the summary missed most of the ticks.
+    node.create_subscription(DiagnosticArray, 'diagnostics', stats.on_diagnostics, 1000)
     # Depth 1: each sampling below sees the latest state only.
     node.create_subscription(JointState, 'joint_states', stats.on_state, 1)
-    node.create_subscription(DiagnosticArray, 'diagnostics', stats.on_diagnostics, 10)
     pause = node.create_client(SetBool, 'plant/pause')
     start, started_rest, heard = None, False, False
     deadline = time.monotonic() + timeout
