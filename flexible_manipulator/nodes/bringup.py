@@ -231,6 +231,12 @@ def monitor(processes, duration, timeout, start_rest):
     start, started_rest, heard = None, False, False
     deadline = time.monotonic() + timeout
 
+    def set_paused(paused):
+        if not pause.wait_for_service(timeout_sec=30.0):
+            raise RuntimeError('the plant offers no ~/pause service')
+        future = pause.call_async(SetBool.Request(data=paused))
+        rclpy.spin_until_future_complete(node, future, timeout_sec=30.0)
+
     def sample():
         nonlocal heard
         time.sleep(SAMPLE_PERIOD)
@@ -243,8 +249,21 @@ def monitor(processes, duration, timeout, start_rest):
         while stats.sim_time < duration:
             sample()
             if not started_rest and heard:
+                # Hold the plant until this monitor hears the controller's diagnostics: the
+                # loop would otherwise run while the new node is still being discovered,
+                # and its first window (published before the match) would be lost.
+                set_paused(True)
+                publishers = node.count_publishers('diagnostics')
                 processes += start_rest()
                 started_rest = True
+                stats.controller = None
+                while (node.count_publishers('diagnostics') <= publishers
+                       or stats.controller is None):
+                    sample()
+                    failed = [p for p in processes if p.poll() is not None]
+                    if failed or time.monotonic() > deadline:
+                        raise RuntimeError('the controller did not come up')
+                set_paused(False)
             if start is None and started_rest and stats.sim_time > 0.0:
                 # Rates count from the closed loop, not from the controller's start-up.
                 start, stats.start_time = time.monotonic(), stats.sim_time
@@ -255,8 +274,7 @@ def monitor(processes, duration, timeout, start_rest):
             if time.monotonic() > deadline:
                 raise RuntimeError(f'only {stats.sim_time:.3f} of {duration} simulated seconds '
                                    f'after {timeout} wall seconds')
-        future = pause.call_async(SetBool.Request(data=True))
-        rclpy.spin_until_future_complete(node, future, timeout_sec=5.0)
+        set_paused(True)
         end = time.monotonic()
         # Diagnostics come once per wall second, and one sent before the pause may still be
         # on its way: the run is closed by the plant reporting itself paused and by an
