@@ -582,12 +582,13 @@ class ProgramController(LatchedSafety):
         if self.realization_kind == 'ideal' and self.model.nv > self.model.nu:
             entry.notes.append('ideal realization on the rigid twin: the elastic modes are not '
                                'modelled')
-        self._check_admission(entry, field)
+        start = self._analysis_configuration(entry)
+        self._check_admission(entry, field, *start)
         if self.model.nv > self.model.nu:
-            self._check_internal_dynamics(entry, spec, policy, field, redefined)
+            self._check_internal_dynamics(entry, spec, policy, field, redefined, *start)
         return entry
 
-    def _check_admission(self, entry, field):
+    def _check_admission(self, entry, field, q0, solved):
         """Refuse a program that can never be met, for every model, at its start.
 
         At the rest configuration solved from the rows (`_analysis_configuration`): rows
@@ -598,7 +599,6 @@ class ProgramController(LatchedSafety):
         the ideal realization are kept, with a note.
         """
         cm, program = self.control_model, entry.program
-        q0, solved = self._analysis_configuration(entry)
         program.evaluate(0.0, q0, np.zeros(cm.nv))
         A, names = program.jacobian, entry.row_names
         rank, dependent = dependent_rows(A)
@@ -620,8 +620,7 @@ class ProgramController(LatchedSafety):
                                'pseudo-inverse')
         if self.realization_kind == 'servo':
             try:
-                check_realizability(cm.mass_matrix(self.data, q0).copy(), A,
-                                    self.input_matrix)
+                check_realizability(cm.mass_matrix(self.data, q0), A, self.input_matrix)
             except RealizabilityError as error:
                 raise ConfigError(f'{field}: {error} ({A.shape[0]} rows, {cm.nu} inputs)') \
                     from None
@@ -652,10 +651,12 @@ class ProgramController(LatchedSafety):
                 break
         return best, False
 
-    def _check_internal_dynamics(self, entry, spec, policy, field, redefined):
-        """Zero dynamics and sampled closed loop; refuse, redefine or allow (module doc)."""
+    def _check_internal_dynamics(self, entry, spec, policy, field, redefined, q0, solved):
+        """Zero dynamics and sampled closed loop; refuse, redefine or allow (module doc).
+
+        ``q0``, ``solved``: the program's rest configuration (`_analysis_configuration`).
+        """
         full, cm, n = self.model, self.control_model, self.n_joints
-        q0, solved = self._analysis_configuration(entry)
         where = (f'linearized at rest at the program start (joints '
                  f'{np.round(q0[:n], 4).tolist()}'
                  f'{"" if solved else ", rows not met: at analysis_positions"})')
@@ -876,9 +877,8 @@ class ProgramController(LatchedSafety):
             status.fault = self.fault
             self.zero_effort()
         else:
-            self.run_law(t, lambda: self._realize(t, cm.mass_matrix(self.data, self.q),
-                                                  cm.bias_forces(self.data, self.q, self.v),
-                                                  dt))
+            self.run_law(t, self._realize, t, cm.mass_matrix(self.data, self.q),
+                         cm.bias_forces(self.data, self.q, self.v), dt)
         self._prev_joint_velocity[:] = self.v[:n]
         self._prev_q_joints[:] = self.q[:n]
         self._prev_time = t

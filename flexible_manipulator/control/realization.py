@@ -274,7 +274,7 @@ def dependent_rows(A, rtol=1e-9):
     """Return (rank, indices of the rows of A that add no rank to the rows before them).
 
     Gram-Schmidt in row order: a row whose part orthogonal to the kept rows is below
-    ``rtol`` times its own norm (or a zero row) is dependent.
+    ``rtol`` times its own norm (a zero row included) is dependent.
     """
     basis, dependent = [], []
     for i, row in enumerate(np.asarray(A, dtype=float)):
@@ -282,7 +282,7 @@ def dependent_rows(A, rtol=1e-9):
         for b in basis:
             rest -= (rest @ b) * b
         size = np.linalg.norm(rest)
-        if size <= rtol * np.linalg.norm(row) or size == 0.0:
+        if size <= rtol * np.linalg.norm(row):
             dependent.append(i)
         else:
             basis.append(rest / size)

@@ -40,14 +40,15 @@ class LatchedSafety:
         self.status.fault = self.fault
         return self.zero_effort()
 
-    def run_law(self, t, law):
-        """Return ``law()``'s effort, or latch a fault and return zero if it fails.
+    def run_law(self, t, law, *args):
+        """Return ``law(*args)``'s effort, or latch a fault and return zero if it fails.
 
         ``law`` returns the effort array; a numerical failure or a non-finite entry latches
-        "control law failed at t = ...: <reason>".
+        "control law failed at t = ...: <reason>". (Arguments, not a closure: no object is
+        made per tick.)
         """
         try:
-            effort = law()
+            effort = law(*args)
             if not np.all(np.isfinite(effort)):
                 raise FloatingPointError(f'non-finite effort {effort.tolist()}')
         except NUMERICAL_FAILURES as error:

@@ -296,7 +296,7 @@ class ServoController(LatchedSafety):
             status.mode = 'fault' if self.fault else 'disabled'
             status.fault = self.fault
             return self.zero_effort()
-        return self.run_law(t, lambda: self._realize(t))
+        return self.run_law(t, self._realize, t)
 
     def _realize(self, t):
         """Constraint, stabilization and servo realization at the stored state."""
