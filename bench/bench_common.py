@@ -90,8 +90,7 @@ def machine():
 
 
 # Numba checks only this file's time stamp, but the kernels are inlined into the loops.
-compiled.drop_stale_cache(__file__, 'chain_kernels.py', 'compiled.py', 'group_kernels.py',
-                          'integrators.py')
+compiled.drop_stale_caches(os.path.dirname(os.path.abspath(__file__)))
 # Loops that call a kernel ``count`` times inside compiled code: the cost of the kernel
 # itself, without the Python-to-numba call (same fastmath flags as the package's kernels,
 # which are inlined into these loops). Cached on disk: the first run compiles for ~1 min.

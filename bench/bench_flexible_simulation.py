@@ -31,7 +31,7 @@ DURATION = 5.0
 PERIOD = 2e-3                     # control period and tip sampling [s]
 REFERENCE_STEP = 2e-5
 STEPS = (2e-3, 1e-3, 5e-4, 2.5e-4, 1.25e-4)
-INTEGRATORS = ('rk4', 'ros2')
+INTEGRATORS = ('rk4', 'rosenbrock2')
 TOLERANCE = 1e-4                  # tip position [m]
 RAMP = 1.0                        # the sinusoids fade in over this time [s]: no mean drift
 # model: (target real-time factor, initial joint angles [rad], amplitude / effort limit,
@@ -145,7 +145,7 @@ def run_model(name):
 
 def chunk_overhead(model):
     """Cost [us] of one advance() call beyond its steps: 2500 one-step calls vs one call."""
-    sim = Simulation(model, PERIOD, 'ros2')
+    sim = Simulation(model, PERIOD, 'rosenbrock2')
     effort = np.zeros(model.nu)
     sim.advance(effort, PERIOD)
     start = time.perf_counter()

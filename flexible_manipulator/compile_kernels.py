@@ -76,7 +76,7 @@ def _servo():
     data, q, v = model.create_data(), model.neutral_configuration(), np.zeros(model.nv)
     u = np.zeros(model.nu)
     model.outputs(data, q, v, u if model.nu else None)
-    for method in ('rk4', 'ros2'):
+    for method in ('rk4', 'rosenbrock2'):
         Simulation(model, 1e-3, method, q, v).advance(u, 1e-3)
 
 
@@ -105,7 +105,7 @@ def _call(method):
 
 Job = namedtuple('Job', 'kernel user demo cost run')
 Job.__doc__ = 'One kernel to compile.'
-Job.kernel.__doc__ = 'name of the compiled kernel (chain_kernels unless said otherwise)'
+Job.kernel.__doc__ = 'name of the compiled kernel (exported by chain_kernels unless noted)'
 Job.user.__doc__ = 'what needs it'
 Job.demo.__doc__ = 'whether the demo nodes need it'
 Job.cost.__doc__ = 'compile time measured on one idle CPU [s]: jobs start longest first'
@@ -117,7 +117,8 @@ JOBS = tuple(Job(*job) for job in (
     ('mass_matrix', 'controller: M(q)', True, 25, _call('mass_matrix')),
     ('rnea', 'controller: bias forces h(q, v)', True, 18, _call('bias_forces')),
     ('local_transforms', 'plant: TF frames', True, 19, _frame_transforms),
-    ('ros2_steps', 'plant: ros2 (stiff) stepper', False, 85, lambda: _simulate('ros2')),
+    ('rosenbrock_steps', 'plant: rosenbrock2 (stiff) stepper', False, 85,
+     lambda: _simulate('rosenbrock2')),
     ('forward_dynamics', 'model API, benchmarks', False, 40, _call('forward_dynamics')),
     ('potential_energy', 'tests: energy', False, 15, _call('potential_energy')),
     ('section_jacobian', 'zero dynamics', False, 14, _section('section_jacobian')),

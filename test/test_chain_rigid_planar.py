@@ -490,7 +490,7 @@ ODES = {
 
 # Classical orders of the schemes (Hairer, Norsett, Wanner, "Solving ODEs I", II.1) and of
 # ROS2 (Verwer, Spee, Blom & Hundsdorfer, SIAM J. Sci. Comput. 20 (1999): order 2).
-TEXTBOOK_ORDER = {'euler': 1, 'heun': 2, 'rk3': 3, 'rk4': 4, 'ros2': 2}
+TEXTBOOK_ORDER = {'euler': 1, 'heun': 2, 'rk3': 3, 'rk4': 4, 'rosenbrock2': 2}
 
 
 def integrate(method, model, x0, steps, end=1.0):
@@ -516,7 +516,7 @@ def test_ode_models_start_from_the_stated_initial_state():
 def test_tableau_orders_are_the_textbook_orders():
     """The declared orders (TABLEAUS, and each Stepper's order) are the textbook orders."""
     assert {name: tableau[3] for name, tableau in TABLEAUS.items()} == {
-        name: order for name, order in TEXTBOOK_ORDER.items() if name != 'ros2'}
+        name: order for name, order in TEXTBOOK_ORDER.items() if name != 'rosenbrock2'}
     assert set(METHODS) == set(TEXTBOOK_ORDER)
     model = damped_disc()
     for method in METHODS:
@@ -560,8 +560,20 @@ def test_unknown_integrator_is_refused():
     model = damped_disc()
     with pytest.raises(ValueError, match='rk4'):
         Stepper(model, model.create_data(), 'rk45')
-    with pytest.raises(ValueError, match='ros2'):
+    with pytest.raises(ValueError, match='rosenbrock2'):
         Simulation(model, 1e-3, 'rk45')
+
+
+def test_the_old_integrator_name_ros2_still_runs_with_a_warning():
+    """'ros2' (renamed 'rosenbrock2': it read as ROS 2) is kept for one release: a
+    FutureWarning names the new value, and the run is the same, bit for bit."""
+    model = damped_disc()
+    new = Simulation(model, 1e-3, 'rosenbrock2', v0=[1.0])
+    with pytest.warns(FutureWarning, match="'ros2' is renamed 'rosenbrock2'"):
+        old = Simulation(model, 1e-3, 'ros2', v0=[1.0])
+    for sim in (new, old):
+        sim.advance(np.ones(1), 0.05)
+    assert np.array_equal(new.state, old.state)
 
 
 def stiff_blade():
@@ -610,15 +622,15 @@ def test_ros2_stays_stable_where_rk4_blows_up_on_a_stiff_blade():
     def energy(sim):
         return model.kinetic_energy(data, sim.q, sim.v) + model.potential_energy(data, sim.q)
 
-    ros2 = Simulation(model, step, 'ros2', q0=q0, v0=v0)
+    implicit = Simulation(model, step, 'rosenbrock2', q0=q0, v0=v0)
     reference = Simulation(model, 1e-5, 'rk4', q0=q0, v0=v0)
-    energies, modes, angle_error = [energy(ros2)], [], []
+    energies, modes, angle_error = [energy(implicit)], [], []
     for _ in range(int(round(duration / sample))):
-        ros2.advance(np.zeros(1), sample)
+        implicit.advance(np.zeros(1), sample)
         reference.advance(np.zeros(1), sample)
-        energies.append(energy(ros2))
-        modes.append(ros2.q[1:].copy())
-        angle_error.append(ros2.q[0] - reference.q[0])
+        energies.append(energy(implicit))
+        modes.append(implicit.q[1:].copy())
+        angle_error.append(implicit.q[0] - reference.q[0])
     energies = np.array(energies)
     elastic = 0.5 * 0.5 * 0.5 * omega[0] ** 2 * q0[1] ** 2
     assert np.all(energies <= energies[0] + 1e-9)

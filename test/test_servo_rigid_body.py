@@ -157,7 +157,7 @@ def test_constraint_holds_to_round_off_for_several_b(b):
     assert np.abs(vs @ model.a).max() < 1e-13 * scale
 
 
-@pytest.mark.parametrize('method', ['rk4', 'ros2'])
+@pytest.mark.parametrize('method', ['rk4', 'rosenbrock2'])
 def test_stabilization_drives_the_residual_down_as_exp_minus_kt(method):
     """With the Baumgarte gain k the multiplier gives d<a, w>/dt = -k <a, w> exactly, so
     an initial residual r0 decays as r0 e^{-k t}: at h = 1 ms the discrete factor per step
@@ -494,7 +494,7 @@ def test_state_checks_and_failure_text():
     assert 'not finite' in model.failure(q, [math.nan, 0.0, 0.0])
 
 
-@pytest.mark.parametrize('method, tolerance', [('rk4', 1e-13), ('ros2', 5e-13)])
+@pytest.mark.parametrize('method, tolerance', [('rk4', 1e-13), ('rosenbrock2', 5e-13)])
 def test_quaternion_stays_unit_on_the_group(method, tolerance):
     """20 000 steps of a fast tumble (|w| ~ 5 rad/s): | |q| - 1 | stays at accumulated
     round-off, ~1e-13 (integrated on SO(3) by q exp(theta); a componentwise q' = q w/2

@@ -28,7 +28,7 @@ spun up fast (Kane, Ryan & Banerjee 1987).
 
 `SerialChain` holds the constant description and its flattened arrays; `create_data()`
 returns a `ChainData` workspace that every algorithm writes into, so a hot loop allocates
-nothing (Pinocchio's model/data split). The algorithms live in `chain_kernels`.
+nothing (Pinocchio's model/data split). The algorithms live in `chain_kernels`, one per module.
 """
 
 from collections import namedtuple
@@ -39,12 +39,7 @@ import math
 import numpy as np
 import transforms3d
 
-from . import beam_modes, chain_kernels as kernels, compiled
-
-
-def _floats(values):
-    """``values`` as a float64 C-contiguous array (no copy when it already is one)."""
-    return np.ascontiguousarray(values, dtype=np.float64)
+from . import arguments, beam_modes, chain_kernels as kernels, compiled
 
 
 @dataclass(frozen=True)
@@ -100,6 +95,17 @@ class Beam:
         """
         return self.quadrature_points or 8 + 2 * max(self.modes)
 
+    def as_rod(self, length):
+        """Return the undeformed beam as a rigid slender rod: (mass, first moment, inertia).
+
+        Mass rho A L [kg] at L/2 on the x axis, first moment (rho A L^2 / 2, 0, 0) [kg m]
+        and inertia about the link origin diag(0, m L^2/3, m L^2/3) [kg m^2]: what a beam
+        without modes is in the dynamics, and what the URDF shows for every beam.
+        """
+        mass = self.linear_density * length
+        return (mass, np.array([0.5 * mass * length, 0.0, 0.0]),
+                np.diag([0.0, mass * length ** 2 / 3, mass * length ** 2 / 3]))
+
 
 @dataclass(frozen=True)
 class Link:
@@ -121,13 +127,95 @@ ModelArrays = namedtuple('ModelArrays', (
     'tip_phi tip_slope tip_g gravity floating base_mass base_first_moment base_inertia '
     'body_spatial payload_spatial base_spatial'))
 
-ChainData = namedtuple('ChainData', (
-    'w v dw dv pw pv pdw pdv t1 t2 t3 rot eye3 zero3 joint_R joint_p tip_w tip_v tip_dw '
-    'tip_dv tip_p tip_gq angles tip_Rz tip_Ry mw fw mw2 fw2 r du ddu acc gq tau zero_nv '
-    'unit_nv mass rhs chol acceleration link_R link_p tip_R tip_pos sec_p sec_angles '
-    'sec_Rz sec_Ry sec_w sec_v sec_dw sec_dv mass_n wmat wchol wrhs wsol link_mass gamma '
-    'base_R base_w base_v base_dw base_dv base_g motion tip_map tip_work jac jac_ext '
-    'jac_work sec_R sec_pos sec_J'))
+# The workspace of every chain algorithm, one line per field (Pinocchio's Data): name,
+# shape (n joints, nv velocities, k = most modes on one link) and meaning. Body
+# components are in the named frame's own axes, angular first; "scratch" fields hold
+# nothing between calls.
+WORKSPACE = (
+    # -- forward pass (kinematics.forward_pass) ----------------------------------------
+    ('w', 'n 3', 'angular velocity of each link frame, body components [rad/s]'),
+    ('v', 'n 3', 'velocity of each link frame origin, body components [m/s]'),
+    ('dw', 'n 3', 'time derivative of w [rad/s^2]'),
+    ('dv', 'n 3', 'time derivative of v, gravity included as a base acceleration [m/s^2]'),
+    ('parent_w', '3', 'twist and acceleration of the current parent frame (scratch) [rad/s]'),
+    ('parent_v', '3', 'as parent_w: velocity [m/s]'),
+    ('parent_dw', '3', 'as parent_w: angular acceleration [rad/s^2]'),
+    ('parent_dv', '3', 'as parent_w: acceleration [m/s^2]'),
+    ('joint_R', 'n 3 3', 'rotation of link frame j in the parent tip frame'),
+    ('joint_p', 'n 3', 'origin of link frame j in the parent tip frame [m]'),
+    ('tip_w', 'n 3', 'angular velocity of tip frame j, body components [rad/s]'),
+    ('tip_v', 'n 3', 'velocity of tip frame j origin, body components [m/s]'),
+    ('tip_dw', 'n 3', 'time derivative of tip_w [rad/s^2]'),
+    ('tip_dv', 'n 3', 'time derivative of tip_v [m/s^2]'),
+    ('tip_p', 'n 3', 'tip frame origin in its link frame, L e1 + u(L, q) [m]'),
+    ('tip_gq', 'n k', 'G(L) q of each link (foreshortening of the tip)'),
+    ('tip_angles', 'n 6', 'tip bending angles psi_z, rate, accel., psi_y, rate, accel.'),
+    ('tip_Rz', 'n 3 3', 'tip rotation Rot(e3, psi_z)'),
+    ('tip_Ry', 'n 3 3', 'tip rotation Rot(e2, psi_y); the tip frame is Rz Ry in the link'),
+    ('base_R', '3 3', 'floating base orientation in the world (identity if fixed)'),
+    ('base_w', '3', 'base angular velocity, body components [rad/s]'),
+    ('base_v', '3', 'base velocity, body components [m/s]'),
+    ('base_dw', '3', 'time derivative of base_w [rad/s^2]'),
+    ('base_dv', '3', 'time derivative of base_v minus gravity [m/s^2]'),
+    ('base_g', '3', 'gravity in base axes [m/s^2] (potential energy)'),
+    # -- inverse dynamics (rnea) and beam points ---------------------------------------
+    ('tau', 'nv', 'RNEA result: joint efforts [N m or N], then modal forces [N m]'),
+    ('outboard_m', '3', 'moment of the outboard chain on the current frame [N m]'),
+    ('outboard_f', '3', 'force of the outboard chain on the current frame [N]'),
+    ('carried_m', '3', 'outboard_m carried to the next frame inwards (scratch) [N m]'),
+    ('carried_f', '3', 'outboard_f carried to the next frame inwards (scratch) [N]'),
+    ('point_r', '3', 'position of the current beam point in its link frame [m]'),
+    ('point_du', '3', 'rate of its displacement u [m/s]'),
+    ('point_ddu', '3', 'acceleration of its displacement u [m/s^2]'),
+    ('point_load', '3', 'its inertial force w_i a_i [N]'),
+    ('point_gq', 'k', 'G(x) q of the current section'),
+    ('point_dudq', '3 6+k', 'du/dq of the current beam point (columns: modes)'),
+    # -- mass matrix ----------------------------------------------------------------
+    ('mass', 'nv nv', 'M(q), armature on the joint diagonal [kg m^2, kg]'),
+    ('link_mass', 'n 6+k 6+k', 'generalized mass of each link in (w, v, modal rates)'),
+    ('link_jac', '6 nv', 'twist of the current link frame per unit velocity'),
+    ('link_E', '6+k nv', 'link_jac stacked on the modal-rate rows of the current link'),
+    ('tip_map', '6 6+k', 'tip twist of the current link from its (w, v, modal rates)'),
+    ('scratch_E', '6+k nv', 'scratch for M_link E'),
+    ('scratch_T', '6 6+k', 'scratch for I_payload T'),
+    # -- forward dynamics and the implicit stepper -------------------------------------
+    ('rhs', 'nv', 'B u - h(q, v) (scratch zeros in the section kernels)'),
+    ('chol', 'nv nv', 'Cholesky factor of mass'),
+    ('acceleration', 'nv', "forward dynamics result v' [rad/s^2, m/s^2]"),
+    ('stiff_M', 'nv nv', 'M at the implicit step linearization point'),
+    ('stiff_W', 'nv nv', 'M + gh D + gh^2 K of the implicit step'),
+    ('stiff_chol', 'nv nv', 'Cholesky factor of stiff_W'),
+    ('stiff_rhs', 'nv', 'right-hand side of the implicit step solve'),
+    ('stiff_sol', 'nv', 'solution of the implicit step solve'),
+    # -- placements and sections (frames) ----------------------------------------------
+    ('link_R', 'n 3 3', 'orientation of each link frame in the base frame'),
+    ('link_p', 'n 3', 'origin of each link frame in the base frame [m]'),
+    ('tip_R', 'n 3 3', 'orientation of each tip frame in the base frame'),
+    ('tip_pos', 'n 3', 'origin of each tip frame in the base frame [m]'),
+    ('sec_p', '3', 'origin of the current section in its link frame [m]'),
+    ('sec_angles', '6', 'bending angles of the current section (as tip_angles)'),
+    ('sec_Rz', '3 3', 'Rot(e3, psi_z) of the current section'),
+    ('sec_Ry', '3 3', 'Rot(e2, psi_y) of the current section'),
+    ('sec_w', '3', 'angular velocity of the current section, body components [rad/s]'),
+    ('sec_v', '3', 'velocity of the current section origin, body components [m/s]'),
+    ('sec_dw', '3', 'time derivative of sec_w [rad/s^2]'),
+    ('sec_dv', '3', 'time derivative of sec_v [m/s^2]'),
+    ('sec_R', '3 3', 'section_kinematics result: orientation in the base frame'),
+    ('sec_pos', '3', 'section_kinematics result: origin in the base frame [m]'),
+    ('sec_J', '6 nv', 'section_kinematics result: Jacobian, base axes'),
+    ('sec_motion', '12', "section_kinematics result: J v and J' v, base axes"),
+    # -- constants and scratch -------------------------------------------------------
+    ('eye3', '3 3', 'identity (constant)'),
+    ('zero3', '3', 'zero vector (constant)'),
+    ('zero_nv', 'nv', 'zero vector (set before use)'),
+    ('unit_nv', 'nv', 'unit vector e_k (section Jacobian columns)'),
+    ('scratch_a', '3', 'scratch 3-vector'),
+    ('scratch_b', '3', 'scratch 3-vector'),
+    ('scratch_c', '3', 'scratch 3-vector'),
+    ('scratch_R', '3 3', 'scratch rotation'),
+)
+ChainData = namedtuple('ChainData', [name for name, _, _ in WORKSPACE])
+ChainData.__doc__ = 'Workspace of the chain algorithms: see `WORKSPACE`.'
 
 
 @dataclass(frozen=True)
@@ -204,13 +292,23 @@ class SerialChain:
             q[b + 3:] = transforms3d.euler.euler2quat(*self.base_rpy, axes='sxyz')
         return q
 
-    def rigid_twin(self):
-        """Return the same chain with every beam a rigid rod (zero modes): joints only."""
-        links = [dataclasses.replace(link, beam=dataclasses.replace(link.beam, modes=(0, 0)))
-                 if link.beam is not None else link for link in self.links]
+    def with_modes(self, modes):
+        """Return the same chain with at most ``modes`` assumed modes per plane of each link.
+
+        ``modes = 0`` is the rigid twin (every beam a rigid rod of the same mass). Modal
+        coordinates keep their names (``<link>_y1`` ...), so a state of this chain maps
+        onto the reduced one by name.
+        """
+        links = [dataclasses.replace(link, beam=dataclasses.replace(
+            link.beam, modes=tuple(min(int(modes), count) for count in link.beam.modes)))
+            if link.beam is not None else link for link in self.links]
         return SerialChain(self.name, links, self.gravity_base, self.base_frame, self.base_xyz,
                            self.base_rpy, self.tool_frame, self.geometric_stiffening,
                            self.floating_base)
+
+    def rigid_twin(self):
+        """Return the same chain with every beam a rigid rod (zero modes): joints only."""
+        return self.with_modes(0)
 
     # -- construction ----------------------------------------------------------------
     def modes_of(self, link_index):
@@ -219,6 +317,22 @@ class SerialChain:
         if beam is None:
             return 0, []
         return sum(beam.modes), [1] * beam.modes[0] + [2] * beam.modes[1]
+
+    def mode_start(self, link_index):
+        """Index in v of the first modal coordinate of a link (modes follow all joints)."""
+        return int(self.arrays.mode_start[link_index])
+
+    def joint_axis(self, link_index):
+        """Return the unit axis of a link's joint in its joint frame (3)."""
+        return self.arrays.joint_axis[link_index].copy()
+
+    def elastic_coefficients(self):
+        """Diagonal stiffness K and viscous damping D per velocity coordinate (nv each).
+
+        Joints: no stiffness, the joint friction [N m s/rad or N s/m]; modes: K_k [N m] and
+        D_k = 2 zeta omega_k rho A L [N m s]. Copies.
+        """
+        return self.arrays.stiffness.copy(), self.arrays.damping.copy()
 
     def _mode_values(self, link_index, x, derivative):
         """Mode values of one link at abscissae x: shape (len(x), count), plane order."""
@@ -291,13 +405,11 @@ class SerialChain:
             a.inertia[j] = link.body.inertia_about_origin()
             count, planes = self.modes_of(j)
             if link.beam is not None and count == 0:
-                # A beam without modes is a rigid uniform rod: fold it into the rigid part
-                # (mass rho A L at L/2, m L^2/3 about y and z through the link origin).
-                rod = link.beam.linear_density * link.length
-                a.mass[j] += rod
-                a.first_moment[j, 0] += 0.5 * rod * link.length
-                a.inertia[j] += np.diag([0.0, rod * link.length ** 2 / 3,
-                                         rod * link.length ** 2 / 3])
+                # A beam without modes is a rigid rod: fold it into the rigid part.
+                mass, first_moment, inertia = link.beam.as_rod(link.length)
+                a.mass[j] += mass
+                a.first_moment[j] += first_moment
+                a.inertia[j] += inertia
             a.payload_mass[j] = link.payload.mass
             a.payload_first_moment[j] = link.payload.first_moment()
             a.payload_inertia[j] = link.payload.inertia_about_origin()
@@ -337,33 +449,11 @@ class SerialChain:
     # -- workspace -------------------------------------------------------------------
     def create_data(self):
         """Return a fresh workspace for this model (all buffers allocated here, once)."""
-        n, nv = self.n_joints, self.nv
-        kmax = self.max_link_modes
-
-        def z(*shape):
-            return np.zeros(shape)
-        names = ChainData._fields
-        values = dict.fromkeys(names)
-        for key in ('w', 'v', 'dw', 'dv', 'joint_p', 'tip_w', 'tip_v', 'tip_dw', 'tip_dv',
-                    'tip_p', 'link_p', 'tip_pos'):
-            values[key] = z(n, 3)
-        for key in ('joint_R', 'tip_Rz', 'tip_Ry', 'link_R', 'tip_R'):
-            values[key] = z(n, 3, 3)
-        for key in ('pw', 'pv', 'pdw', 'pdv', 't1', 't2', 't3', 'zero3', 'mw', 'fw', 'mw2',
-                    'fw2', 'r', 'du', 'ddu', 'acc', 'sec_p', 'sec_w', 'sec_v', 'sec_dw',
-                    'sec_dv', 'base_w', 'base_v', 'base_dw', 'base_dv', 'base_g'):
-            values[key] = z(3)
-        for key in ('rot', 'sec_Rz', 'sec_Ry', 'base_R'):
-            values[key] = z(3, 3)
-        for key in ('tau', 'zero_nv', 'unit_nv', 'rhs', 'acceleration', 'wrhs', 'wsol'):
-            values[key] = z(nv)
-        values.update(eye3=np.eye(3), tip_gq=z(n, kmax), angles=z(n, 6), gq=z(kmax),
-                      mass=z(nv, nv), chol=z(nv, nv), sec_angles=z(6), mass_n=z(nv, nv),
-                      wmat=z(nv, nv), wchol=z(nv, nv), link_mass=z(n, 6 + kmax, 6 + kmax),
-                      gamma=z(3, 6 + kmax), motion=z(12), tip_map=z(6, 6 + kmax),
-                      tip_work=z(6, 6 + kmax), jac=z(6, nv),
-                      jac_ext=z(6 + kmax, nv), jac_work=z(6 + kmax, nv), sec_R=z(3, 3),
-                      sec_pos=z(3), sec_J=z(6, nv))
+        sizes = {'n': self.n_joints, 'nv': self.nv, 'k': self.max_link_modes}
+        sizes['6+k'] = 6 + sizes['k']
+        values = {name: np.zeros([sizes[d] if d in sizes else int(d) for d in shape.split()])
+                  for name, shape, _ in WORKSPACE}
+        values['eye3'][:] = np.eye(3)
         return ChainData(**values)
 
     # -- sections --------------------------------------------------------------------
@@ -390,7 +480,7 @@ class SerialChain:
     # -- algorithms ------------------------------------------------------------------
     # Compiled steppers on this model's equations (see integrators.Stepper).
     explicit_kernel = staticmethod(kernels.explicit_steps)
-    ros2_kernel = staticmethod(kernels.ros2_steps)
+    rosenbrock_kernel = staticmethod(kernels.rosenbrock_steps)
 
     def _run(self, kernel, *args):
         """Call a kernel through its compiled entry point (see `compiled.entry_point`).
@@ -403,31 +493,48 @@ class SerialChain:
             entry = self._entries[kernel] = compiled.entry_point(kernel, self.arrays, *args)
         return entry(self.arrays, *args)
 
-    def rnea(self, data, q, v, a):
-        """Inverse dynamics M a + h(q, v) [joint efforts; modal residuals]; writes data.tau."""
-        self._run(kernels.rnea, data, _floats(q), _floats(v), _floats(a), 1.0, True, False)
-        return data.tau
+    def _q(self, q):
+        return arguments.vector('q', q, self.nq, self.name, 'coordinates (nq)')
 
-    def mass_matrix(self, data, q):
-        """Mass matrix M(q), symmetric positive definite; writes data.mass."""
-        self._run(kernels.mass_matrix, data, _floats(q), False)
-        return data.mass
+    def _v(self, name, v):
+        return arguments.vector(name, v, self.nv, self.name, 'velocity entries (nv)')
 
-    def bias_forces(self, data, q, v):
-        """Bias forces h(q, v) = rnea(q, v, 0); writes data.tau."""
-        data.zero_nv[:] = 0.0
-        self._run(kernels.rnea, data, _floats(q), _floats(v), data.zero_nv, 1.0, True, False)
-        return data.tau
+    def rnea(self, data, q, v, a, out=None):
+        """Inverse dynamics M a + h(q, v) [joint efforts; modal residuals] (nv).
 
-    def forward_dynamics(self, data, q, v, u):
-        """Accelerations M^-1 (B u - h); writes data.acceleration.
-
-        Raises `numpy.linalg.LinAlgError` if M is not positive definite at q.
+        Returns a copy of data.tau, or writes it into ``out`` (nv) and returns ``out``.
         """
-        if not self._run(kernels.forward_dynamics, data, _floats(q), _floats(v), _floats(u)):
+        self._run(kernels.rnea, data, self._q(q), self._v('v', v), self._v('a', a), 1.0,
+                  True, False)
+        return arguments.result(data.tau, out, 'rnea')
+
+    def mass_matrix(self, data, q, out=None):
+        """Mass matrix M(q) (nv x nv), symmetric positive definite.
+
+        Returns a copy of data.mass, or writes it into ``out`` and returns ``out``.
+        """
+        self._run(kernels.mass_matrix, data, self._q(q), False)
+        return arguments.result(data.mass, out, 'mass_matrix')
+
+    def bias_forces(self, data, q, v, out=None):
+        """Bias forces h(q, v) = rnea(q, v, 0) (nv): a copy of data.tau, or into ``out``."""
+        data.zero_nv[:] = 0.0
+        self._run(kernels.rnea, data, self._q(q), self._v('v', v), data.zero_nv, 1.0, True,
+                  False)
+        return arguments.result(data.tau, out, 'bias_forces')
+
+    def forward_dynamics(self, data, q, v, u, out=None):
+        """Accelerations M^-1 (B u - h) (nv): a copy of data.acceleration, or into ``out``.
+
+        ``u``: the nu actuator efforts. Raises `numpy.linalg.LinAlgError` if M is not
+        positive definite at q.
+        """
+        q = self._q(q)
+        u = arguments.vector('u', u, self.nu, self.name, 'actuator efforts (nu)')
+        if not self._run(kernels.forward_dynamics, data, q, self._v('v', v), u):
             raise np.linalg.LinAlgError(f'mass matrix of {self.name!r} is not positive '
-                                        f'definite at q = {np.asarray(q).tolist()}')
-        return data.acceleration
+                                        f'definite at q = {q.tolist()}')
+        return arguments.result(data.acceleration, out, 'forward_dynamics')
 
     def input_matrix(self):
         """B (nv x nu): actuator efforts act on the joints only."""
@@ -436,14 +543,15 @@ class SerialChain:
     def frame_placements(self, data, q):
         """Poses in the base frame of all link frames and tip frames.
 
-        Returns (link_R, link_p, tip_R, tip_p), views into data.
+        Returns copies of (link_R, link_p, tip_R, tip_p): n x 3 x 3 and n x 3 [m].
         """
-        kernels.placements(self.arrays, data, q)
-        return data.link_R, data.link_p, data.tip_R, data.tip_pos
+        kernels.placements(self.arrays, data, self._q(q))
+        return data.link_R.copy(), data.link_p.copy(), data.tip_R.copy(), data.tip_pos.copy()
 
     def section_pose(self, data, q, link_index, x):
         """Orientation R (3x3) and position p (3) in the base frame of a material section."""
         table = self.section(link_index, x)
+        q = self._q(q)
         kernels.placements(self.arrays, data, q)
         R, p = np.zeros((3, 3)), np.zeros(3)
         kernels.section_placement(self.arrays, data, link_index, table.x, table.phi,
@@ -452,6 +560,7 @@ class SerialChain:
 
     def section_jacobian(self, data, q, link_index, x):
         """Jacobian (6 x nv, angular rows first, base-frame components) of a section frame."""
+        q = self._q(q)
         R, _ = self.section_pose(data, q, link_index, x)
         table = self.section(link_index, x)
         J = np.zeros((6, self.nv))
@@ -459,18 +568,26 @@ class SerialChain:
                                  table.slope, table.g, q, R, J)
         return J
 
-    def section_kinematics(self, data, q, v, link_index, x):
+    def section_kinematics(self, data, q, v, link_index, x, out=None):
         """Pose, Jacobian, twist and velocity-product acceleration of a section, one call.
 
-        Returns (R, p, J, twist, accel), views into ``data`` valid until its next use: R
-        (3x3) and p (3) in the base frame, J (6 x nv, angular rows first), twist = J v and
-        accel = J' v as in `section_motion` (fixed base).
+        Returns (R, p, J, twist, accel): R (3x3) and p (3) in the base frame, J (6 x nv,
+        angular rows first), twist = J v and accel = J' v as in `section_motion` (fixed
+        base). New arrays, or written into ``out``, a tuple of five arrays of those shapes
+        (e.g. the result of a previous call), which is returned.
         """
         table = self.section(link_index, x)
         self._run(kernels.section_kinematics, data, int(link_index), table.x, table.phi,
-                  table.slope, table.g, _floats(q), _floats(v), data.sec_R, data.sec_pos,
-                  data.sec_J, data.motion)
-        return data.sec_R, data.sec_pos, data.sec_J, data.motion[:6], data.motion[6:]
+                  table.slope, table.g, self._q(q), self._v('v', v), data.sec_R,
+                  data.sec_pos, data.sec_J, data.sec_motion)
+        values = (data.sec_R, data.sec_pos, data.sec_J, data.sec_motion[:6],
+                  data.sec_motion[6:])
+        if out is None:
+            return tuple(value.copy() for value in values)
+        if len(out) != len(values):
+            raise ValueError(f'out: section_kinematics writes 5 arrays, got {len(out)}')
+        return tuple(arguments.result(value, target, 'section_kinematics')
+                     for value, target in zip(values, out))
 
     def section_motion(self, data, q, v, link_index, x):
         """Pose, twist and velocity-product acceleration of a section (base frame).
@@ -479,11 +596,12 @@ class SerialChain:
         (w', p'') [rad/s^2, m/s^2] at zero generalized acceleration and without gravity,
         so that the section's acceleration is J q'' + accel (a fixed base).
         """
+        q = self._q(q)
         R, p = self.section_pose(data, q, link_index, x)
         table = self.section(link_index, x)
         kernels.section_motion(self.arrays, data, link_index, table.x, table.phi, table.slope,
-                               table.g, q, v, R, data.motion)
-        return R, p, data.motion[:6].copy(), data.motion[6:].copy()
+                               table.g, q, self._v('v', v), R, data.sec_motion)
+        return R, p, data.sec_motion[:6].copy(), data.sec_motion[6:].copy()
 
     def base_momentum(self, data, q, v):
         """Momentum of a free-floating system in the world: (angular about the origin, linear).
@@ -511,7 +629,7 @@ class SerialChain:
 
     def potential_energy(self, data, q):
         """Gravity plus elastic energy [J], zero at the base origin and undeformed links."""
-        return kernels.potential_energy(self.arrays, data, q)
+        return kernels.potential_energy(self.arrays, data, self._q(q))
 
 
 class FrameTransforms:
@@ -541,6 +659,7 @@ class FrameTransforms:
 
     def update(self, data, q):
         """Compute every transform at coordinates q."""
+        q = self.model._q(q)
         kernels.local_transforms(self.model.arrays, data, q, self.links, self.xs,
                                  self.is_section, self.phi, self.slope, self.g, self.R, self.p,
                                  self.quat)

@@ -11,8 +11,10 @@
   run-time arguments to a cached kernel breaks numba's on-disk cache.
 
 Numba's cache of a kernel is keyed by the time stamp of the file that defines it only, but
-a kernel embeds the code of the helpers and templates it calls from other files; a module
-of kernels therefore calls `drop_stale_cache` with those files before anything compiles.
+a kernel embeds the code of the helpers and templates it calls from other files. The rule
+here cannot miss a dependency however the files are split: when this module is imported
+(before any kernel compiles), every cache file under `mechanics/` older than the newest
+source file of `mechanics/` is deleted, so an edit to any kernel file recompiles them all.
 """
 
 import glob
@@ -26,18 +28,28 @@ inline = numba.njit(cache=True, nogil=True, inline='always', _nrt=False, fastmat
 template = numba.njit(nogil=True, _nrt=False, inline='always')
 
 
-def drop_stale_cache(module_file, *dependencies):
-    """Delete the numba cache of ``module_file`` if it is older than any of ``dependencies``.
+KERNEL_SOURCES = os.path.dirname(os.path.abspath(__file__))
 
-    Paths are absolute or relative to this package directory (``'integrators.py'``).
+
+def _newest_source(sources):
+    """Return the modification time of the newest ``.py`` file under ``sources`` [s]."""
+    paths = glob.glob(os.path.join(sources, '**', '*.py'), recursive=True)
+    return max(os.path.getmtime(path) for path in paths)
+
+
+def drop_stale_caches(directory=KERNEL_SOURCES, sources=KERNEL_SOURCES):
+    """Delete the numba cache files under ``directory`` older than any file of ``sources``.
+
+    Also for code outside the package whose cached kernels inline the package's (bench/).
     """
-    here = os.path.dirname(os.path.abspath(__file__))
-    newest = max(os.path.getmtime(os.path.join(here, name)) for name in dependencies)
-    directory, name = os.path.split(os.path.abspath(module_file))
-    stem = os.path.splitext(name)[0]
-    for path in glob.glob(os.path.join(directory, '__pycache__', f'{stem}.*.nb[ci]')):
-        if os.path.getmtime(path) < newest:
-            os.remove(path)
+    newest = _newest_source(sources)
+    pattern = os.path.join(directory, '**', '__pycache__', '*.nb[ci]')
+    for path in glob.glob(pattern, recursive=True):
+        try:
+            if os.path.getmtime(path) < newest:
+                os.remove(path)
+        except OSError:         # another process removed it, or a read-only install
+            pass
 
 
 def entry_point(kernel, *args):
@@ -56,3 +68,6 @@ def entry_point(kernel, *args):
         return kernel.overloads[types].entry_point
     except (AttributeError, KeyError, TypeError):       # pragma: no cover - numba changed
         return kernel
+
+
+drop_stale_caches()

@@ -14,7 +14,6 @@ import math
 
 from . import compiled
 
-compiled.drop_stale_cache(__file__, 'compiled.py')
 _jit = compiled.jit
 
 # Below this angle the series of sin(t/2)/t and D(t) replace the closed forms, which cancel.

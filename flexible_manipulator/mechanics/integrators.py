@@ -8,7 +8,8 @@ Butcher tableau (A, b, c) advances one step h by
 with a global error O(h^p) for order p; its stability limit is h |lambda| <~ 2.8 (rk4) for
 the fastest mode lambda, so stiff elastic modes force small steps.
 
-Linearly implicit ``ros2`` (Verwer, Spee, Blom & Hundsdorfer 1999), for stiff elastic
+Linearly implicit ``rosenbrock2`` (the two-stage Rosenbrock method ROS2 of Verwer, Spee,
+Blom & Hundsdorfer 1999; called ``ros2`` before, a name that read as ROS 2), for stiff elastic
 modes: with gamma = 1 + 1/sqrt(2) and W = I - gamma h J for an approximation J of df/dx,
 
     W k1 = f(x_n),    W k2 = f(x_n + h k1) - 2 k1,    x_n+1 = x_n + h (3 k1 + k2) / 2.
@@ -41,6 +42,7 @@ from the caller.
 """
 
 import math
+import warnings
 
 import numpy as np
 
@@ -54,13 +56,13 @@ TABLEAUS = {
     'rk4': ([[], [0.5], [0.0, 0.5], [0.0, 0.0, 1.0]],
             [1.0 / 6.0, 1.0 / 3.0, 1.0 / 3.0, 1.0 / 6.0], [0.0, 0.5, 0.5, 1.0], 4),
 }
-IMPLICIT = {'ros2': 2}
+IMPLICIT = {'rosenbrock2': 2}
 METHODS = tuple(TABLEAUS) + tuple(IMPLICIT)
-ROS2_GAMMA = 1.0 + 1.0 / math.sqrt(2.0)
+RENAMED = {'ros2': 'rosenbrock2'}      # old name: new name (old names go in the next release)
+ROSENBROCK_GAMMA = 1.0 + 1.0 / math.sqrt(2.0)
 
 # The steppers are templates: a model's kernel module instantiates them with its own
-# compiled right-hand side and group hooks as globals (see chain_kernels.explicit_steps).
-compiled.drop_stale_cache(__file__, 'compiled.py')
+# compiled right-hand side and group hooks as globals (see chain_kernels.steppers).
 _jit, _template = compiled.jit, compiled.template
 
 
@@ -123,8 +125,8 @@ def explicit_steps(rhs, integrate, dexpinv, model, data, x, u, h, count, a, b, s
 
 
 @_template
-def ros2_steps(rhs, factor, solve, integrate, dexpinv, model, data, x, u, h, count, stages,
-               trial, theta):
+def rosenbrock_steps(rhs, factor, solve, integrate, dexpinv, model, data, x, u, h, count,
+                     stages, trial, theta):
     """Advance x in place by ``count`` steps of the linearly implicit ROS2 scheme.
 
     Both stages evaluate ``rhs`` at one call site (stage 0 at x, stage 1 at the trial
@@ -132,7 +134,7 @@ def ros2_steps(rhs, factor, solve, integrate, dexpinv, model, data, x, u, h, cou
     doubled the kernel's compile time for nothing.
     """
     n = theta.shape[0]
-    gh = ROS2_GAMMA * h
+    gh = ROSENBROCK_GAMMA * h
     f0, k1, k2 = stages[0], stages[1], stages[2]
     for _ in range(count):
         for stage in range(2):
@@ -158,17 +160,27 @@ def ros2_steps(rhs, factor, solve, integrate, dexpinv, model, data, x, u, h, cou
     return _finite(x)
 
 
+def renamed_message(field, old, new):
+    """Say that ``old``, a value of ``field``, is now called ``new``."""
+    return (f'{field}: {old!r} is renamed {new!r} (the two-stage Rosenbrock method); the old '
+            f'name will be refused in the next release')
+
+
 class Stepper:
     """A named method bound to one compiled model: ``advance(x, u, h, count) -> bool``.
 
     The model object must provide ``nq``, ``nv``, ``arrays`` (its constant tuple) and the
     compiled instances ``explicit_kernel(arrays, data, x, u, h, count, a, b, stages, trial,
-    theta)`` and ``ros2_kernel(arrays, data, x, u, h, count, stages, trial, theta)`` of the
+    theta)`` and ``rosenbrock_kernel(arrays, data, x, u, h, count, stages, trial, theta)`` of the
     templates above. ``x`` and ``u`` must be float64 arrays of the model's sizes.
     """
 
     def __init__(self, model, data, method):
         """Allocate the stage buffers of ``method`` and bind its compiled kernel."""
+        if method in RENAMED:
+            warnings.warn(renamed_message('integrator', method, RENAMED[method]), FutureWarning,
+                          stacklevel=3)
+            method = RENAMED[method]
         if method not in METHODS:
             raise ValueError(f"unknown integrator '{method}'; choose one of {list(METHODS)}")
         self.method, self.model, self.data = method, model, data
@@ -184,7 +196,7 @@ class Stepper:
         else:
             self._stages = np.zeros((3, tangent))
             self._extra = (self._stages, self._trial, self._theta)
-            kernel = model.ros2_kernel
+            kernel = model.rosenbrock_kernel
         self._kernel = compiled.entry_point(kernel, model.arrays, data, x, u, 0.0, 0,
                                             *self._extra)
 

@@ -50,7 +50,7 @@ import math
 
 import numpy as np
 
-from . import servo_kernels as kernels
+from . import arguments, servo_kernels as kernels
 
 STANDARD_GRAVITY = 9.80665          # m/s^2, for the sleigh's inclined plane
 # A margin |<I^-1 a, b>| below this fraction of |a| |b| |I^-1| is refused as unrealizable.
@@ -161,7 +161,7 @@ class ServoSystem:
     n x n), ``a`` and ``b`` as given (``a_unit``, ``b_unit``: normalized copies), ``margin``
     <I^-1 a, b> (a, b as given), ``stabilization`` k [1/s], ``omega_max``, ``output_names``,
     ``initial_q``, ``initial_v`` (neutral and zero unless set by `set_initial_state`), and
-    ``arrays``/``explicit_kernel``/``ros2_kernel`` for `integrators.Stepper`.
+    ``arrays``/``explicit_kernel``/``rosenbrock_kernel`` for `integrators.Stepper`.
     """
 
     kind = None
@@ -169,7 +169,7 @@ class ServoSystem:
     coordinate_names = ()
     velocity_names = ()
     explicit_kernel = staticmethod(kernels.explicit_steps)
-    ros2_kernel = staticmethod(kernels.ros2_steps)
+    rosenbrock_kernel = staticmethod(kernels.rosenbrock_steps)
 
     def _setup(self, name, kind_code, structure, inertia, a, b, realization, stabilization,
                omega_max, a_field, b_field, weight_moment=(0.0, 0.0, 0.0), load=0.0,
@@ -184,6 +184,7 @@ class ServoSystem:
         self.realization = realization
         self.nv = 3
         self.nu = 1 if realization == 'free' else 0
+        self._zero_input = np.zeros(self.nu)
         self.stabilization = _finite_number(stabilization, 'stabilization', 0.0)
         self.omega_max = _finite_number(omega_max, 'omega_max', 0.0, strict=True)
         self.inertia_matrix = inertia
@@ -225,6 +226,11 @@ class ServoSystem:
     def neutral_configuration(self):
         """Identity attitude, or the sleigh at the origin heading along x."""
         raise NotImplementedError
+
+    def _state(self, q, v):
+        """(q, v) as float64 vectors of sizes (nq, nv), or a ValueError naming the wrong one."""
+        return (arguments.vector('q', q, self.nq, self.name, 'coordinates (nq)'),
+                arguments.vector('v', v, self.nv, self.name, 'velocity entries (nv)'))
 
     def _input(self, u):
         if self.nu == 0:
@@ -280,8 +286,8 @@ class ServoSystem:
     # -- dynamics and outputs ---------------------------------------------------------------
     def acceleration(self, data, q, v, u=None):
         """Return (w', lambda) at (q, v) with input u (``free``), no blow-up check."""
-        lam = kernels.evaluate(self.arrays, data, np.asarray(q, dtype=float),
-                               np.asarray(v, dtype=float), self._input(u))
+        q, v = self._state(q, v)
+        lam = kernels.evaluate(self.arrays, data, q, v, self._input(u))
         return data.wdot.copy(), float(lam)
 
     def kinetic_energy(self, v):
@@ -300,7 +306,7 @@ class ServoSystem:
 
     def outputs(self, data, q, v, u=None):
         """Values in ``output_names`` order (lambda: the input u for a ``free`` plant)."""
-        q, v = np.asarray(q, dtype=float), np.asarray(v, dtype=float)
+        q, v = self._state(q, v)
         lam = float(kernels.evaluate(self.arrays, data, q, v, self._input(u)))
         kinetic = self.kinetic_energy(v)
         potential = self.potential_energy(q)
@@ -325,18 +331,21 @@ class ServoSystem:
     # internal: there M^-1 (B u - h) is the unconstrained acceleration, and the plant's own
     # is M^-1 (lambda b - h). The constraint <a, w> = 0 is the velocity row A = a^T,
     # offset 0, the program a controller realizes along B.
-    def mass_matrix(self, data, q):
-        """Return M = I (nv x nv, constant: the inertia on the algebra) as a fresh array."""
-        return self.inertia_matrix.copy()
+    def mass_matrix(self, data, q, out=None):
+        """Return M = I (nv x nv, constant: the inertia on the algebra), a copy or ``out``."""
+        return arguments.result(self.inertia_matrix, out, 'mass_matrix')
 
-    def bias_forces(self, data, q, v):
+    def bias_forces(self, data, q, v, out=None):
         """Return h(q, v) = -(ad*_w (I w) + F(q)) (gyroscopic and gravity/incline terms).
 
-        Writes the workspace as `acceleration` does (with zero input).
+        Writes the workspace as `acceleration` does (with zero input); returns a new array,
+        or writes into ``out`` (nv) and returns it.
         """
-        kernels.evaluate(self.arrays, data, np.asarray(q, dtype=float),
-                         np.asarray(v, dtype=float), np.zeros(self.nu))
-        return -data.load
+        q, v = self._state(q, v)
+        kernels.evaluate(self.arrays, data, q, v, self._zero_input)
+        if out is None:
+            return -data.load
+        return np.negative(arguments.result(data.load, out, 'bias_forces'), out=out)
 
     def input_matrix(self):
         """Return B (nv x nu): the column b for a ``free`` plant, nv x 0 for a ``servo`` one."""

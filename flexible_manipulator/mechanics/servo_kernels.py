@@ -43,7 +43,6 @@ from . import compiled, group_kernels, integrators
 KIND_RIGID_BODY = 0
 KIND_SLEIGH = 1
 
-compiled.drop_stale_cache(__file__, 'compiled.py', 'group_kernels.py', 'integrators.py')
 _jit, _inline = compiled.jit, compiled.inline      # see `compiled`
 
 
@@ -177,10 +176,11 @@ def explicit_steps(model, data, x, u, h, count, a, b, stages, trial, theta):
 
 
 @_jit
-def ros2_steps(model, data, x, u, h, count, stages, trial, theta):
-    """`integrators.ros2_steps` with W = I: an explicit second-order W-method (Heun)."""
-    return integrators.ros2_steps(rhs, identity_factor, identity_solve, integrate, dexpinv,
-                                  model, data, x, u, h, count, stages, trial, theta)
+def rosenbrock_steps(model, data, x, u, h, count, stages, trial, theta):
+    """`integrators.rosenbrock_steps` with W = I: an explicit second-order W-method (Heun)."""
+    return integrators.rosenbrock_steps(rhs, identity_factor, identity_solve, integrate,
+                                        dexpinv, model, data, x, u, h, count, stages, trial,
+                                        theta)
 
 
 @_jit

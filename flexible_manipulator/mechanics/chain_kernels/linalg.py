@@ -1,0 +1,71 @@
+"""Dense linear algebra on preallocated arrays: products, congruences, Cholesky.
+
+Small (nv <= a few tens) and written out so that the kernels that call them compile into
+one function with numba and allocate nothing per call.
+"""
+
+import math
+
+from .. import compiled
+
+_jit = compiled.jit
+
+
+@_jit
+def product(A, B, rows, inner, cols, out):
+    """out[:rows, :cols] = A[:rows, :inner] B[:inner, :cols]."""
+    for r in range(rows):
+        for c in range(cols):
+            acc = 0.0
+            for k in range(inner):
+                acc += A[r, k] * B[k, c]
+            out[r, c] = acc
+
+
+@_jit
+def add_projected(E, rows, cols, M_link, W, M):
+    """M[:cols, :cols] += E^T M_link E for E (rows x cols); W = M_link E is scratch."""
+    product(M_link, E, rows, rows, cols, W)
+    for a_ in range(cols):
+        for b_ in range(a_, cols):
+            acc = 0.0
+            for r in range(rows):
+                acc += E[r, a_] * W[r, b_]
+            M[a_, b_] += acc
+            if b_ != a_:
+                M[b_, a_] += acc
+
+
+@_jit
+def cholesky_factor(M, L):
+    """Lower-triangular L with L L^T = M; returns False if M is not positive definite."""
+    n = M.shape[0]
+    for c in range(n):
+        s = M[c, c]
+        for k in range(c):
+            s -= L[c, k] * L[c, k]
+        if not s > 0.0:
+            return False
+        L[c, c] = math.sqrt(s)
+        for r in range(c + 1, n):
+            s = M[r, c]
+            for k in range(c):
+                s -= L[r, k] * L[c, k]
+            L[r, c] = s / L[c, c]
+    return True
+
+
+@_jit
+def cholesky_substitute(L, b, out):
+    """Solve L L^T x = b by forward and back substitution into ``out``."""
+    n = L.shape[0]
+    for r in range(n):
+        s = b[r]
+        for k in range(r):
+            s -= L[r, k] * out[k]
+        out[r] = s / L[r, r]
+    for r in range(n - 1, -1, -1):
+        s = out[r]
+        for k in range(r + 1, n):
+            s -= L[k, r] * out[k]
+        out[r] = s / L[r, r]

@@ -1,0 +1,133 @@
+"""The Python entry of the model API: argument sizes, results the caller owns, the workspace.
+
+Expected behaviour (issue: a 3-entry acceleration on an nv = 8 model returned zeros, and
+5 inputs on nu = 2 went onto the modal equations): an array of the wrong size is a
+ValueError naming the argument and the size the model expects; a result is the caller's
+(a later call does not change it) unless the caller passes ``out=``, which is then
+written and returned; every workspace field is documented with a shape, and
+`create_data` allocates exactly those shapes. The kernel-cache rule deletes caches older
+than the newest source and keeps newer ones.
+"""
+
+import os
+from pathlib import Path
+import time
+
+import numpy as np
+import pytest
+
+from flexible_manipulator.mechanics import chain, compiled
+from flexible_manipulator.model_config import load_model
+
+MODELS = Path(__file__).resolve().parents[1] / 'config' / 'models'
+
+
+@pytest.fixture(scope='module')
+def arm():
+    """The flexible two-link arm: nq = nv = 8 (2 joints, 6 modes), nu = 2."""
+    return load_model(str(MODELS / 'two_link_flexible.yaml'))
+
+
+@pytest.fixture(scope='module')
+def sleigh():
+    """A free servo sleigh: nq = nv = 3, nu = 1."""
+    return load_model(str(MODELS / 'sleigh_free_actuated.yaml'))
+
+
+def state(model, seed=0):
+    rng = np.random.default_rng(seed)
+    q = model.neutral_configuration() + 0.1 * rng.standard_normal(model.nq)
+    return q, 0.3 * rng.standard_normal(model.nv)
+
+
+@pytest.mark.parametrize('call, name, size', [
+    (lambda m, d, q, v: m.rnea(d, q, v, np.zeros(3)), 'a', 8),
+    (lambda m, d, q, v: m.rnea(d, q[:7], v, v), 'q', 8),
+    (lambda m, d, q, v: m.forward_dynamics(d, q, v, np.zeros(5)), 'u', 2),
+    (lambda m, d, q, v: m.bias_forces(d, q, np.zeros((2, 4))), 'v', 8),
+    (lambda m, d, q, v: m.mass_matrix(d, np.append(q, 0.0)), 'q', 8),
+    (lambda m, d, q, v: m.section_kinematics(d, q, v[:2], 1, 0.2), 'v', 8),
+    (lambda m, d, q, v: m.potential_energy(d, q[:2]), 'q', 8),
+])
+def test_wrong_sizes_are_refused_by_name(arm, call, name, size):
+    data = arm.create_data()
+    q, v = state(arm)
+    with pytest.raises(ValueError, match=rf'^{name}: model .two_link_flexible. expects '
+                                         rf'{size} '):
+        call(arm, data, q, v)
+
+
+def test_servo_model_checks_its_state_sizes(sleigh):
+    data = sleigh.create_data()
+    with pytest.raises(ValueError, match=r"^q: model 'sleigh_free_actuated' expects 3 "):
+        sleigh.bias_forces(data, np.zeros(4), np.zeros(3))
+    with pytest.raises(ValueError, match=r"^v: model 'sleigh_free_actuated' expects 3 "):
+        sleigh.outputs(data, np.zeros(3), np.zeros(2))
+
+
+def test_results_belong_to_the_caller(arm):
+    """Two calls on one workspace give two arrays; the first keeps its values."""
+    data = arm.create_data()
+    (q1, v1), (q2, v2) = state(arm, 1), state(arm, 2)
+    h1 = arm.bias_forces(data, q1, v1)
+    kept = h1.copy()
+    h2 = arm.bias_forces(data, q2, v2)
+    assert h1 is not h2 and np.array_equal(h1, kept) and not np.array_equal(h1, h2)
+    M1 = arm.mass_matrix(data, q1)
+    M1_kept = M1.copy()
+    arm.mass_matrix(data, q2)
+    assert np.array_equal(M1, M1_kept)
+    R, p, J, twist, accel = arm.section_kinematics(data, q1, v1, 1, 0.2)
+    p_kept = p.copy()
+    arm.section_kinematics(data, q2, v2, 1, 0.2)
+    assert np.array_equal(p, p_kept)
+
+
+def test_out_is_written_and_returned(arm):
+    """``out=`` gets the same values as the returned copy, and no new array is made."""
+    data = arm.create_data()
+    q, v = state(arm, 3)
+    u = np.array([0.5, -0.2])
+    for method, args, shape in (('mass_matrix', (q,), (8, 8)),
+                                ('bias_forces', (q, v), (8,)),
+                                ('rnea', (q, v, v), (8,)),
+                                ('forward_dynamics', (q, v, u), (8,))):
+        expected = getattr(arm, method)(data, *args)
+        out = np.full(shape, np.nan)
+        assert getattr(arm, method)(data, *args, out=out) is out
+        np.testing.assert_array_equal(out, expected)
+    first = arm.section_kinematics(data, q, v, 1, 0.2)
+    again = arm.section_kinematics(data, q, v, 1, 0.2, out=first)
+    assert all(a is b for a, b in zip(again, first))
+    with pytest.raises(ValueError, match=r'^out: mass_matrix needs an array of shape \(8, 8\)'):
+        arm.mass_matrix(data, q, out=np.zeros(8))
+
+
+def test_every_workspace_field_is_documented_and_allocated(arm):
+    data = arm.create_data()
+    sizes = {'n': 2, 'nv': 8, 'k': 3, '6+k': 9}
+    assert chain.ChainData._fields == tuple(name for name, _, _ in chain.WORKSPACE)
+    for name, shape, meaning in chain.WORKSPACE:
+        assert meaning and len(meaning) > 10, name
+        expected = tuple(sizes[d] if d in sizes else int(d) for d in shape.split())
+        assert getattr(data, name).shape == expected, name
+    np.testing.assert_array_equal(data.eye3, np.eye(3))
+
+
+def test_cache_rule_drops_what_is_older_than_the_newest_source(tmp_path):
+    """A cache file written before the last edit of any source goes; a later one stays."""
+    sources, caches = tmp_path / 'src', tmp_path / 'pkg' / 'sub' / '__pycache__'
+    sources.mkdir()
+    caches.mkdir(parents=True)
+    (sources / 'a.py').write_text('')
+    (sources / 'b.py').write_text('')
+    now = time.time()
+    os.utime(sources / 'a.py', (now - 100, now - 100))
+    os.utime(sources / 'b.py', (now - 50, now - 50))
+    for name, age in (('k.f-1.py311.nbi', 70), ('k.f-1.py311.1.nbc', 70),
+                      ('k.g-9.py311.nbi', 10), ('other.pyc', 70)):
+        path = caches / name
+        path.write_text('')
+        os.utime(path, (now - age, now - age))
+    compiled.drop_stale_caches(str(tmp_path / 'pkg'), str(sources))
+    assert sorted(os.listdir(caches)) == ['k.g-9.py311.nbi', 'other.pyc']
