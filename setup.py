@@ -41,6 +41,7 @@ setup(
         'console_scripts': [
             'plant = flexible_manipulator.nodes.plant_node:main',
             'controller = flexible_manipulator.nodes.controller_node:main',
+            'servo_controller = flexible_manipulator.nodes.servo_controller_node:main',
             'bringup = flexible_manipulator.nodes.bringup:main',
             'servo_plant = flexible_manipulator.nodes.servo_node:main',
             'compile_kernels = flexible_manipulator.compile_kernels:main',

@@ -43,11 +43,12 @@ SERVO = (
     NodeSpec('servo_plant', 'flexible_manipulator.nodes.servo_node', 'servo_plant'),
 )
 
-# A free servo plant (no constraint, one input along b) closed by the controller in servo
-# mode, which realizes the servoconstraint: launch/servo_closed_loop.launch.py.
+# A free servo plant (no constraint, one input along b) closed by the servo controller,
+# which realizes the servoconstraint: launch/servo_closed_loop.launch.py.
 SERVO_CLOSED_LOOP = (
     NodeSpec('servo_plant', 'flexible_manipulator.nodes.servo_node', 'servo_plant'),
-    NodeSpec('controller', 'flexible_manipulator.nodes.controller_node', 'controller'),
+    NodeSpec('servo_controller', 'flexible_manipulator.nodes.servo_controller_node',
+             'controller'),
 )
 
 # Parameter file (in the package's config/ directory) of each graph.

@@ -428,16 +428,35 @@ def servo_model_from_dict(spec, source='model'):
 def resolve_config_path(name, subdirectory, share_directory=None):
     """Path of a YAML file: absolute, relative to the cwd, or a name in ``subdirectory``.
 
-    ``subdirectory`` is relative to the package's share directory (``config/models``);
-    the ``.yaml`` suffix may be left out of a name.
+    ``subdirectory`` is relative to the package's share directory (``config/models``),
+    found through the ament index; without ROS (a plain Python environment) it is the
+    source checkout's. The ``.yaml`` suffix may be left out of a name.
     """
     if os.path.isabs(name) or os.path.exists(name):
         return name
     if share_directory is None:
-        from ament_index_python.packages import get_package_share_directory
-        share_directory = get_package_share_directory('flexible_manipulator')
+        share_directory = _share_directory()
     filename = name if name.endswith('.yaml') else name + '.yaml'
     return os.path.join(share_directory, subdirectory, filename)
+
+
+def _share_directory():
+    """Return the package's installed share directory, else the source checkout's."""
+    try:
+        from ament_index_python.packages import (get_package_share_directory,
+                                                 PackageNotFoundError)
+    except ImportError:
+        pass
+    else:
+        try:
+            return get_package_share_directory('flexible_manipulator')
+        except (PackageNotFoundError, OSError):     # not installed, or no AMENT_PREFIX_PATH
+            pass
+    checkout = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    if os.path.isdir(os.path.join(checkout, 'config')):
+        return checkout
+    raise ConfigError('cannot find the package\'s config/: source a ROS 2 workspace that '
+                      'installs flexible_manipulator, or give a file path')
 
 
 def resolve_model_path(model, share_directory=None):

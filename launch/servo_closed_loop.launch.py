@@ -1,8 +1,8 @@
 """Servoconstraint closed loop: ``ros2 launch flexible_manipulator servo_closed_loop.launch.py``.
 
 The nodes of ``flexible_manipulator.graph.SERVO_CLOSED_LOOP`` with config/servo_closed_loop.yaml:
-a free servo plant in lockstep (no constraint, one input along b) and the controller in
-servo mode, which realizes the model's servoconstraint along b and so reproduces the
+a free servo plant in lockstep (no constraint, one input along b) and the servo controller,
+which realizes the model's servoconstraint along b and so reproduces the
 ``servo`` model of the same body.
 
 Arguments: ``model:=sleigh_free_actuated`` picks another free model of config/models for

@@ -192,3 +192,4 @@ def start_node(domain_id, tmp_path):
 
 PLANT = 'flexible_manipulator.nodes.plant_node'
 CONTROLLER = 'flexible_manipulator.nodes.controller_node'
+SERVO_CONTROLLER = 'flexible_manipulator.nodes.servo_controller_node'

@@ -14,8 +14,8 @@ import pytest
 
 from conftest import REPO
 
-PYTHON_DIRS = [p for p in ('flexible_manipulator', 'launch', 'test', 'bench', 'tools', 'setup.py')
-               if os.path.exists(os.path.join(REPO, p))]
+PYTHON_DIRS = [p for p in ('flexible_manipulator', 'launch', 'test', 'bench', 'tools', 'examples',
+                           'setup.py') if os.path.exists(os.path.join(REPO, p))]
 
 
 @pytest.mark.linter

@@ -34,7 +34,7 @@ import numpy as np
 import pytest
 import yaml
 
-from conftest import CONFIG, CONTROLLER, NodeProcess
+from conftest import CONFIG, CONTROLLER, NodeProcess, SERVO_CONTROLLER
 from servo_sampling import output, run
 from test_servo_closed_loop import closed_loop, config, level, period_means, RATE, STEP
 
@@ -140,8 +140,8 @@ def test_dds_loop_reproduces_the_servo_model(case, probe, start):
     # The plant re-sends its initial state until answered: once the probe hears it, it
     # hears every later state too. Only then close the loop.
     probe.spin_until(lambda: odom, 30, 'the initial state')
-    controller = start(CONTROLLER, 'controller', model=free_name, control_period=PERIOD,
-                       servo_gain=RATE, delay_periods=0)
+    controller = start(SERVO_CONTROLLER, 'controller', model=free_name,
+                       control_period=PERIOD, servo_gain=RATE, delay_periods=0)
     count = round(DURATION / PERIOD)
     probe.spin_until(lambda: odom and seconds(odom[-1].header) >= DURATION - 1e-9, 60,
                      f'{DURATION} s of simulated time')
@@ -244,17 +244,22 @@ def test_bad_odometry_gets_no_command_and_stale_odometry_gets_zero(probe, start)
                    'pose.position: z = 0.01 must be 0'):
         assert f'rejected odometry: {reason}' in log, reason
     assert controller.alive()
+    # Started as the ``controller`` executable (the old way), with a warning.
+    assert 'run the servo_controller executable' in log
 
 
 def test_servo_mode_refuses_unstable_gains_and_models_without_input(start_node):
     """Exit 2 naming the field: gamma T = 3 > 2 (servo_gain, the zoh bound), and the servo
     model (realization servo: no input for the controller)."""
-    unstable = start_node(CONTROLLER, params_file=PARAMETERS, name='unstable',
+    unstable = start_node(SERVO_CONTROLLER, params_file=PARAMETERS, name='unstable',
                           parameters=[('servo_gain', 1500.0)])
-    no_input = start_node(CONTROLLER, params_file=PARAMETERS, name='no_input',
+    no_input = start_node(SERVO_CONTROLLER, params_file=PARAMETERS, name='no_input',
                           parameters=[('model', 'sleigh_servo')])
+    arm = start_node(SERVO_CONTROLLER, params_file=PARAMETERS, name='arm',
+                     parameters=[('model', 'two_link_rigid')])
     for node, words in ((unstable, ['servo_gain:', 'need period < 2/gamma = 0.00133333 s']),
-                        (no_input, ["model: 'sleigh_servo' has realization 'servo'"])):
+                        (no_input, ["model: 'sleigh_servo' has realization 'servo'"]),
+                        (arm, ["'two_link_rigid' is not a servoconstraint system"])):
         assert node.wait(30) == 2, node.output()
         output = node.output()
         assert 'refusing to start' in output

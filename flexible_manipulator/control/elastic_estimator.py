@@ -38,10 +38,12 @@ class ElasticStateEstimator:
         """Prepare for ``model`` (a fixed-base chain: joints first, then modes)."""
         self.model = model
         self.data = model.create_data()
+        self._mass = np.zeros((model.nv, model.nv))      # M and h of each sub-step
+        self._bias = np.zeros(model.nv)
         self.n = model.n_joints
         self.count = model.nv - model.n_joints
-        self.stiffness = np.array(model.arrays.stiffness[self.n:], dtype=float)
-        self.damping = np.array(model.arrays.damping[self.n:], dtype=float)
+        stiffness, damping = model.elastic_coefficients()
+        self.stiffness, self.damping = stiffness[self.n:], damping[self.n:]
         self.position = np.zeros(self.count)
         self.velocity = np.zeros(self.count)
         self._q = np.zeros(model.nv)
@@ -86,8 +88,8 @@ class ElasticStateEstimator:
             q[:n] = joint_positions
             q[:n] += (joint_velocities + 0.5 * joint_acceleration * tau) * tau
             q[n:], v[n:] = self.position, self.velocity
-            mass = self.model.mass_matrix(self.data, q)
-            bias = self.model.bias_forces(self.data, q, v)
+            mass = self.model.mass_matrix(self.data, q, self._mass)
+            bias = self.model.bias_forces(self.data, q, v, self._bias)
             self.step(mass, bias, joint_acceleration, dt)
 
     def step(self, mass, bias, joint_acceleration, dt):

@@ -34,21 +34,45 @@ programs::
       circle: {gains: {alpha: 8.0}, rows: [...]}   # a program as above
       home: {...}
 
-The program-constraint controller (``program_controller``) reads such files; it adds the
-row types ``lambda_point`` and ``hold``, per-row gains and ``non_minimum_phase``.
+Two more row types need the controller's models (`parse_program`): ``lambda_point``, the
+redefined output of a flexible arm (`programs.LambdaPointProgram`, on the rigid twin's
+kinematics: ``link``, ``lambda`` (one, or one per link, in (0, 1]), ``fraction``, ``axes``,
+``reference``), and ``hold`` (`programs.HoldProgram`: ``joints`` kept where the program
+starts). Any row may carry its own ``gains``; a program may say ``non_minimum_phase:
+refuse | redefine | allow`` and carry a ``description``.
 
 Every error is a `model_config.ConfigError` naming the dotted field at fault.
 """
 
+from dataclasses import dataclass
+
+import numpy as np
+
 from ..model_config import (check_keys, ConfigError, load_yaml, number, resolve_config_path,
                             vector)
 from .joint_program import SinusoidalJointProgram
-from .programs import JointProgram, PlanarAngleProgram, PointProgram, StackedProgram
+from .programs import (HoldProgram, JointProgram, LambdaPointProgram, PlanarAngleProgram,
+                       PointProgram, Program, StackedProgram)
 from .stabilization import Stabilization
 from .trajectories import (CirclePath, ConstantRateTiming, ConstantReference, LinePath,
                            QuinticTiming, SplinePath, Trajectory)
 
 AXES = {'x': 0, 'y': 1, 'z': 2}
+AXIS_NAMES = 'xyz'
+ROW_TYPES = ('joint', 'point', 'angle', 'lambda_point', 'hold')
+NON_MINIMUM_PHASE = ('refuse', 'redefine', 'allow')
+ROW_KEYS = {           # required, optional keys per row type
+    'joint': (('type', 'joints', 'reference'), ('gains',)),
+    'point': (('type', 'link', 'reference'), ('fraction', 'axes', 'gains')),
+    'angle': (('type', 'link', 'reference'), ('fraction', 'axis', 'gains')),
+    'lambda_point': (('type', 'link', 'lambda', 'reference'), ('fraction', 'axes', 'gains')),
+    'hold': (('type', 'joints'), ('gains',)),
+}
+
+
+def _sub(field, key):
+    """Return the dotted path of ``key`` under ``field`` (which may be empty)."""
+    return f'{field}.{key}' if field else key
 
 
 def _numbers(value, field, size=None):
@@ -113,65 +137,159 @@ def _index(value, names, field, what):
 
 def _section(model, spec, field):
     """Return (link index, abscissa [m]) of a row's section."""
-    link = _index(spec.get('link'), list(model.link_names), f'{field}.link', 'link')
-    fraction = number(spec.get('fraction', 1.0), f'{field}.fraction', 0.0)
+    link = _index(spec.get('link'), list(model.link_names), _sub(field, 'link'), 'link')
+    fraction = number(spec.get('fraction', 1.0), _sub(field, 'fraction'), 0.0)
     if fraction > 1.0:
-        raise ConfigError(f'{field}.fraction: must be <= 1 (x = fraction * length), got '
-                          f'{fraction:g}')
+        raise ConfigError(f'{_sub(field, "fraction")}: must be <= 1 (x = fraction * length), '
+                          f'got {fraction:g}')
     return link, fraction * model.links[link].length
 
 
-def _row(model, spec, field):
-    """Build one program row from its mapping."""
-    check_keys(spec, field, ('type', 'reference'), ('joints', 'link', 'fraction', 'axes',
-                                                    'axis'))
-    kind = spec['type']
-    if kind == 'joint':
-        joints = spec.get('joints')
-        if not isinstance(joints, list) or not joints:
-            raise ConfigError(f'{field}.joints: expected a non-empty list, got {joints!r}')
-        indices = [_index(j, list(model.coordinate_names), f'{field}.joints[{i}]',
-                          'coordinate') for i, j in enumerate(joints)]
-        return JointProgram(model.nv, indices,
-                            _reference(spec['reference'], f'{field}.reference', len(indices)))
-    if kind == 'point':
-        link, abscissa = _section(model, spec, field)
-        axes = spec.get('axes', ['x', 'y', 'z'])
-        if not isinstance(axes, list) or not axes or any(a not in AXES for a in axes):
-            raise ConfigError(f'{field}.axes: expected a list of x, y, z, got {axes!r}')
-        return PointProgram(model, link, abscissa,
-                            _reference(spec['reference'], f'{field}.reference', len(axes)),
-                            [AXES[a] for a in axes])
+@dataclass
+class ProgramSpec:
+    """One program of a file, built: its rows on the control model and what goes with them."""
+
+    program: Program
+    stabilization: Stabilization        # gains per row (``gains`` of the row or program)
+    row_names: list                     # one label per constraint row (topics, messages)
+    references: list                    # (slice of rows, reference object) per file row
+    holds: list                         # HoldProgram rows (captured where the program starts)
+    non_minimum_phase: str              # refuse | redefine | allow
+
+
+def parse_gains(spec, field, defaults=None):
+    """Parse a gains mapping {alpha, beta, gamma} [1/s]; missing keys from ``defaults``.
+
+    ``alpha`` is required unless ``defaults`` are given; ``beta`` defaults to ``alpha``.
+    """
+    defaults = defaults or {}
+    check_keys(spec, field, () if defaults else ('alpha',), ('alpha', 'beta', 'gamma'))
+    out = dict(defaults)
+    for key in ('alpha', 'beta', 'gamma'):
+        if key in spec:
+            out[key] = number(spec[key], _sub(field, key), 0.0, strict_minimum=True)
+            if key == 'alpha' and 'beta' not in spec:
+                out['beta'] = out['alpha']
+    return out
+
+
+def _lambdas(value, count, field):
+    """One lambda for every link, or one per link, each in (0, 1]."""
+    values = np.atleast_1d(np.asarray(value, dtype=object))
+    if values.size not in (1, count):
+        raise ConfigError(f'{field}: expected one value or one per link ({count}), got '
+                          f'{value!r}')
+    lambdas = np.array([number(x, field, 0.0, strict_minimum=True) for x in values])
+    if np.any(lambdas > 1.0):
+        raise ConfigError(f'{field}: must be in (0, 1], got {lambdas.tolist()}')
+    return lambdas
+
+
+def _axes(spec, field):
+    axes = spec.get('axes', ['x', 'y', 'z'])
+    if not isinstance(axes, list) or not axes or any(a not in AXES for a in axes):
+        raise ConfigError(f'{_sub(field, "axes")}: expected a list of x, y, z, got {axes!r}')
+    return [AXES[a] for a in axes]
+
+
+def _joints(spec, names, field, what):
+    joints = spec.get('joints')
+    if not isinstance(joints, list) or not joints:
+        raise ConfigError(f'{_sub(field, "joints")}: expected a non-empty list, got {joints!r}')
+    return [_index(j, names, f'{_sub(field, "joints")}[{i}]', what)
+            for i, j in enumerate(joints)]
+
+
+def _row(model, spec, field, rigid_twin=None):
+    """Build one program row on ``model``; return (program, labels of its rows).
+
+    ``rigid_twin``: the model whose kinematics a ``lambda_point`` row uses (its links are
+    rigid); ``model.rigid_twin()`` when not given.
+    """
+    if not isinstance(spec, dict):
+        raise ConfigError(f'{field}: expected a mapping, got {spec!r}')
+    kind = spec.get('type')
+    if kind not in ROW_TYPES:
+        raise ConfigError(f'{_sub(field, "type")}: unknown program row type {kind!r} '
+                          f'(known: {", ".join(ROW_TYPES)})')
+    check_keys(spec, field, *ROW_KEYS[kind])
+    reference_field = _sub(field, 'reference')
+    if kind in ('joint', 'hold'):
+        names = list(model.coordinate_names if kind == 'joint' else model.joint_names)
+        indices = _joints(spec, names, field, 'coordinate' if kind == 'joint' else 'joint')
+        labels = [names[j] for j in indices]
+        if kind == 'hold':
+            return HoldProgram(model.nv, indices), labels
+        return JointProgram(model.nv, indices, _reference(spec['reference'], reference_field,
+                                                          len(indices))), labels
+    link, abscissa = _section(model, spec, field)
+    name = model.link_names[link]
     if kind == 'angle':
-        link, abscissa = _section(model, spec, field)
         axis = spec.get('axis', 'z')
         if axis not in AXES:
-            raise ConfigError(f'{field}.axis: expected x, y or z, got {axis!r}')
-        return PlanarAngleProgram(model, link, abscissa,
-                                  _reference(spec['reference'], f'{field}.reference', 1),
-                                  AXES[axis])
-    raise ConfigError(f'{field}.type: unknown program type {kind!r} (known: joint, point, '
-                      'angle)')
+            raise ConfigError(f'{_sub(field, "axis")}: expected x, y or z, got {axis!r}')
+        return (PlanarAngleProgram(model, link, abscissa,
+                                   _reference(spec['reference'], reference_field, 1),
+                                   AXES[axis]), [f'{name}_angle_{axis}'])
+    axes = _axes(spec, field)
+    reference = _reference(spec['reference'], reference_field, len(axes))
+    if kind == 'point':
+        fraction = abscissa / model.links[link].length
+        where = 'tip' if fraction == 1.0 else f'{fraction:g}L'
+        return (PointProgram(model, link, abscissa, reference, axes),
+                [f'{name}_{where}_{AXIS_NAMES[a]}' for a in axes])
+    lambdas = _lambdas(spec['lambda'], model.n_joints, _sub(field, 'lambda'))
+    twin = model.rigid_twin() if rigid_twin is None else rigid_twin
+    point = PointProgram(twin, link, abscissa, reference, axes)
+    return (LambdaPointProgram(model, point, lambdas),
+            [f'{name}_lambda_{AXIS_NAMES[a]}' for a in axes])
+
+
+def parse_program(model, spec, field='', rigid_twin=None):
+    """Build the program ``spec`` (one entry of a program file) on ``model``.
+
+    ``field`` prefixes error messages (the program's name); ``rigid_twin`` as in `_row`.
+    Returns a `ProgramSpec`; raises `ConfigError` naming the dotted field at fault.
+    """
+    check_keys(spec, field, ('rows', 'gains'), ('non_minimum_phase', 'description'))
+    gains = parse_gains(spec['gains'], _sub(field, 'gains'))
+    policy = spec.get('non_minimum_phase', 'refuse')
+    if policy not in NON_MINIMUM_PHASE:
+        raise ConfigError(f'{_sub(field, "non_minimum_phase")}: must be one of '
+                          f'{", ".join(NON_MINIMUM_PHASE)}, got {policy!r}')
+    rows = spec['rows']
+    if not isinstance(rows, list) or not rows:
+        raise ConfigError(f'{_sub(field, "rows")}: expected a non-empty list of program rows, '
+                          f'got {rows!r}')
+    programs, alpha, beta, gamma, names, references = [], [], [], [], [], []
+    for i, row in enumerate(rows):
+        row_field = f'{_sub(field, "rows")}[{i}]'
+        program, labels = _row(model, row, row_field, rigid_twin)
+        row_gains = (parse_gains(row['gains'], _sub(row_field, 'gains'), gains)
+                     if 'gains' in row else gains)
+        start = sum(p.size for p in programs)
+        references.append((slice(start, start + program.size), program.reference))
+        programs.append(program)
+        names += labels
+        for values, key, default in ((alpha, 'alpha', None), (beta, 'beta', None),
+                                     (gamma, 'gamma', 1.0)):
+            values += [row_gains.get(key, default)] * program.size
+    if len(set(names)) != len(names):
+        names = [f'{label}_{i}' for i, label in enumerate(names)]
+    program = programs[0] if len(programs) == 1 else StackedProgram(programs)
+    stabilization = Stabilization(program.order, np.array(alpha), np.array(beta),
+                                  np.array(gamma))
+    holds = [p for p in programs if isinstance(p, HoldProgram)]
+    return ProgramSpec(program, stabilization, names, references, holds, policy)
 
 
 def program_from_dict(model, spec, source='program'):
     """Return (program, stabilization) described by ``spec``; ``source`` names it in errors."""
     try:
-        check_keys(spec, '', ('rows', 'gains'))
-        rows = spec['rows']
-        if not isinstance(rows, list) or not rows:
-            raise ConfigError(f'rows: expected a non-empty list of program rows, got {rows!r}')
-        programs = [_row(model, row, f'rows[{i}]') for i, row in enumerate(rows)]
-        program = programs[0] if len(programs) == 1 else StackedProgram(programs)
-        gains = spec['gains']
-        check_keys(gains, 'gains', ('alpha',), ('beta', 'gamma'))
-        alpha = number(gains['alpha'], 'gains.alpha', 0.0, strict_minimum=True)
-        beta = number(gains.get('beta', alpha), 'gains.beta', 0.0, strict_minimum=True)
-        gamma = (number(gains['gamma'], 'gains.gamma', 0.0, strict_minimum=True)
-                 if 'gamma' in gains else None)
-        return program, Stabilization.for_program(program, alpha, beta, gamma)
+        parsed = parse_program(model, spec)
     except ConfigError as error:
         raise ConfigError(f'{source}: {error}') from None
+    return parsed.program, parsed.stabilization
 
 
 def load_program_file(path):

@@ -97,47 +97,24 @@ y_j = theta_j + w_j(lambda L_j)/(lambda L_j) carried through the rigid twin's ki
 its zero dynamics are stable for lambda < lambda*.
 """
 
-import dataclasses
 from dataclasses import dataclass, field
 import math
 
 import numpy as np
 
-from ..mechanics.chain import SerialChain
-from ..model_config import check_keys, ConfigError, number
+from ..model_config import ConfigError, number
+from . import admission
 from .elastic_estimator import ElasticStateEstimator
-from .loop_checks import LinearLoop, row_critical_period, STABILITY_TOLERANCE
-from .program_config import load_program_file, program_from_dict
-from .programs import HoldProgram, LambdaPointProgram, Program, StackedProgram
-from .realization import (check_realizability, dependent_rows, IdealRealization,
-                          RealizabilityError, RealizationStatus, ServoRealization)
+from .program_config import load_program_file, parse_program
+from .programs import Program
+from .realization import IdealRealization, RealizationStatus, ServoRealization
 from .safety import LatchedSafety
 from .stabilization import Stabilization
-from .zero_dynamics import analyze_output, link_angle_output, stable_fraction
 
 REALIZATIONS = ('auto', 'servo', 'ideal')
 CONTROL_MODELS = ('auto', 'full', 'rigid_twin')
 ELASTIC_SOURCES = ('measured', 'estimated')
-NON_MINIMUM_PHASE = ('refuse', 'redefine', 'allow')
 HOLD_SCHEMES = ('zoh', 'euler', 'heun', 'rk2', 'rk3', 'rk4')
-AXIS_NAMES = 'xyz'
-ROW_TYPES = ('joint', 'point', 'angle', 'lambda_point', 'hold')
-
-
-def reduced_model(model, modes):
-    """Return the same chain with at most ``modes`` assumed modes per plane of each link.
-
-    ``modes = 0`` is the rigid twin; None keeps the model. Modal coordinates keep their
-    names (``<link>_y1`` ...), so a measured state maps onto the reduced model by name.
-    """
-    if modes is None:
-        return model
-    links = [dataclasses.replace(link, beam=dataclasses.replace(
-        link.beam, modes=tuple(min(int(modes), count) for count in link.beam.modes)))
-        if link.beam is not None else link for link in model.links]
-    return SerialChain(model.name, links, model.gravity_base, model.base_frame,
-                       model.base_xyz, model.base_rpy, model.tool_frame,
-                       model.geometric_stiffening, model.floating_base)
 
 
 @dataclass
@@ -290,30 +267,6 @@ def _per_joint(value, size, field, default, minimum=0.0, strict=True, allow_infi
     return values
 
 
-def _gains(spec, field, defaults=None):
-    """Parse a gains mapping {alpha, beta, gamma} [1/s]; missing keys from ``defaults``."""
-    defaults = defaults or {}
-    check_keys(spec, field, () if defaults else ('alpha',), ('alpha', 'beta', 'gamma'))
-    out = dict(defaults)
-    if 'alpha' in spec:
-        out['alpha'] = number(spec['alpha'], f'{field}.alpha', 0.0, strict_minimum=True)
-        out['beta'] = out['alpha']
-    if 'beta' in spec:
-        out['beta'] = number(spec['beta'], f'{field}.beta', 0.0, strict_minimum=True)
-    if 'gamma' in spec:
-        out['gamma'] = number(spec['gamma'], f'{field}.gamma', 0.0, strict_minimum=True)
-    return out
-
-
-def _index(value, names, field, what):
-    """Index of a name in ``names`` (or a checked integer index)."""
-    if isinstance(value, str) and value in names:
-        return names.index(value)
-    if not isinstance(value, bool) and isinstance(value, int) and 0 <= value < len(names):
-        return value
-    raise ConfigError(f'{field}: unknown {what} {value!r} (known: {", ".join(names)})')
-
-
 class ProgramController(LatchedSafety):
     """The control law of the module doc, with its named programs and its status."""
 
@@ -371,6 +324,7 @@ class ProgramController(LatchedSafety):
 
         cm = self.control_model
         self.data = cm.create_data()
+        self._mass, self._bias = np.zeros((cm.nv, cm.nv)), np.zeros(cm.nv)   # M, h per tick
         self.input_matrix = np.ascontiguousarray(cm.input_matrix())
         self.input_pinv = np.linalg.pinv(self.input_matrix)
         self.q = cm.neutral_configuration().astype(float)
@@ -445,306 +399,42 @@ class ProgramController(LatchedSafety):
         if control == 'rigid_twin':
             self.control_model = self.rigid_twin
         else:
-            self.control_model = reduced_model(model, modes) if flexible else model
+            self.control_model = (model.with_modes(modes) if flexible and modes is not None
+                                  else model)
         if kind == 'ideal' and self.control_model.nv > self.control_model.nu:
             raise ConfigError(f'realization: ideal on a control model with '
                               f'{self.control_model.nv - self.control_model.nu} modal '
                               'coordinates would need forces on them; use realization: servo, '
                               'control_model: rigid_twin or control_modes: 0')
 
-    def _build_rows(self, name, spec, gains, field):
-        """Build the rows of one program; return (program, per-row gains, names, refs)."""
-        cm = self.control_model
-        rows = spec['rows']
-        if not isinstance(rows, list) or not rows:
-            raise ConfigError(f'{field}.rows: expected a non-empty list of program rows, got '
-                              f'{rows!r}')
-        programs, row_gains, names, references, holds = [], [], [], [], []
-        start = 0
-        for i, row in enumerate(rows):
-            row_field = f'{field}.rows[{i}]'
-            if not isinstance(row, dict):
-                raise ConfigError(f'{row_field}: expected a mapping, got {row!r}')
-            kind = row.get('type')
-            if kind not in ROW_TYPES:
-                raise ConfigError(f'{row_field}.type: unknown program row type {kind!r} '
-                                  f'(known: {", ".join(ROW_TYPES)})')
-            if kind == 'lambda_point':
-                check_keys(row, row_field, ('type', 'link', 'lambda', 'reference'),
-                           ('fraction', 'axes', 'gains'))
-            elif kind == 'hold':
-                check_keys(row, row_field, ('type', 'joints'), ('gains',))
-            rg = (_gains(row['gains'], f'{row_field}.gains', gains) if 'gains' in row
-                  else gains)
-            if kind == 'hold':
-                joints = row['joints']
-                if not isinstance(joints, list) or not joints:
-                    raise ConfigError(f'{row_field}.joints: expected a non-empty list, got '
-                                      f'{joints!r}')
-                indices = [_index(j, list(self.model.joint_names), f'{row_field}.joints[{k}]',
-                                  'joint') for k, j in enumerate(joints)]
-                program = HoldProgram(cm.nv, indices)
-                holds.append(program)
-                labels = [self.model.joint_names[k] for k in indices]
-            else:
-                program, labels = self._standard_row(row, kind, row_field)
-            size = program.size
-            programs.append(program)
-            row_gains.append((rg, size))
-            names += labels
-            references.append((slice(start, start + size), program.reference))
-            start += size
-        program = programs[0] if len(programs) == 1 else StackedProgram(programs)
-        return program, row_gains, names, references, holds
-
-    def _standard_row(self, row, kind, field):
-        """Build a joint, point, angle or lambda_point row (program_config for the first)."""
-        cm = self.control_model
-        spec = {key: value for key, value in row.items() if key != 'gains'}
-        lambdas = None
-        model = cm
-        if kind == 'lambda_point':
-            lambdas = row['lambda']
-            values = np.atleast_1d(np.asarray(lambdas, dtype=object))
-            if values.size not in (1, self.n_joints):
-                raise ConfigError(f'{field}.lambda: expected one value or one per link '
-                                  f'({self.n_joints}), got {lambdas!r}')
-            lambdas = np.array([number(x, f'{field}.lambda', 0.0, strict_minimum=True)
-                                for x in values])
-            if np.any(lambdas > 1.0):
-                raise ConfigError(f'{field}.lambda: must be in (0, 1], got '
-                                  f'{lambdas.tolist()}')
-            spec = {key: value for key, value in spec.items() if key != 'lambda'}
-            spec['type'] = 'point'
-            model = self.rigid_twin
-        try:
-            program, _ = program_from_dict(model, {'rows': [spec], 'gains': {'alpha': 1.0}},
-                                           source='@')
-        except ConfigError as error:
-            text = str(error)
-            text = text.replace('@: rows[0]', field, 1) if text.startswith('@: rows[0]') \
-                else f'{field}: {text[3:]}'
-            raise ConfigError(text) from None
-        if kind == 'lambda_point':
-            program = LambdaPointProgram(cm, program, lambdas)
-        return program, self._row_labels(row, kind, program)
-
-    def _row_labels(self, row, kind, program):
-        """Names of the rows of one program row (for the reference and residual topics)."""
-        if kind == 'joint':
-            return [self.control_model.coordinate_names[j] for j in program.joints]
-        link = self.model.link_names[program.point.link if kind == 'lambda_point'
-                                     else program.link]
-        if kind == 'angle':
-            return [f'{link}_angle_{AXIS_NAMES[program.axis]}']
-        if kind == 'lambda_point':
-            where = 'lambda'
-        else:
-            fraction = program.abscissa / self.model.links[program.link].length
-            where = 'tip' if fraction == 1.0 else f'{fraction:g}L'
-        axes = program.point.axes if kind == 'lambda_point' else program.axes
-        return [f'{link}_{where}_{AXIS_NAMES[a]}' for a in axes]
-
     def _build_entry(self, name, spec, redefined=None):
         """Build, check and return one `ProgramEntry` (module doc, "Checks")."""
         field = f'{self.source}: {name}' if self.source else name
-        check_keys(spec, field, ('rows', 'gains'), ('non_minimum_phase', 'description'))
-        gains = _gains(spec['gains'], f'{field}.gains')
-        policy = spec.get('non_minimum_phase', 'refuse')
-        if policy not in NON_MINIMUM_PHASE:
-            raise ConfigError(f'{field}.non_minimum_phase: must be one of '
-                              f'{", ".join(NON_MINIMUM_PHASE)}, got {policy!r}')
-        program, row_gains, names, references, holds = self._build_rows(name, spec, gains,
-                                                                        field)
-        # Per-row gains, expanded to one entry per constraint row.
-        alpha = np.concatenate([np.full(size, g['alpha']) for g, size in row_gains])
-        beta = np.concatenate([np.full(size, g['beta']) for g, size in row_gains])
-        gamma = np.concatenate([np.full(size, g.get('gamma', 1.0)) for g, size in row_gains])
-        stabilization = Stabilization(program.order, alpha, beta, gamma)
-        try:
-            stabilization.check(self.period, self.settings.hold)
-        except ValueError as error:
-            raise ConfigError(f'{field}.gains: {error}') from None
-        critical = min(row_critical_period(stabilization, i, self.settings.hold)
-                       for i in range(program.size))
+        parsed = parse_program(self.control_model, spec, field, self.rigid_twin)
+        program, stabilization = parsed.program, parsed.stabilization
+        critical = admission.check_discrete_bound(stabilization, self.period,
+                                                  self.settings.hold, field)
         cm = self.control_model
         if self.realization_kind == 'servo':
             realization = ServoRealization(cm.nv, cm.nu, program.size, self.effort_limit,
                                            condition_limit=self.condition_limit)
         else:
             realization = IdealRealization(cm.nv, cm.nu, program.size, self.effort_limit)
-        if len(set(names)) != len(names):
-            names = [f'{label}_{i}' for i, label in enumerate(names)]
-        entry = ProgramEntry(name, program, stabilization, names, references, holds,
-                             realization, critical)
+        entry = ProgramEntry(name, program, stabilization, parsed.row_names,
+                             parsed.references, parsed.holds, realization, critical)
         if redefined:
             entry.notes.append(redefined)
         if self.realization_kind == 'ideal' and self.model.nv > self.model.nu:
             entry.notes.append('ideal realization on the rigid twin: the elastic modes are not '
                                'modelled')
-        start = self._analysis_configuration(entry)
-        self._check_admission(entry, field, *start)
+        start = admission.rest_configuration(self, entry)
+        admission.check_admission(self, entry, field, *start)
         if self.model.nv > self.model.nu:
-            self._check_internal_dynamics(entry, spec, policy, field, redefined, *start)
+            redefinition = admission.check_internal_dynamics(
+                self, entry, spec, parsed.non_minimum_phase, field, redefined, *start)
+            if redefinition is not None:
+                return self._build_entry(name, redefinition.spec, redefinition.note)
         return entry
-
-    def _check_admission(self, entry, field, q0, solved):
-        """Refuse a program that can never be met, for every model, at its start.
-
-        At the rest configuration solved from the rows (`_analysis_configuration`): rows
-        that add no rank to the ones before them (`dependent_rows`) are refused when the
-        rows cannot all be met there (their references contradict each other) and, for the
-        servo realization, always (A M^-1 B must have full row rank); and the servo
-        realization needs A M^-1 B of full row rank m. Redundant but consistent rows under
-        the ideal realization are kept, with a note.
-        """
-        cm, program = self.control_model, entry.program
-        program.evaluate(0.0, q0, np.zeros(cm.nv))
-        A, names = program.jacobian, entry.row_names
-        rank, dependent = dependent_rows(A)
-        if dependent:
-            listed = ', '.join(repr(names[i]) for i in dependent)
-            where = (f'rank {rank} of {A.shape[0]} at the program start (joints '
-                     f'{np.round(q0[:self.n_joints], 4).tolist()})')
-            if not solved:
-                raise ConfigError(
-                    f'{field}.rows: rows {listed} depend on the rows before them ({where}) '
-                    f'and the references cannot all be met (|phi| = '
-                    f'{np.linalg.norm(program.phi):.3g} at the best configuration from '
-                    'analysis_positions): this program can never be met')
-            if self.realization_kind == 'servo':
-                raise ConfigError(
-                    f'{field}.rows: rows {listed} depend on the rows before them ({where}); '
-                    'the servo realization needs independent rows: remove them')
-            entry.notes.append(f'rows {listed} are redundant ({where}); realized with the '
-                               'pseudo-inverse')
-        if self.realization_kind == 'servo':
-            try:
-                check_realizability(cm.mass_matrix(self.data, q0), A, self.input_matrix)
-            except RealizabilityError as error:
-                raise ConfigError(f'{field}: {error} ({A.shape[0]} rows, {cm.nu} inputs)') \
-                    from None
-
-    def _analysis_configuration(self, entry):
-        """Rest configuration on the program at t = 0: joints solved from the rows.
-
-        Damped Gauss-Newton on the joint columns from ``analysis_positions`` (modes at
-        zero); the starting guess is kept if the rows cannot be met.
-        """
-        cm, n = self.control_model, self.n_joints
-        q = cm.neutral_configuration().astype(float)
-        q[:n] = self.analysis_positions
-        for hold in entry.holds:
-            hold.capture(q)
-        zero = np.zeros(cm.nv)
-        best = q.copy()
-        program = entry.program
-        for _ in range(50):
-            program.evaluate(0.0, q, zero)
-            error = float(np.linalg.norm(program.phi))
-            if error < 1e-10:
-                return q, True
-            J = program.jacobian[:, :n]
-            step = J.T @ np.linalg.solve(J @ J.T + 1e-8 * np.eye(J.shape[0]), program.phi)
-            q[:n] -= step
-            if not np.all(np.isfinite(q)):
-                break
-        return best, False
-
-    def _check_internal_dynamics(self, entry, spec, policy, field, redefined, q0, solved):
-        """Zero dynamics and sampled closed loop; refuse, redefine or allow (module doc).
-
-        ``q0``, ``solved``: the program's rest configuration (`_analysis_configuration`).
-        """
-        full, cm, n = self.model, self.control_model, self.n_joints
-        where = (f'linearized at rest at the program start (joints '
-                 f'{np.round(q0[:n], 4).tolist()}'
-                 f'{"" if solved else ", rows not met: at analysis_positions"})')
-        entry.program.evaluate(0.0, q0, np.zeros(cm.nv))
-        C = entry.program.jacobian.copy()
-        loop = LinearLoop(full, cm, q0[:n], self.period, self.realization_kind)
-        problems = []
-        if C.shape[0] == full.nu:
-            try:
-                report = analyze_output(full, loop.embed(C), loop.q0,
-                                        label=f'program {entry.name!r}')
-            except ValueError as error:
-                raise ConfigError(f'{field}: not realizable by the inputs ({where}): {error}') \
-                    from None
-            entry.zero_dynamics = report
-            if not report.minimum_phase:
-                problems.append(report.message)
-        else:
-            entry.notes.append(f'zero dynamics not analysed: {C.shape[0]} rows for '
-                               f'{full.nu} inputs')
-        kp, kd = self._row_gains(entry.stabilization)
-        sampled = self.settings.hold == 'zoh'
-        if sampled:
-            entry.sampled_radius = loop.radius(C, kp, kd, self.delay_periods)
-            if entry.sampled_radius > 1.0 + STABILITY_TOLERANCE:
-                problems.append(loop.describe_radius(entry.sampled_radius, self.delay_periods))
-        elif loop.growth(C, kp, kd) > STABILITY_TOLERANCE:
-            problems.append(f'the linearized closed loop is unstable (growth rate '
-                            f'{loop.growth(C, kp, kd):.4g} 1/s)')
-        if not problems:
-            return
-        if policy == 'allow':
-            entry.notes.append(f'{"; ".join(problems)} ({where}). ALLOWED by '
-                               'non_minimum_phase: allow: this program\'s internal dynamics '
-                               'are unstable')
-            return
-        limit = self._lambda_limit(loop, kp, kd, sampled)
-        entry.lambda_limit = limit
-        what = ('keeps the sampled closed loop stable (spectral radius < 1 at this period, '
-                'ZOH)' if sampled else 'keeps the closed loop stable')
-        rows = spec['rows']
-        if policy == 'redefine' and limit > 0.0 and not redefined and all(
-                isinstance(r, dict) and r.get('type') == 'point' for r in rows):
-            lam = self.redefine_margin * limit
-            new_rows = [{'type': 'lambda_point', 'link': r['link'], 'lambda': lam,
-                         **{k: r[k] for k in ('fraction', 'axes', 'reference', 'gains')
-                            if k in r}} for r in rows]
-            note = (f'{"; ".join(problems)} ({where}). Redefined output substituted: '
-                    f'lambda_point rows with lambda = {lam:.4g} ({self.redefine_margin:g} x '
-                    f'the limit {limit:.4g})')
-            replacement = self._build_entry(entry.name, dict(spec, rows=new_rows),
-                                            redefined=note)
-            entry.__dict__.update(replacement.__dict__)
-            return
-        offer = (f'the redefined output (lambda_point row) {what} for lambda < {limit:.4g}: '
-                 f'use e.g. lambda: {self.redefine_margin * limit:.3g}, or '
-                 'non_minimum_phase: redefine to substitute it' if limit > 0.0 else
-                 f'no redefined output (lambda_point) {what} either')
-        if sampled and limit == 0.0 and cm.n_modes:
-            offer += '; ' + loop.mode_hint()
-        raise ConfigError(f'{field}: refused ({where}): {"; ".join(problems)}; {offer}')
-
-    def _row_gains(self, stabilization):
-        """Diagonal K_p = beta^2 and K_d = 2 alpha of the position rows (k0, k1)."""
-        return np.diag(stabilization.k0), np.diag(stabilization.k1)
-
-    def _lambda_limit(self, loop, kp, kd, sampled, samples=100, iterations=30):
-        """Largest lambda* with a stable loop for the redefined joint outputs C_lambda.
-
-        The rows' gains are applied to the n joint outputs when there are n rows (else the
-        first row's gains to all). Scan lambda = k / samples, then bisection.
-        """
-        cm, n = self.control_model, self.n_joints
-        if cm.n_joints != cm.nu:
-            return 0.0
-        if kp.shape[0] != n:
-            kp, kd = np.eye(n) * kp[0, 0], np.eye(n) * kd[0, 0]
-
-        def stable(lam):
-            C = link_angle_output(cm, lam)
-            try:
-                if sampled:
-                    return loop.radius(C, kp, kd, self.delay_periods) <= \
-                        1.0 + STABILITY_TOLERANCE
-                return loop.growth(C, kp, kd) <= STABILITY_TOLERANCE
-            except np.linalg.LinAlgError:
-                return False
-        return stable_fraction(stable, samples, iterations)
 
     def _warm_up(self):
         """Evaluate every program and the model once (compiles kernels before the loop)."""
@@ -787,27 +477,6 @@ class ProgramController(LatchedSafety):
         self._start = None
         self._valid = False
         self._prev_time = None
-
-    def zero_effort(self):
-        """Return zero effort (and remember it as the last command, for the rate limit)."""
-        self.effort[:] = 0.0
-        self.last_effort[:] = 0.0
-        return self.effort
-
-    def holding_effort(self):
-        """Efforts that hold the last measured configuration at rest: B^+ h(q, 0), clipped.
-
-        Gravity (and any static load) compensation at the last valid state; zero before a
-        state has been received.
-        """
-        if not self._valid:
-            return self.zero_effort()
-        cm = self.control_model
-        static = cm.bias_forces(self.data, self.q, np.zeros(cm.nv))
-        np.matmul(self.input_pinv, static, out=self.effort)
-        np.clip(self.effort, -self.effort_limit, self.effort_limit, out=self.effort)
-        self.last_effort[:] = self.effort
-        return self.effort
 
     # -- the tick -------------------------------------------------------------------------
     def _elastic_state(self, t, elastic_positions, elastic_velocities):
@@ -877,8 +546,8 @@ class ProgramController(LatchedSafety):
             status.fault = self.fault
             self.zero_effort()
         else:
-            self.run_law(t, self._realize, t, cm.mass_matrix(self.data, self.q),
-                         cm.bias_forces(self.data, self.q, self.v), dt)
+            self.run_law(t, self._realize, t, cm.mass_matrix(self.data, self.q, self._mass),
+                         cm.bias_forces(self.data, self.q, self.v, self._bias), dt)
         self._prev_joint_velocity[:] = self.v[:n]
         self._prev_q_joints[:] = self.q[:n]
         self._prev_time = t

@@ -122,14 +122,16 @@ class _SectionProgram(Program):
         self.data = model.create_data()
         self.link = int(link)
         self.abscissa = float(abscissa)
+        self._kinematics = None           # (R, p, J, twist, accel), rewritten by each call
 
     def section(self, q, v):
         """Pose, twist, J'v and Jacobian (R, p, twist, accel, J), base frame, angular first.
 
         Views into the program's workspace, valid until the next call.
         """
-        R, p, J, twist, accel = self.model.section_kinematics(self.data, q, v, self.link,
-                                                              self.abscissa)
+        self._kinematics = self.model.section_kinematics(self.data, q, v, self.link,
+                                                         self.abscissa, self._kinematics)
+        R, p, J, twist, accel = self._kinematics
         return R, p, twist, accel, J
 
 

@@ -1,8 +1,11 @@
-"""What both controllers share for safety: enable/disable, a latched fault, a guarded law.
+"""What both controllers share: enable, a latched fault, a guarded law, zero/held effort.
 
 A controller (`ProgramController`, `ServoController`) mixes in `LatchedSafety` and
-provides ``status`` (with ``mode`` and ``fault``), ``zero_effort()`` and ``restart()``
-(forget the past states, so that the next state starts the law afresh). A fault latches:
+provides ``status`` (with ``mode`` and ``fault``), ``restart()`` (forget the past states,
+so that the next state starts the law afresh), and the arrays the efforts below use:
+``effort`` and ``last_effort`` (nu), ``q`` (the last measured coordinates, valid once
+``_valid``), ``control_model`` and its workspace ``data``, ``input_pinv`` (B^+) and
+``effort_limit``. A fault latches:
 the controller commands zero effort until `enable` clears it. Two things latch one: a
 safety limit the controller checks (a joint too fast), and a numerical failure of the
 control law (a singular or non-converging linear algebra problem, a non-finite effort),
@@ -27,6 +30,27 @@ class LatchedSafety:
         self.enabled = True
         self.fault = ''
         self.restart()
+
+    def zero_effort(self):
+        """Return zero effort (and remember it as the last command, for a rate limit)."""
+        self.effort[:] = 0.0
+        self.last_effort[:] = 0.0
+        return self.effort
+
+    def holding_effort(self):
+        """Efforts that best hold the last measured configuration: B^+ h(q, 0), clipped.
+
+        The least-squares input against gravity or any static load (zero without one) at
+        the last valid state; zero before a state has been received.
+        """
+        if not self._valid:
+            return self.zero_effort()
+        cm = self.control_model
+        static = cm.bias_forces(self.data, self.q, np.zeros(cm.nv))
+        np.matmul(self.input_pinv, static, out=self.effort)
+        np.clip(self.effort, -self.effort_limit, self.effort_limit, out=self.effort)
+        self.last_effort[:] = self.effort
+        return self.effort
 
     def disable(self):
         """Command zero effort until enabled again."""

@@ -140,11 +140,13 @@ class ServoController(LatchedSafety):
                 f"model: {model.name!r} has realization 'servo': the plant enforces its "
                 "constraint itself and takes no input; the controller needs the model with "
                 "realization 'free' (one input along b)")
-        self.model = model
+        self.model = self.control_model = model      # the law runs on the plant's model
         self.settings = settings = settings or ServoSettings()
         self.period = self._positive(settings.period, 'control_period')
         self.gain = self._positive(settings.gain, 'servo_gain')
         self.data = model.create_data()
+        self._mass = np.zeros((model.nv, model.nv))      # M and h, written every tick
+        self._bias = np.zeros(model.nv)
         self.q = np.array(model.initial_q, dtype=float)
         self.v = np.array(model.initial_v, dtype=float)
         own = program is None
@@ -165,6 +167,7 @@ class ServoController(LatchedSafety):
         self.realization = ServoRealization(model.nv, model.nu, program.size, self.effort_limit,
                                             condition_limit=settings.condition_limit)
         self.effort = np.zeros(model.nu)
+        self.last_effort = np.zeros(model.nu)
         self.status = ServoStatus(model.nu, program.size, self.realization, program)
         self.enabled = False
         self.fault = ''
@@ -258,24 +261,6 @@ class ServoController(LatchedSafety):
         self._start = None
         self._valid = False
 
-    def zero_effort(self):
-        """Return zero effort."""
-        self.effort[:] = 0.0
-        return self.effort
-
-    def holding_effort(self):
-        """Effort that best balances the static load at the last state: B^+ h(q, 0), clipped.
-
-        The least-squares input against gravity or the incline (zero without them); zero
-        before a state has been received.
-        """
-        if not self._valid:
-            return self.zero_effort()
-        static = self.model.bias_forces(self.data, self.q, np.zeros(self.model.nv))
-        np.matmul(self.input_pinv, static, out=self.effort)
-        np.clip(self.effort, -self.effort_limit, self.effort_limit, out=self.effort)
-        return self.effort
-
     # -- the tick -------------------------------------------------------------------------
     def update(self, t, q, v):
         """Return the effort for the state (q, v) measured at ``t`` [s] (module doc).
@@ -307,8 +292,9 @@ class ServoController(LatchedSafety):
         program = self.program.evaluate(tau, self.q, self.v)
         target = self.stabilization.evaluate(program)
         realization = self.realization
-        realization.realize(model.mass_matrix(self.data, self.q),
-                            model.bias_forces(self.data, self.q, self.v), program.jacobian,
+        realization.realize(model.mass_matrix(self.data, self.q, self._mass),
+                            model.bias_forces(self.data, self.q, self.v, self._bias),
+                            program.jacobian,
                             target, self.input_matrix)
         self.effort[:] = realization.effort
         np.subtract(realization.unsaturated, self.effort, out=status.dropped)

@@ -4,10 +4,10 @@ Linearized plant about a configuration q0 at rest (v = 0):
 
     M x'' + D x' + K x = B u,    y = C x,
 
-M the mass matrix at q0, D = diag(``model.arrays.damping``) (joint friction, modal
-damping), K = dh/dq at v = 0 by central differences: the modal stiffness
-diag(``model.arrays.stiffness``) plus any gravity stiffness (none when gravity is normal to
-the plane of motion). B = [I; 0]: joints are actuated, flexible modes are not.
+M the mass matrix at q0, (K0, D) = ``model.elastic_coefficients()`` (D: joint friction and
+modal damping), K = dh/dq at v = 0 by central differences: the modal stiffness K0 plus any
+gravity stiffness (none when gravity is normal to the plane of motion). B = [I; 0]:
+joints are actuated, flexible modes are not.
 
 A servo realization keeps the output y = C x at its program (m = nu rows). On y = 0 the
 motion is x = N z, N a basis of null(C), and the unforced part of the equations is their
@@ -55,7 +55,7 @@ def linearize(model, q0=None):
         q[i] = q0[i]
     # The Hessian of a potential is symmetric; the average removes finite-difference noise.
     K = 0.5 * (K + K.T)
-    D = np.diag(model.arrays.damping)
+    D = np.diag(model.elastic_coefficients()[1])
     return M, D, K, model.input_matrix()
 
 
@@ -130,7 +130,6 @@ def link_angle_output(model, fractions):
     n = model.n_joints
     fractions = np.broadcast_to(np.asarray(fractions, dtype=float), (n,))
     C = np.zeros((n, model.nv))
-    a = model.arrays
     for j in range(n):
         C[j, j] = 1.0
         count, planes = model.modes_of(j)
@@ -139,9 +138,9 @@ def link_angle_output(model, fractions):
         if not 0.0 < fractions[j] <= 1.0:
             raise ValueError(f'lambda for link {j} must be in (0, 1], got {fractions[j]}')
         reach = fractions[j] * model.links[j].length
-        lateral = np.cross(a.joint_axis[j], (1.0, 0.0, 0.0))
+        lateral = np.cross(model.joint_axis(j), (1.0, 0.0, 0.0))
         phi = model.section(j, reach).phi[:count]
-        start = a.mode_start[j]
+        start = model.mode_start(j)
         for k, plane in enumerate(planes):
             C[j, start + k] = lateral[plane] * phi[k] / reach
     return C

@@ -83,12 +83,8 @@ def _inertial(body, link=None):
     first = body.first_moment()
     inertia_o = body.inertia_about_origin()
     if link is not None and link.beam is not None:
-        rod = link.beam.linear_density * link.length
-        mass += rod
-        first = first + rod * np.array([0.5 * link.length, 0.0, 0.0])
-        # Slender rod about the link origin: m L^2 / 3 about y and z.
-        inertia_o = inertia_o + np.diag([0.0, rod * link.length ** 2 / 3,
-                                         rod * link.length ** 2 / 3])
+        rod_mass, rod_first, rod_inertia = link.beam.as_rod(link.length)
+        mass, first, inertia_o = mass + rod_mass, first + rod_first, inertia_o + rod_inertia
     if mass <= 0.0:
         return ''
     com = first / mass

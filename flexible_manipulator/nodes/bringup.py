@@ -6,11 +6,14 @@
 Each node of `flexible_manipulator.graph.SIMULATION` runs in its own process with the same
 parameter file and ``use_sim_time`` (per `graph.NodeSpec.sim_time`) as
 ``launch/sim.launch.py`` gives it. With
-``--duration`` a monitor node in this process follows /joint_states,
-/controller/residuals and /diagnostics until that much simulated time has passed, then
-stops the graph and prints a summary (simulated time, real-time factor, control ticks per
-wall second, the active program, the RMS and largest residual phi of each of its rows,
-peak torque, the controller's last diagnostic status).
+``--duration`` the plant starts first; a monitor node in this process starts the other
+nodes once it hears the plant, holds the plant paused (``plant/pause``) until it hears the
+controller's diagnostics, samples /joint_states every 20 ms (wall) for simulated time, pauses
+the plant once that much simulated time has passed, then stops the graph and prints a
+summary: simulated time, real-time factor, control ticks per wall second, the answer
+latency (from the plant's diagnostics), the active program, the RMS and largest residual
+phi of each of its rows and the peak torques (summed from the controller's 1 Hz
+diagnostics windows, which carry exact per-tick sums), the controller's last status.
 
 ``--local`` keeps DDS traffic on this machine (shared-memory transport, localhost
 discovery) and picks a private ROS_DOMAIN_ID unless one is set: for demos and tests on a

@@ -15,6 +15,7 @@ from rclpy.signals import SignalHandlerOptions
 from builtin_interfaces.msg import Time
 from rcl_interfaces.msg import ParameterDescriptor
 
+from ..mechanics.integrators import renamed_message
 from ..model_config import ConfigError, load_model, ModelWarning, resolve_model_path
 
 
@@ -38,7 +39,15 @@ def per_tick_subscription(node, message_type, topic, callback, depth=10):
 
 
 def declare(node, name, default, description, read_only=True):
-    """Declare a parameter and return its value."""
+    """Declare a parameter and return its value.
+
+    ``default``: the value when none is given, or a `Parameter.Type` for a parameter with
+    no default (its value is then None until set). The default is also recorded in
+    ``node.parameter_defaults`` (doc/nodes.md's tables are generated from it and the
+    descriptions: `parameter_docs`).
+    """
+    node.__dict__.setdefault('parameter_defaults', {})[name] = (
+        None if isinstance(default, Parameter.Type) else default)
     descriptor = ParameterDescriptor(description=description, read_only=read_only)
     return node.declare_parameter(name, default, descriptor).value
 
@@ -51,9 +60,16 @@ def positive(node, name, default, description, read_only=True):
     return value
 
 
-def choice(node, name, default, choices, description):
-    """Declare a string parameter restricted to ``choices``."""
+def choice(node, name, default, choices, description, renamed=None):
+    """Declare a string parameter restricted to ``choices``.
+
+    ``renamed`` maps old values to their new names: an old value is accepted, with a
+    warning on the node's log, and the new name is returned.
+    """
     value = declare(node, name, default, f'{description} One of: {", ".join(choices)}.')
+    if renamed and value in renamed:
+        node.get_logger().warning(f'parameter {renamed_message(name, value, renamed[value])}')
+        value = renamed[value]
     if value not in choices:
         raise ConfigError(f'parameter {name}: must be one of {", ".join(choices)}; got {value!r}')
     return value
@@ -91,14 +107,23 @@ def joint_order(node, model, description):
 
 def float_array(node, name, size, description):
     """Declare a float-array parameter of ``size`` entries (empty means all zeros)."""
-    value = node.declare_parameter(
-        name, Parameter.Type.DOUBLE_ARRAY,
-        ParameterDescriptor(description=description, read_only=True)).value
+    value = declare(node, name, Parameter.Type.DOUBLE_ARRAY, description)
     value = [] if value is None else list(value)
     if not value:
         return [0.0] * size
     if len(value) != size or not all(math.isfinite(x) for x in value):
         raise ConfigError(f'parameter {name}: expected {size} finite numbers, got {value}')
+    return value
+
+
+def optional_array(node, name, description):
+    """Declare a float-array parameter; return None when it is left empty."""
+    value = declare(node, name, Parameter.Type.DOUBLE_ARRAY, description)
+    value = [] if value is None else list(value)
+    if not value:
+        return None
+    if not all(math.isfinite(x) or (x == math.inf) for x in value):
+        raise ConfigError(f'parameter {name}: expected numbers, got {value}')
     return value
 
 
@@ -155,15 +180,18 @@ class ShutdownRequest:
 SPIN_WAIT = 0.1
 
 
-def run(node_class, args=None):
+def run(node_class, args=None, name=None):
     """Create the node and spin until SIGINT/SIGTERM; exit 0 then, 2 on bad configuration.
+
+    ``node_class`` is called with no argument to make the node (a class, or a function
+    choosing one: ``name`` then names it in messages).
 
     A configuration problem (a `ConfigError` from the node, a parameter of the wrong type,
     a parameter file that is missing or not valid YAML) ends the process with one line
     naming it and exit code 2, never a traceback.
     """
     shutdown = ShutdownRequest()
-    name = node_class.__name__
+    name = name or node_class.__name__
     try:
         rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
     except Exception as error:                       # rcl parses --params-file here

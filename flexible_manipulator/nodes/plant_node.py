@@ -1,44 +1,12 @@
 """Plant node: integrates a mechanical model and talks like a robot driver.
 
-Subscribes
-    effort_controller/commands  std_msgs/Float64MultiArray, one effort per entry of the
-                                ``joints`` parameter [N m] (ros2_control forward command
-                                controller layout)
-Publishes
-    joint_states        sensor_msgs/JointState of the actuated joints (position [rad or m],
-                        velocity, applied effort)
-    modal_states        sensor_msgs/JointState of the modal coordinates of the flexible links
-                        (only for models with modes): names <link>_y<k> / <link>_z<k>,
-                        position q_k [m per unit mode, tip deflection W_k(L) q_k = +-2 q_k],
-                        velocity q_k' ; same stamp as joint_states
-    tf                  tf2_msgs/TFMessage: every joint, and the deformed section and tip
-                        frames of flexible links (<link>_s<k>, <link>_tip); world->base
-                        for a free-floating base
-    tf_static           tf2_msgs/TFMessage, transient local: world->base (fixed base), the
-                        fixed frames of rigid links, last tip->tool
-    robot_description   std_msgs/String, transient local: URDF of the model
-    clock               rosgraph_msgs/Clock, simulated time (when publish_clock)
-    diagnostics         diagnostic_msgs/DiagnosticArray, once per wall second
-Services
-    ~/reset             std_srvs/Trigger: initial state, time zero, zero effort
-    ~/pause             std_srvs/SetBool: true pauses simulated time, false resumes
-
-Timing modes: ``realtime`` advances one ``update_period`` per tick of a wall-clock timer;
-``lockstep`` advances one ``update_period`` per received command, so a closed loop runs as
-fast as the computer allows and is deterministic. In lockstep the plant re-publishes the
-current state every ``lockstep_resend_period`` wall seconds while no command comes (start-up,
-a controller that restarted), without advancing time.
-
-Bad commands (wrong length, NaN or infinite entries) are rejected with a logged reason. The
-plant keeps applying the last valid command until it is ``command_timeout`` seconds of
-simulated time old, then applies zero effort; efforts beyond the model's effort limits are
-clipped (as an amplifier saturates). A state that becomes non-finite pauses the plant,
-and the error is reported on /diagnostics; ~/reset recovers.
-
-Timing, command intake, services, fault state and diagnostics are those of
-`simulated_plant.SimulatedPlant`, shared with the servo plant; this module adds the arm's
-model, initial state, state messages and TF.
+Its topics, services, parameters and bad-input behaviour are documented once, in
+doc/nodes.md ("plant"; the parameter table is generated from the descriptors declared
+here and in `simulated_plant`). Timing, command intake, services, fault state and
+diagnostics are those of `simulated_plant.SimulatedPlant`, shared with the servo plant;
+this module adds the arm's model, initial state, state messages and TF.
 """
+
 
 import numpy as np
 import transforms3d
@@ -76,14 +44,14 @@ class PlantNode(SimulatedPlant):
 
     DEFAULT_INTEGRATION_STEP = 0.0005
     DEFAULT_UPDATE_PERIOD = 0.002
-    INTEGRATOR_NOTE = ' (ros2: linearly implicit, for stiff elastic modes)'
+    INTEGRATOR_NOTE = ' (rosenbrock2: linearly implicit, for stiff elastic modes)'
     INPUT_NAME = 'effort'
     COMMAND_NAME = 'effort command'
     FAULT_ADVICE = 'plant paused, call ~/reset to recover'
 
-    def __init__(self):
+    def __init__(self, **node_options):
         """Read and check parameters, build the model, create the ROS interfaces."""
-        super().__init__('plant')
+        super().__init__('plant', **node_options)
 
     def load_model(self):
         """Load the model named by the ``model`` parameter."""

@@ -4,52 +4,14 @@ The model (`mechanics.servo`, a ``config/models`` file of ``type: servo_rigid_bo
 ``servo_sleigh``) is a left-invariant system whose constraint <a, w> = 0 is either enforced
 by the plant itself with a reaction along the control direction b (realization ``servo``)
 or left to a controller that commands the magnitude of the force or torque along b
-(realization ``free``).
-
-Subscribes
-    effort_controller/commands  std_msgs/Float64MultiArray with ``nu`` entries: one for a
-                                ``free`` plant (magnitude of the torque [N m] or force [N]
-                                along b), none for a ``servo`` plant (in lockstep an empty
-                                command still advances time by one period)
-Publishes
-    tf                  tf2_msgs/TFMessage: world_frame -> the model's body frame
-                        (``body``, ``sleigh``); for the sleigh, the blade point O
-    odom                nav_msgs/Odometry: header.frame_id = world_frame, child_frame_id =
-                        the body frame; pose of the body frame in the world; twist in the
-                        body axes (angular [rad/s], linear velocity of the frame origin
-                        [m/s]; for the sleigh linear.x is the forward speed u, linear.y the
-                        lateral speed, zero on the constraint); covariances zero. The
-                        layout, and the state read back from it, are
-                        `mechanics.servo_odometry`
-    servo_state         sensor_msgs/JointState used as a named vector: name = the model's
-                        ``output_names`` (lambda, kinetic_energy, potential_energy, energy,
-                        control_power, residual, margin, then the first integrals that
-                        apply), position = their values; velocity and effort empty
-    markers             visualization_msgs/MarkerArray: body axes, arrows along a and b,
-                        the body (an ellipsoid or a plate sized by its inertia), the path of
-                        the frame origin (the sleigh's contact point) as a line strip
-    clock               rosgraph_msgs/Clock, simulated time (when publish_clock)
-    diagnostics         diagnostic_msgs/DiagnosticArray, once per wall second and at a fault
-Services
-    ~/reset             std_srvs/Trigger: initial state, time zero, zero input, path cleared
-    ~/pause             std_srvs/SetBool: true pauses simulated time, false resumes
-
-Timing modes as for the arm plant: ``realtime`` advances one ``update_period`` per tick of
-a wall-clock timer; ``lockstep`` advances one ``update_period`` per received command and
-re-publishes an unanswered state every ``lockstep_resend_period`` wall seconds.
-
-Bad configuration (unrealizable direction b, zero axis vectors, an inertia that is not
-positive definite, a non-finite initial state, bad node parameters) is refused at start-up
-with exit code 2 and a message naming the field. Bad commands (wrong length, NaN or
-infinite entries) are rejected with a throttled warning; the last valid command is held for
-``command_timeout`` simulated seconds, then the input is zero. A finite-time blow-up (or any
-state the model cannot continue from) stops the integration at the last good state with an
-ERROR on /diagnostics naming the failure; the node stays up, ~/reset recovers. No message
-ever carries a non-finite number.
-
-The shared plant machinery (timing, command intake, services, fault state, diagnostics) is
-`simulated_plant.SimulatedPlant`; this module adds the servo model, its messages and markers.
+(realization ``free``). Its topics (odometry in `mechanics.servo_odometry`'s layout,
+servo_state, markers, TF), services, parameters and bad-input behaviour are documented
+once, in doc/nodes.md ("servo_plant"). The shared plant machinery (timing, command
+intake, services, fault state, diagnostics) is `simulated_plant.SimulatedPlant`; this
+module adds the servo model, its messages and markers. No message ever carries a
+non-finite number.
 """
+
 
 import collections
 import math
@@ -169,9 +131,9 @@ class ServoNode(SimulatedPlant):
     SIMULATION_NAME = 'servo simulation'
     RESET_MESSAGE = 'servo plant reset to its initial state at t = 0'
 
-    def __init__(self):
+    def __init__(self, **node_options):
         """Read and check parameters, build the model, create the ROS interfaces."""
-        super().__init__('servo_plant')
+        super().__init__('servo_plant', **node_options)
         self.publish_markers()
 
     def load_model(self):

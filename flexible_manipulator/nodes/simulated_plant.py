@@ -31,7 +31,7 @@ from std_srvs.srv import SetBool, Trigger
 from . import common
 from .common import stamp
 from .latency import LatencyHistogram
-from ..mechanics.integrators import METHODS
+from ..mechanics.integrators import METHODS, RENAMED
 from ..mechanics.simulation import NonFiniteStateError, Simulation
 from ..model_config import ConfigError
 
@@ -55,17 +55,22 @@ class SimulatedPlant(Node):
     RESET_MESSAGE = 'plant reset to its initial state at t = 0'
     FAULT_ADVICE = 'call ~/reset to recover'   # logged after the reason of a fault
 
-    def __init__(self, node_name):
+    def __init__(self, node_name, **node_options):
         """Read and check parameters, build the simulation, create the ROS interfaces."""
-        super().__init__(node_name)
+        super().__init__(node_name, **node_options)
         self.model = self.load_model()
         self.command_index = self.command_layout()
         self.timing_mode = common.choice(self, 'timing_mode', 'realtime',
-                                         ('realtime', 'lockstep'), 'How simulated time advances.')
+                                         ('realtime', 'lockstep'),
+                                         'How simulated time advances: realtime, one '
+                                         'update_period per wall-clock tick; lockstep, one '
+                                         'update_period per received command.')
         integrator = common.choice(self, 'integrator', 'rk4', METHODS,
-                                   f'Fixed-step integration scheme{self.INTEGRATOR_NOTE}.')
+                                   f'Fixed-step integration scheme{self.INTEGRATOR_NOTE}.',
+                                   renamed=RENAMED)
         step = common.positive(self, 'integration_step', self.DEFAULT_INTEGRATION_STEP,
-                               'Internal step [s].')
+                               'Internal step [s]; update_period must be a whole number of '
+                               'steps.')
         self.update_period = common.positive(
             self, 'update_period', self.DEFAULT_UPDATE_PERIOD,
             'Simulated time per state publication, and per command in lockstep [s].')

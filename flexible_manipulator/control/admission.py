@@ -1,0 +1,205 @@
+"""Start-up analysis of a program on an arm: whether it may run, and how.
+
+`ProgramController` runs these once per program when it is built (its module doc lists
+the checks); the functions read the controller's settings and models (``law``: its
+``model``, ``control_model``, ``n_joints``, ``period``, ``settings.hold``,
+``delay_periods``, ``realization_kind``, ``redefine_margin``, ``analysis_positions``,
+``data``, ``input_matrix``) and write their verdicts into the program's `ProgramEntry`:
+
+* `check_discrete_bound`: every row's gains against the control period and hold scheme;
+* `rest_configuration`: the configuration at rest on the program at t = 0, where the
+  others are evaluated;
+* `check_admission` (every model): rank of the rows and realizability along the inputs;
+* `check_internal_dynamics` (flexible models): zero dynamics of the output and the sampled
+  closed loop of the full linearized plant, with the lambda-point limit (`lambda_limit`)
+  offered or substituted.
+"""
+
+from collections import namedtuple
+
+import numpy as np
+
+from ..model_config import ConfigError
+from .loop_checks import LinearLoop, row_critical_period, STABILITY_TOLERANCE
+from .realization import check_realizability, dependent_rows, RealizabilityError
+from .zero_dynamics import analyze_output, link_angle_output, stable_fraction
+
+Redefinition = namedtuple('Redefinition', 'spec note')
+Redefinition.__doc__ = ('A program to build instead of a refused one: ``spec`` with '
+                        'lambda_point rows, and the ``note`` that says why.')
+
+
+def check_discrete_bound(stabilization, period, hold, field):
+    """Refuse gains outside the discrete bound; return the smallest critical period [s].
+
+    ZOH: T < min(1/alpha, 4 alpha/beta^2) per position row (`stabilization.check`).
+    """
+    try:
+        stabilization.check(period, hold)
+    except ValueError as error:
+        raise ConfigError(f'{field}.gains: {error}') from None
+    return min(row_critical_period(stabilization, i, hold)
+               for i in range(stabilization.order.size))
+
+
+def check_admission(law, entry, field, q0, solved):
+    """Refuse a program that can never be met, for every model, at its start.
+
+    At the rest configuration solved from the rows (`rest_configuration`): rows
+    that add no rank to the ones before them (`dependent_rows`) are refused when the
+    rows cannot all be met there (their references contradict each other) and, for the
+    servo realization, always (A M^-1 B must have full row rank); and the servo
+    realization needs A M^-1 B of full row rank m. Redundant but consistent rows under
+    the ideal realization are kept, with a note.
+    """
+    cm, program = law.control_model, entry.program
+    program.evaluate(0.0, q0, np.zeros(cm.nv))
+    A, names = program.jacobian, entry.row_names
+    rank, dependent = dependent_rows(A)
+    if dependent:
+        listed = ', '.join(repr(names[i]) for i in dependent)
+        where = (f'rank {rank} of {A.shape[0]} at the program start (joints '
+                 f'{np.round(q0[:law.n_joints], 4).tolist()})')
+        if not solved:
+            raise ConfigError(
+                f'{field}.rows: rows {listed} depend on the rows before them ({where}) '
+                f'and the references cannot all be met (|phi| = '
+                f'{np.linalg.norm(program.phi):.3g} at the best configuration from '
+                'analysis_positions): this program can never be met')
+        if law.realization_kind == 'servo':
+            raise ConfigError(
+                f'{field}.rows: rows {listed} depend on the rows before them ({where}); '
+                'the servo realization needs independent rows: remove them')
+        entry.notes.append(f'rows {listed} are redundant ({where}); realized with the '
+                           'pseudo-inverse')
+    if law.realization_kind == 'servo':
+        try:
+            check_realizability(cm.mass_matrix(law.data, q0), A, law.input_matrix)
+        except RealizabilityError as error:
+            raise ConfigError(f'{field}: {error} ({A.shape[0]} rows, {cm.nu} inputs)') \
+                from None
+
+
+def rest_configuration(law, entry):
+    """Rest configuration on the program at t = 0: joints solved from the rows.
+
+    Damped Gauss-Newton on the joint columns from ``law.analysis_positions`` (modes at
+    zero); the starting guess is kept if the rows cannot be met.
+    """
+    cm, n = law.control_model, law.n_joints
+    q = cm.neutral_configuration().astype(float)
+    q[:n] = law.analysis_positions
+    for hold in entry.holds:
+        hold.capture(q)
+    zero = np.zeros(cm.nv)
+    best = q.copy()
+    program = entry.program
+    for _ in range(50):
+        program.evaluate(0.0, q, zero)
+        error = float(np.linalg.norm(program.phi))
+        if error < 1e-10:
+            return q, True
+        J = program.jacobian[:, :n]
+        step = J.T @ np.linalg.solve(J @ J.T + 1e-8 * np.eye(J.shape[0]), program.phi)
+        q[:n] -= step
+        if not np.all(np.isfinite(q)):
+            break
+    return best, False
+
+
+def check_internal_dynamics(law, entry, spec, policy, field, redefined, q0, solved):
+    """Zero dynamics and sampled closed loop; refuse, redefine or allow (module doc).
+
+    ``q0``, ``solved``: the program's rest configuration (`rest_configuration`);
+    ``redefined``: the note of a program that is already a substitute (never redefined
+    twice). Returns None (admitted, perhaps with a note) or a `Redefinition` for the
+    caller to build instead; raises `ConfigError` when the program is refused.
+    """
+    full, cm, n = law.model, law.control_model, law.n_joints
+    where = (f'linearized at rest at the program start (joints '
+             f'{np.round(q0[:n], 4).tolist()}'
+             f'{"" if solved else ", rows not met: at analysis_positions"})')
+    entry.program.evaluate(0.0, q0, np.zeros(cm.nv))
+    C = entry.program.jacobian.copy()
+    loop = LinearLoop(full, cm, q0[:n], law.period, law.realization_kind)
+    problems = []
+    if C.shape[0] == full.nu:
+        try:
+            report = analyze_output(full, loop.embed(C), loop.q0,
+                                    label=f'program {entry.name!r}')
+        except ValueError as error:
+            raise ConfigError(f'{field}: not realizable by the inputs ({where}): {error}') \
+                from None
+        entry.zero_dynamics = report
+        if not report.minimum_phase:
+            problems.append(report.message)
+    else:
+        entry.notes.append(f'zero dynamics not analysed: {C.shape[0]} rows for '
+                           f'{full.nu} inputs')
+    kp, kd = row_gains(entry.stabilization)
+    sampled = law.settings.hold == 'zoh'
+    if sampled:
+        entry.sampled_radius = loop.radius(C, kp, kd, law.delay_periods)
+        if entry.sampled_radius > 1.0 + STABILITY_TOLERANCE:
+            problems.append(loop.describe_radius(entry.sampled_radius, law.delay_periods))
+    elif loop.growth(C, kp, kd) > STABILITY_TOLERANCE:
+        problems.append(f'the linearized closed loop is unstable (growth rate '
+                        f'{loop.growth(C, kp, kd):.4g} 1/s)')
+    if not problems:
+        return None
+    if policy == 'allow':
+        entry.notes.append(f'{"; ".join(problems)} ({where}). ALLOWED by '
+                           'non_minimum_phase: allow: this program\'s internal dynamics '
+                           'are unstable')
+        return None
+    limit = lambda_limit(law, loop, kp, kd, sampled)
+    entry.lambda_limit = limit
+    what = ('keeps the sampled closed loop stable (spectral radius < 1 at this period, '
+            'ZOH)' if sampled else 'keeps the closed loop stable')
+    rows = spec['rows']
+    if policy == 'redefine' and limit > 0.0 and not redefined and all(
+            isinstance(r, dict) and r.get('type') == 'point' for r in rows):
+        lam = law.redefine_margin * limit
+        new_rows = [{'type': 'lambda_point', 'link': r['link'], 'lambda': lam,
+                     **{k: r[k] for k in ('fraction', 'axes', 'reference', 'gains')
+                        if k in r}} for r in rows]
+        note = (f'{"; ".join(problems)} ({where}). Redefined output substituted: '
+                f'lambda_point rows with lambda = {lam:.4g} ({law.redefine_margin:g} x '
+                f'the limit {limit:.4g})')
+        return Redefinition(dict(spec, rows=new_rows), note)
+    offer = (f'the redefined output (lambda_point row) {what} for lambda < {limit:.4g}: '
+             f'use e.g. lambda: {law.redefine_margin * limit:.3g}, or '
+             'non_minimum_phase: redefine to substitute it' if limit > 0.0 else
+             f'no redefined output (lambda_point) {what} either')
+    if sampled and limit == 0.0 and cm.n_modes:
+        offer += '; ' + loop.mode_hint()
+    raise ConfigError(f'{field}: refused ({where}): {"; ".join(problems)}; {offer}')
+
+
+def row_gains(stabilization):
+    """Diagonal K_p = beta^2 and K_d = 2 alpha of the position rows (k0, k1)."""
+    return np.diag(stabilization.k0), np.diag(stabilization.k1)
+
+
+def lambda_limit(law, loop, kp, kd, sampled, samples=100, iterations=30):
+    """Largest lambda* with a stable loop for the redefined joint outputs C_lambda.
+
+    The rows' gains are applied to the n joint outputs when there are n rows (else the
+    first row's gains to all). Scan lambda = k / samples, then bisection.
+    """
+    cm, n = law.control_model, law.n_joints
+    if cm.n_joints != cm.nu:
+        return 0.0
+    if kp.shape[0] != n:
+        kp, kd = np.eye(n) * kp[0, 0], np.eye(n) * kd[0, 0]
+
+    def stable(lam):
+        C = link_angle_output(cm, lam)
+        try:
+            if sampled:
+                return loop.radius(C, kp, kd, law.delay_periods) <= \
+                    1.0 + STABILITY_TOLERANCE
+            return loop.growth(C, kp, kd) <= STABILITY_TOLERANCE
+        except np.linalg.LinAlgError:
+            return False
+    return stable_fraction(stable, samples, iterations)

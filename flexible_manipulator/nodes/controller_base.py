@@ -1,0 +1,332 @@
+"""What the two controller nodes share: parameters, safety, the answer to a state, diagnostics.
+
+`ControllerNodeBase` is to the controller nodes what `simulated_plant.SimulatedPlant` is to
+the plants. A subclass (`controller_node.ControllerNode` on arms, `servo_controller_node.
+ServoControllerNode` on servo plants) builds its ROS-free controller in `build_core`,
+subscribes to its states in `create_state_interfaces`, and answers each state through
+`answer` (one effort command, the program topics, the diagnostics window). The base owns
+the safety machinery: the stale-state watchdog (``state_timeout``, ``watchdog_action``),
+``~/enable``, the last-line guard around the law (`guarded`), rejected-state accounting,
+and the 1 Hz ``diagnostics`` with per-tick sums over the last window.
+"""
+
+import math
+import time
+
+import numpy as np
+from rclpy.clock import Clock, ClockType
+from rclpy.node import Node
+
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64MultiArray
+from std_srvs.srv import SetBool
+
+from . import common
+from ..control.program_controller import HOLD_SCHEMES
+
+WATCHDOG_ACTIONS = ('zero', 'hold')
+
+
+def publish_rows(publisher, msg, stamp, position, velocity, effort):
+    """Fill a JointState used as named rows (names already set) and publish it."""
+    msg.header.stamp = stamp
+    msg.position = position.tolist()
+    msg.velocity = velocity.tolist()
+    msg.effort = effort.tolist()
+    publisher.publish(msg)
+
+
+class Window:
+    """Counters of the ticks since the last diagnostics message."""
+
+    def __init__(self, nu, rows):
+        """Start empty for ``nu`` inputs and ``rows`` program rows."""
+        self.reset(nu, rows)
+
+    def reset(self, nu, rows):
+        """Forget everything (after publishing, or when the program changes)."""
+        self.ticks = 0
+        self.saturated = 0
+        self.rate_limited = 0
+        self.unusual = 0             # damped / unrealizable / inconsistent realization
+        self.estimated = 0
+        self.constraint_error = 0.0
+        self.dropped = np.zeros(nu)
+        self.effort_peak = np.zeros(nu)      # largest |commanded effort| per input
+        self.residual_squares = np.zeros(rows)
+        self.residual_max = np.zeros(rows)   # largest |phi| per row
+        self.sigma_min = math.inf
+        self.first_stamp = None
+        self.last_stamp = None
+        self.message = ''            # last non-trivial controller message
+
+    def add(self, status, stamp, effort):
+        """Account one tick that commanded ``effort`` (model input order)."""
+        self.ticks += 1
+        np.maximum(self.effort_peak, np.abs(effort), out=self.effort_peak)
+        if self.first_stamp is None:
+            self.first_stamp = stamp
+        self.last_stamp = stamp
+        if status.elastic_source == 'estimated':
+            self.estimated += 1
+        if not status.tracking:
+            return
+        realization = status.realization
+        if status.saturated:
+            self.saturated += int(status.clipped.any())
+            self.rate_limited += int(status.rate_limited.any())
+            np.maximum(self.dropped, np.abs(status.dropped), out=self.dropped)
+            self.constraint_error = max(self.constraint_error, status.constraint_error_norm)
+            self.message = status.message
+        if realization.code not in ('exact', 'redundant'):
+            self.unusual += 1
+            self.message = status.message
+        self.sigma_min = min(self.sigma_min, realization.sigma_min)
+        if self.residual_squares.size == status.residual.size:
+            self.residual_squares += status.residual * status.residual
+            np.maximum(self.residual_max, np.abs(status.residual), out=self.residual_max)
+
+
+class ControllerNodeBase(Node):
+    """A controller on topics: shared parameters, safety and diagnostics (module doc)."""
+
+    STATE_NAME = 'state'            # what the node answers, for messages
+    DEFAULT_MODEL = 'two_link_flexible'
+
+    def __init__(self, **node_options):
+        """Read and check parameters, build the controller, create the ROS interfaces.
+
+        ``node_options``: keyword arguments of `rclpy.node.Node` (context, overrides).
+        """
+        super().__init__('controller', **node_options)
+        model = self.load_model()
+        self.model = model
+        # Parameters of both controllers: the period and the hold/delay of the discrete
+        # checks, the effort limits and the servo realization's damping threshold.
+        shared = dict(
+            period=common.positive(self, 'control_period', 0.002,
+                                   'Period of the states and commands [s]: the discrete '
+                                   'stability checks use it.'),
+            hold=common.choice(self, 'hold', 'zoh', HOLD_SCHEMES,
+                               'Hold scheme of the discrete stability check.'),
+            delay_periods=common.declare(self, 'delay_periods', 1,
+                                         'Input delay [periods] the sampled-loop check allows '
+                                         'for (0: lockstep; 1: a real-time plant).'),
+            effort_limit=common.optional_array(self, 'effort_limits',
+                                               'Effort limits per input [N m or N]: efforts '
+                                               'are clipped; empty: the model.'),
+            condition_limit=common.positive(self, 'condition_limit', 1e4,
+                                            'Servo: damped least squares above this '
+                                            'condition number of A M^-1 B.'))
+        self.core = self.build_core(model, shared)
+        self.state_timeout = common.positive(
+            self, 'state_timeout', 0.5, 'Wall seconds without a valid state before the '
+            'watchdog acts.')
+        self.watchdog_action = common.choice(self, 'watchdog_action', 'zero', WATCHDOG_ACTIONS,
+                                             'Effort commanded when states go stale: zero, or '
+                                             'hold (B^+ h(q, 0) at the last state: gravity '
+                                             'compensation).')
+        if common.declare(self, 'start_enabled', True, 'Track the program from start-up.'):
+            self.core.enable()
+        nu = model.nu
+        self.fault = ''
+        self.rejected = 0
+        self.warn_throttled = common.ReasonThrottle(self.get_logger().warning)
+        self.last_state_wall = time.monotonic()
+        self.stale = True          # armed by the first valid state
+        self.last_stamp = None
+        self.command = Float64MultiArray(data=[0.0] * nu)
+        self.residuals = JointState()
+        self.residuals.name = self.row_names()
+        self.window = Window(nu, len(self.residuals.name))
+
+        # The per-tick topics go without rclpy's QoS-event handlers (`common.per_tick_*`).
+        self.command_pub = common.per_tick_publisher(self, Float64MultiArray,
+                                                     'effort_controller/commands')
+        self.residual_pub = common.per_tick_publisher(self, JointState, '~/residuals')
+        self.diagnostics_pub = self.create_publisher(DiagnosticArray, 'diagnostics', 10)
+        self.create_state_interfaces()
+        self.create_service(SetBool, '~/enable', self.on_enable)
+        steady = Clock(clock_type=ClockType.STEADY_TIME)
+        self.create_timer(self.state_timeout / 4, self.on_watchdog, clock=steady)
+        self.create_timer(1.0, self.publish_diagnostics, clock=steady)
+        self.log_start()
+
+    # -- what a controller node provides ----------------------------------------------------
+    def load_model(self):
+        """Declare ``model`` and load it."""
+        return common.model_parameter(self, self.DEFAULT_MODEL)
+
+    def build_core(self, model, shared):
+        """Return the ROS-free controller; ``shared``: the settings of both kinds."""
+        raise NotImplementedError
+
+    def create_state_interfaces(self):
+        """Subscribe to the states (and create what else the node publishes)."""
+        raise NotImplementedError
+
+    def row_names(self):
+        """Names of the rows on ~/residuals (and ~/reference)."""
+        raise NotImplementedError
+
+    def log_start(self):
+        """Say what runs."""
+        raise NotImplementedError
+
+    def notes(self):
+        """Return the notes of the active program (an ALLOWED unstable program warns)."""
+        return []
+
+    def mode_values(self):
+        """Diagnostic values particular to this controller."""
+        return []
+
+    @property
+    def state_name(self):
+        """What the node answers, for messages."""
+        return self.STATE_NAME
+
+    # -- the answer to a state -------------------------------------------------------------
+    def respond(self, msg, problem, *state):
+        """Answer a state message: reject it (``problem``: (kind, reason)) or run the law.
+
+        ``state``: the arguments of the controller's ``update`` after the time, which is
+        the message's stamp.
+        """
+        if problem is not None:
+            self.reject(problem)
+            return
+        t = msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
+        self.answer(msg.header.stamp, t, self.guarded(t, self.core.update, t, *state))
+
+    def guarded(self, t, update, *args):
+        """``update(*args)``, or zero effort and a latched fault if it raises anything.
+
+        The controllers turn numerical failures of the law into faults themselves; this is
+        the last line: no exception may leave a callback (it would end the node and leave
+        a real arm's driver holding its last command).
+        """
+        try:
+            return update(*args)
+        except Exception as error:          # noqa: B902 - any failure must stop safely
+            return self.core.latch_fault(
+                f'controller failed at t = {t:.6f} s: {type(error).__name__}: {error}')
+
+    def reject(self, problem):
+        """Count and log (throttled per kind) a state that gets no command."""
+        self.rejected += 1
+        self.warn_throttled(problem[0], f'rejected {self.state_name}: {problem[1]}')
+
+    def answer(self, stamp, t, effort):
+        """Send the effort for the state stamped ``stamp`` (t [s]) and account the tick.
+
+        A state that comes again with the same stamp (a lockstep plant re-sending it at
+        start-up or while paused) is answered, but counted in the statistics once.
+        """
+        repeated = t == self.last_stamp
+        self.last_stamp = t
+        core = self.core
+        status = core.status
+        if core.fault and core.fault != self.fault:
+            self.get_logger().error(f'{core.fault}; zero effort until ~/enable is called')
+        self.fault = core.fault
+        self.send(effort)
+        if status.tracking:
+            self.publish_program(stamp)
+        if not repeated:
+            self.window.add(status, t, effort)
+        self.last_state_wall = time.monotonic()
+        self.stale = False
+
+    def send(self, effort):
+        """Publish ``effort`` (model order) in command order."""
+        self.command.data = effort[self.command_index].tolist()
+        self.command_pub.publish(self.command)
+
+    def publish_program(self, stamp):
+        """Publish the residuals, stamped like the state they answer."""
+        status = self.core.status
+        publish_rows(self.residual_pub, self.residuals, stamp, status.residual,
+                     status.residual_rate, status.constraint_error)
+
+    def on_watchdog(self):
+        """Zero or holding effort while states are stale (module doc)."""
+        if self.last_stamp is None:
+            return
+        if time.monotonic() - self.last_state_wall <= self.state_timeout:
+            return
+        if not self.stale:
+            self.stale = True
+            self.get_logger().warning(
+                f'no valid {self.state_name} for {self.state_timeout} s: commanding '
+                f'{"zero" if self.watchdog_action == "zero" else "holding"} effort')
+        effort = (self.core.holding_effort() if self.watchdog_action == 'hold'
+                  else self.core.zero_effort())
+        self.send(effort)
+
+    # -- services and parameters ----------------------------------------------------------------
+    def on_enable(self, request, response):
+        """Enable (clearing a fault, restarting program time) or disable the controller."""
+        if request.data:
+            self.core.enable()
+            self.fault = ''
+        else:
+            self.core.disable()
+        response.success = True
+        response.message = (f'enabled: tracking {self.core.active!r}' if request.data
+                            else 'disabled: zero effort')
+        return response
+
+    # -- diagnostics -----------------------------------------------------------------------------
+    def publish_diagnostics(self):
+        """Report health, realization status and saturation of the last second."""
+        core, w = self.core, self.window
+        status = core.status
+        notes = self.notes()
+        allowed = [note for note in notes if 'ALLOWED' in note]
+        if self.fault:
+            level, message = DiagnosticStatus.ERROR, self.fault
+        elif self.stale and self.last_stamp is not None:
+            level, message = DiagnosticStatus.WARN, (
+                f'{self.state_name} stale: watchdog commands '
+                f'{"zero" if self.watchdog_action == "zero" else "holding"} effort')
+        elif w.saturated or w.rate_limited or w.unusual:
+            level, message = DiagnosticStatus.WARN, (
+                f'{w.saturated} ticks clipped, {w.rate_limited} rate-limited, {w.unusual} '
+                f'damped or unrealizable of {w.ticks}: {w.message}')
+        elif allowed:
+            level, message = DiagnosticStatus.WARN, allowed[0]
+        elif not core.enabled:
+            level, message = DiagnosticStatus.OK, 'disabled: zero effort'
+        else:
+            level, message = DiagnosticStatus.OK, f'tracking {core.active!r}'
+        names, rows = self.input_names, self.residuals.name
+        rms = (np.sqrt(w.residual_squares / w.ticks) if w.ticks else w.residual_squares)
+        period = ((w.last_stamp - w.first_stamp) / (w.ticks - 1) if w.ticks > 1 else 0.0)
+        values = [
+            ('active_program', core.active),
+            ('enabled', str(core.enabled)),
+            ('realization_status', status.realization.code if status.tracking else status.mode),
+            ('sigma_min', f'{w.sigma_min:.4g}'),
+            ('ticks', str(w.ticks)),
+            ('clipped_ticks', str(w.saturated)),
+            ('rate_limited_ticks', str(w.rate_limited)),
+            ('damped_or_unrealizable_ticks', str(w.unusual)),
+            ('clipped_inputs', ', '.join(n for n, c in zip(names, status.clipped) if c)),
+            ('dropped_effort_max', ', '.join(f'{n}: {d:.4g}' for n, d in zip(names, w.dropped))),
+            ('constraint_error_max', f'{w.constraint_error:.4g}'),
+            ('residual_rms', ', '.join(f'{n}: {r:.4g}' for n, r in zip(rows, rms))),
+            ('residual_max', ', '.join(f'{n}: {r:.4g}' for n, r in zip(rows, w.residual_max))),
+            ('effort_peak', ', '.join(f'{n}: {p:.6g}' for n, p in zip(names, w.effort_peak))),
+            ('state_period', f'{period:.6f}'),
+            ('control_period', f'{core.period:g}'),
+            *self.mode_values(),
+            ('watchdog', self.watchdog_action),
+            ('rejected_states', str(self.rejected)),
+        ]
+        self.diagnostics_pub.publish(DiagnosticArray(status=[DiagnosticStatus(
+            level=level, name=f'{self.get_name()}: program controller',
+            hardware_id=self.model.name, message=message,
+            values=[KeyValue(key=k, value=v) for k, v in values])]))
+        w.reset(self.model.nu, len(rows))

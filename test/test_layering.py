@@ -1,0 +1,65 @@
+"""The ROS-free core imports without ROS: dynamics and control never import rclpy.
+
+Expected: every module of `mechanics`, `control` and `description`, plus `model_config`,
+`graph` and `compile_kernels`, imports in a fresh interpreter in which importing rclpy,
+ament_index_python, any rosidl package or any message package raises ImportError (so a
+module-level ROS import anywhere in the core fails the test, and a lazily imported one
+is not loaded). Only `nodes` may talk to ROS.
+"""
+
+import subprocess
+import sys
+
+from conftest import REPO
+
+CORE = ('flexible_manipulator.mechanics', 'flexible_manipulator.control',
+        'flexible_manipulator.description')
+SINGLE = ('flexible_manipulator.model_config', 'flexible_manipulator.graph',
+          'flexible_manipulator.compile_kernels')
+
+PROBE = r'''
+import importlib, importlib.abc, pkgutil, sys
+
+BLOCKED = ('rclpy', 'ament_index_python', 'rosidl', 'rmw', 'builtin_interfaces')
+
+
+class Block(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        top = name.split('.')[0]
+        if top.startswith(BLOCKED) or top.endswith('_msgs'):
+            raise ImportError(f'ROS module {name!r} imported by the ROS-free core')
+        return None
+
+
+sys.meta_path.insert(0, Block())
+names = list(SINGLE)
+for package in CORE:
+    module = importlib.import_module(package)
+    names += [info.name for info in pkgutil.walk_packages(module.__path__, package + '.')]
+for name in names:
+    importlib.import_module(name)
+ros = sorted(m for m in sys.modules if m.split('.')[0].startswith(BLOCKED))
+assert not ros, ros
+print(len(names))
+'''
+
+
+def test_core_modules_import_with_ros_blocked():
+    code = f'CORE = {CORE!r}\nSINGLE = {SINGLE!r}\n' + PROBE
+    result = subprocess.run([sys.executable, '-c', code], cwd=REPO, capture_output=True,
+                            text=True, timeout=300)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert int(result.stdout.split()[-1]) > 30      # the walk found the modules
+
+
+def test_the_probe_fails_when_a_core_module_imports_rclpy(tmp_path):
+    """The same probe on a package that imports rclpy fails (the block is effective)."""
+    package = tmp_path / 'fake_core'
+    package.mkdir()
+    (package / '__init__.py').write_text('')
+    (package / 'law.py').write_text('import rclpy\n')
+    code = "CORE = ('fake_core',)\nSINGLE = ()\n" + PROBE
+    result = subprocess.run([sys.executable, '-c', code], cwd=tmp_path, capture_output=True,
+                            text=True, timeout=60)
+    assert result.returncode != 0
+    assert "ROS module 'rclpy' imported by the ROS-free core" in result.stderr
