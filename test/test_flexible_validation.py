@@ -1,7 +1,7 @@
 """Validation of the flexible serial chain (floating frame with clamped-free assumed modes).
 
-Covers VALIDATION.md "Flexible links: floating frame with assumed modes" items 1-6. Expected
-values come from Euler-Bernoulli beam theory (clamped-free and pinned-free frequency
+Covers doc/validation.md "Flexible links: floating frame with assumed modes" items 1-6.
+Expected values come from Euler-Bernoulli beam theory (clamped-free and pinned-free frequency
 equations, the transcendental equation of a beam on a free hub derived below), textbook
 static deflections, the Southwell coefficient and the rotating-beam table of Wright et al.,
 the Kane-Ryan-Banerjee spin-up benchmark, and a brute-force kinetic energy and Lagrangian
@@ -115,7 +115,8 @@ def random_state(model, rng, amplitude=0.05):
 # ---- 1. clamped-free eigenfrequencies -------------------------------------------------
 @pytest.mark.parametrize('modes', [(6, 0), (0, 6), (5, 5)])
 def test_clamped_free_eigenfrequencies(modes):
-    """omega_n = (b_n L)^2 sqrt(EI / (rho A L^4)) (VALIDATION item 1), joint locked or huge hub.
+    """omega_n = (b_n L)^2 sqrt(EI / (rho A L^4)) (doc/validation.md item 1), joint locked
+    or a huge hub.
 
     Theory: 1 + cos b cosh b = 0. Required: < 0.1 % for modes whose index is at most N - 2.
     """
@@ -147,7 +148,7 @@ def static_tip(count, payload, length=2.0, rho_a=0.3, ei=50.0):
 
 
 def test_static_tip_deflection_converges_with_mode_count():
-    """Uniform load q0 L^4 / (8 EI) and tip load P L^3 / (3 EI) (VALIDATION item 2).
+    """Uniform load q0 L^4 / (8 EI) and tip load P L^3 / (3 EI) (doc/validation.md item 2).
 
     Gravity is perpendicular to the link; the linear static solution K q = -h_q(0) is
     compared. Deflection errors decrease with the mode count and are < 0.5 % from 4 modes.
@@ -195,7 +196,7 @@ def test_hub_beam_frequency_equation_limits():
 
 @pytest.mark.parametrize('ratio', [0.0, 0.05, 0.5, 5.0, 1e6])
 def test_hub_beam_frequencies(ratio):
-    """Free hub of inertia I_h = r rho A L^3 (VALIDATION item 3); roots of `hub_beam_roots`.
+    """Free hub of inertia I_h = r rho A L^3 (doc/validation.md item 3); roots of `hub_beam_roots`.
 
     Rayleigh-Ritz: the model's frequencies are upper bounds that converge with the mode
     count; with 6 modes the first three flexible ones are within 0.01 %, 0.1 % and 1 %.
@@ -239,7 +240,7 @@ def spinning_frequencies(modes, spin, stiffening):
 
 
 def test_rotating_beam_flapwise_stiffening():
-    """Southwell omega^2 = omega_0^2 + K Omega^2, K = 1.1933 (VALIDATION item 4).
+    """Southwell omega^2 = omega_0^2 + K Omega^2, K = 1.1933 (doc/validation.md item 4).
 
     First-order eigenvalue perturbation makes K exact at small Omega; the fit up to
     Omega = omega_0 is within 2 %, and the frequencies match the Wright et al. (1982) table.
@@ -313,7 +314,7 @@ def spin_up(stiffening, count=3, end=20.0):
 
 
 def test_spin_up_bounded_with_stiffening_diverges_without():
-    """KRB spin-up (VALIDATION item 5): L = 10 m, EI = 1.4e4 N m^2, rho A = 1.2 kg/m.
+    """KRB spin-up (doc/validation.md item 5): L = 10 m, EI = 1.4e4 N m^2, rho A = 1.2 kg/m.
 
     With stiffening: a large lag during spin-up (literature about -0.5 m), bounded by 1.5 m,
     then a small oscillation about zero at constant spin. Without: divergence once Omega

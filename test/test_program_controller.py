@@ -145,7 +145,7 @@ def decay_run(rigid, period, alpha, e0, de0, checkpoints):
 
 def test_tip_error_of_the_rigid_arm_decays_as_designed(rigid):
     """Started off the circle, the tip error follows e(t) = (e0 + (e0' + a e0) t) e^(-a t)
-    (the solution of e'' + 2 a e' + a^2 e = 0, VALIDATION "Program constraints" 1), gravity
+    (the solution of e'' + 2 a e' + a^2 e = 0, doc/validation.md "Program constraints" 1), gravity
     and the arm's nonlinearity cancelled by the exact model.
 
     Tolerance from the 2 ms hold: the held effort is on average T/2 stale, a relative

@@ -1,7 +1,7 @@
 """Zero dynamics of servo realizations on flexible links (linearized at rest).
 
 Expected values come from:
-* the clamped-free frequency parameters b_k L = 1.875104, 4.694091, 7.854757 (VALIDATION):
+* the clamped-free frequency parameters b_k L = 1.875104, 4.694091, 7.854757 (doc/validation.md):
   with the joint angle as output the zeros are the clamped-free frequencies;
 * the exact transcendental zero equation of a Euler-Bernoulli beam on a hub, solved here:
   on y = x theta + w(x) = 0 the hub torque is free, so the zero shapes Y solve
