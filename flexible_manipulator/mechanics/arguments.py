@@ -7,6 +7,8 @@ argument, what it is, and the size the model expects.
 
 import numpy as np
 
+FLOAT = np.dtype(np.float64)
+
 
 def vector(name, values, size, model, meaning):
     """``values`` as a float64 C-contiguous vector of length ``size``, or ValueError.
@@ -14,6 +16,9 @@ def vector(name, values, size, model, meaning):
     ``model``: the model's name, ``meaning``: what the entries are (for the message),
     e.g. ``vector('q', q, model.nq, model.name, 'coordinates (nq)')``.
     """
+    if values.__class__ is np.ndarray and values.dtype is FLOAT and values.shape == (size,) \
+            and values.flags.c_contiguous:
+        return values                   # the common case, checked without a conversion
     array = np.ascontiguousarray(values, dtype=np.float64)
     if array.shape != (size,):
         raise ValueError(f'{name}: model {model!r} expects {size} {meaning}, got an array '

@@ -200,10 +200,7 @@ WORKSPACE = (
     ('sec_v', '3', 'velocity of the current section origin, body components [m/s]'),
     ('sec_dw', '3', 'time derivative of sec_w [rad/s^2]'),
     ('sec_dv', '3', 'time derivative of sec_v [m/s^2]'),
-    ('sec_R', '3 3', 'section_kinematics result: orientation in the base frame'),
-    ('sec_pos', '3', 'section_kinematics result: origin in the base frame [m]'),
-    ('sec_J', '6 nv', 'section_kinematics result: Jacobian, base axes'),
-    ('sec_motion', '12', "section_kinematics result: J v and J' v, base axes"),
+    ('sec_motion', '12', "section_motion result: J v and J' v, base axes"),
     # -- constants and scratch -------------------------------------------------------
     ('eye3', '3 3', 'identity (constant)'),
     ('zero3', '3', 'zero vector (constant)'),
@@ -215,6 +212,9 @@ WORKSPACE = (
     ('scratch_R', '3 3', 'scratch rotation'),
 )
 ChainData = namedtuple('ChainData', [name for name, _, _ in WORKSPACE])
+SectionKinematics = namedtuple('SectionKinematics', 'R p J twist accel')
+SectionKinematics.__doc__ = ('Result of `SerialChain.section_kinematics`: pose (R, p), '
+                             "Jacobian J, twist J v and J' v (two halves of one array).")
 ChainData.__doc__ = 'Workspace of the chain algorithms: see `WORKSPACE`.'
 
 
@@ -571,23 +571,23 @@ class SerialChain:
     def section_kinematics(self, data, q, v, link_index, x, out=None):
         """Pose, Jacobian, twist and velocity-product acceleration of a section, one call.
 
-        Returns (R, p, J, twist, accel): R (3x3) and p (3) in the base frame, J (6 x nv,
-        angular rows first), twist = J v and accel = J' v as in `section_motion` (fixed
-        base). New arrays, or written into ``out``, a tuple of five arrays of those shapes
-        (e.g. the result of a previous call), which is returned.
+        Returns a `SectionKinematics` (R, p, J, twist, accel): R (3x3) and p (3) in the
+        base frame, J (6 x nv, angular rows first), twist = J v and accel = J' v as in
+        `section_motion` (fixed base). The kernel writes into new arrays, or into ``out``,
+        the result of an earlier call on this model (a hot loop then allocates nothing).
         """
         table = self.section(link_index, x)
-        self._run(kernels.section_kinematics, data, int(link_index), table.x, table.phi,
-                  table.slope, table.g, self._q(q), self._v('v', v), data.sec_R,
-                  data.sec_pos, data.sec_J, data.sec_motion)
-        values = (data.sec_R, data.sec_pos, data.sec_J, data.sec_motion[:6],
-                  data.sec_motion[6:])
         if out is None:
-            return tuple(value.copy() for value in values)
-        if len(out) != len(values):
-            raise ValueError(f'out: section_kinematics writes 5 arrays, got {len(out)}')
-        return tuple(arguments.result(value, target, 'section_kinematics')
-                     for value, target in zip(values, out))
+            motion = np.zeros(12)
+            out = SectionKinematics(np.zeros((3, 3)), np.zeros(3), np.zeros((6, self.nv)),
+                                    motion[:6], motion[6:])
+        elif not (isinstance(out, SectionKinematics) and out.J.shape == (6, self.nv)):
+            raise ValueError(f'out: section_kinematics writes into the result of an earlier '
+                             f'call on {self.name!r}, got {type(out).__name__}')
+        self._run(kernels.section_kinematics, data, int(link_index), table.x, table.phi,
+                  table.slope, table.g, self._q(q), self._v('v', v), out.R, out.p, out.J,
+                  out.twist.base)
+        return out
 
     def section_motion(self, data, q, v, link_index, x):
         """Pose, twist and velocity-product acceleration of a section (base frame).
