@@ -104,6 +104,12 @@ def forward_dynamics_loop(arrays, data, q, v, u, count):
 
 
 @_loop
+def articulated_forward_dynamics_loop(arrays, data, q, v, u, count):
+    for _ in range(count):
+        kernels.articulated_forward_dynamics(arrays, data, q, v, u)
+
+
+@_loop
 def mass_matrix_loop(arrays, data, q, count):
     for _ in range(count):
         kernels.mass_matrix(arrays, data, q)

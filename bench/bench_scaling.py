@@ -5,9 +5,14 @@ every link a beam with 0 (rigid rod), 1, 2, 3 or 5 in-plane modes. For each chai
 
 * ``forward_dynamics`` called from Python, and the same kernel in a compiled loop (no
   Python-to-numba call), and the mass matrix alone in a compiled loop;
+* the articulated-body forward dynamics (``chain_kernels.aba``) in a compiled loop;
 * one RK4 step, inside ``Simulation.advance`` (compiled, many steps per call);
 * ``pinocchio.aba`` from Python on the rigid chain with the same links (beams as rods,
   built by hand, see ``bench_common``), and the ratio of our forward dynamics to it.
+
+Then chains of 1 to 32 links with 2 modes each, both forward dynamics in compiled loops:
+the exponent of their growth with the number of links, fitted over the whole range and
+local between 16 and 32 links (where fixed costs no longer hide it).
 
 Run: ``.venv/bin/python bench/bench_scaling.py``.
 """
@@ -68,8 +73,11 @@ def measure(links, modes, rng):
     row['fd'] = per_call(python_fd, rough(python_fd))
     estimate = row['fd'] * 1e-6
     calls = max(10, int(BATCH / estimate))
-    for key, loop in (('fd_loop', lambda: common.forward_dynamics_loop(a, data, q, v, u, calls)),
-                      ('mass_loop', lambda: common.mass_matrix_loop(a, data, q, calls))):
+    loops = (('fd_loop', lambda: common.forward_dynamics_loop(a, data, q, v, u, calls)),
+             ('aba_loop',
+              lambda: common.articulated_forward_dynamics_loop(a, data, q, v, u, calls)),
+             ('mass_loop', lambda: common.mass_matrix_loop(a, data, q, calls)))
+    for key, loop in loops:
         row[key] = common.time_interleaved({key: loop}, 1, REPEATS)[key] / calls
     step = 1e-6
     sim = Simulation(model, step, 'rk4', q, v)
@@ -102,15 +110,16 @@ def main():
     print(f'machine: {common.machine()}; pinocchio {pinocchio.__version__}')
     print(f'median of {REPEATS} batches of ~{BATCH * 1e3:.0f} ms each; times in us per call\n')
     print('| links | modes/link | nv | forward dynamics from Python | forward dynamics, '
-          'compiled loop | mass matrix, compiled loop | RK4 step | Pinocchio aba (rigid, '
-          'from Python) | forward dynamics / aba |')
-    print('|---|---|---|---|---|---|---|---|---|')
+          'compiled loop | articulated (ABA), compiled loop | mass matrix, compiled loop | '
+          'RK4 step | Pinocchio aba (rigid, from Python) | forward dynamics / aba |')
+    print('|---|---|---|---|---|---|---|---|---|---|')
     rows = {}
     for links in LINKS:
         for modes in MODES:
             r = rows[links, modes] = measure(links, modes, rng)
             print(f'| {links} | {modes} | {r["nv"]} | {r["fd"]:.1f} | {r["fd_loop"]:.1f} '
-                  f'| {r["mass_loop"]:.1f} | {r["rk4"]:.1f} | {r["aba"]:.2f} '
+                  f'| {r["aba_loop"]:.1f} | {r["mass_loop"]:.1f} | {r["rk4"]:.1f} '
+                  f'| {r["aba"]:.2f} '
                   f'| {r["fd"] / r["aba"]:.0f} |', flush=True)
     overhead = [r['fd'] - r['fd_loop'] for r in rows.values()]
     print(f'\nPython-to-numba call of forward_dynamics: {np.median(overhead):.1f} us median '
@@ -126,5 +135,35 @@ def main():
           'modes per link')
 
 
+def link_scaling(rng, links=(1, 2, 4, 8, 16, 32), modes=2):
+    """Both forward dynamics, compiled, on chains of ``links`` links with ``modes`` each."""
+    print(f'\n| links ({modes} modes each) | nv | composite M + Cholesky [us] | articulated '
+          '(ABA) [us] | composite / ABA |')
+    print('|---|---|---|---|---|')
+    rows = []
+    for n in links:
+        model = planar_chain(n, modes)
+        data, a = model.create_data(), model.arrays
+        q, v = rng.normal(0.0, 1e-3, model.nv), rng.normal(0.0, 1e-2, model.nv)
+        q[:n] = rng.uniform(-1.0, 1.0, n)
+        u = rng.normal(0.0, 0.1, n)
+        np.testing.assert_allclose(model.articulated_forward_dynamics(data, q, v, u),
+                                   model.forward_dynamics(data, q, v, u), rtol=1e-9,
+                                   atol=1e-9)
+        calls = max(3, int(BATCH / (2e-6 * model.nv ** 1.5)))
+        times = common.time_interleaved({
+            'fd': lambda: common.forward_dynamics_loop(a, data, q, v, u, calls),
+            'aba': lambda: common.articulated_forward_dynamics_loop(a, data, q, v, u, calls)},
+            1, REPEATS)
+        rows.append((n, times['fd'] / calls, times['aba'] / calls))
+        print(f'| {n} | {model.nv} | {rows[-1][1]:.1f} | {rows[-1][2]:.1f} '
+              f'| {rows[-1][1] / rows[-1][2]:.2f} |', flush=True)
+    n, fd, aba = (np.array(column) for column in zip(*rows))
+    for name, y in (('composite', fd), ('articulated', aba)):
+        print(f'{name}: cost grows as links^{exponent(n, y):.2f} over {n[0]}-{n[-1]} links, '
+              f'local exponent 16-32: {np.log(y[-1] / y[-2]) / np.log(n[-1] / n[-2]):.2f}')
+
+
 if __name__ == '__main__':
     main()
+    link_scaling(np.random.default_rng(1))

@@ -55,9 +55,10 @@ def _chain():
     return model, model.create_data(), model.neutral_configuration(), np.zeros(model.nv)
 
 
-def _simulate(method):
+def _simulate(method, algorithm='composite'):
     from .mechanics.simulation import Simulation
     model, _, q, v = _chain()
+    model.dynamics_algorithm = algorithm       # the stepper a chain of 4+ links takes
     Simulation(model, 1e-3, method, q, v).advance(np.zeros(model.nu), 1e-3)
 
 
@@ -94,8 +95,8 @@ def _section(method):
 def _call(method):
     def run():
         model, data, q, v = _chain()
-        if method == 'forward_dynamics':
-            model.forward_dynamics(data, q, v, np.zeros(model.nu))
+        if method in ('forward_dynamics', 'articulated_forward_dynamics'):
+            getattr(model, method)(data, q, v, np.zeros(model.nu))
         elif method == 'bias_forces':
             model.bias_forces(data, q, v)
         else:
@@ -119,7 +120,11 @@ JOBS = tuple(Job(*job) for job in (
     ('local_transforms', 'plant: TF frames', True, 19, _frame_transforms),
     ('rosenbrock_steps', 'plant: rosenbrock2 (stiff) stepper', False, 85,
      lambda: _simulate('rosenbrock2')),
+    ('explicit_steps_articulated', 'plant: explicit steppers on chains of 4+ links', False,
+     75, lambda: _simulate('rk4', 'articulated')),
     ('forward_dynamics', 'model API, benchmarks', False, 40, _call('forward_dynamics')),
+    ('articulated_forward_dynamics', 'model API: O(n) forward dynamics', False, 35,
+     _call('articulated_forward_dynamics')),
     ('potential_energy', 'tests: energy', False, 15, _call('potential_energy')),
     ('section_jacobian', 'zero dynamics', False, 14, _section('section_jacobian')),
     ('section_motion', 'tests: section twist', False, 14, _section('section_motion')),

@@ -120,6 +120,10 @@ class Link:
     frames: int = 0                           # section frames on TF between root and tip
 
 
+# Links from which the articulated-body algorithm is faster than the composite mass
+# matrix (measured with 2 modes per link, bench/bench_scaling.py).
+ARTICULATED_FROM_LINKS = 4
+
 ModelArrays = namedtuple('ModelArrays', (
     'joint_type joint_axis joint_R0 joint_p0 armature mass first_moment '
     'inertia payload_mass payload_first_moment payload_inertia length mode_start mode_count '
@@ -187,6 +191,36 @@ WORKSPACE = (
     ('stiff_chol', 'nv nv', 'Cholesky factor of stiff_W'),
     ('stiff_rhs', 'nv', 'right-hand side of the implicit step solve'),
     ('stiff_sol', 'nv', 'solution of the implicit step solve'),
+    # -- articulated-body forward dynamics (chain_kernels.aba) -------------------------
+    ('aba_T', 'n 6 6+k', 'tip map T_j of each link (tip twist from its link eta)'),
+    ('aba_aT', 'n 6', 'tip acceleration of each link from its velocities alone'),
+    ('aba_c', 'n 6', 'velocity product ad_V (xi s\') of each joint'),
+    ('aba_r', 'n 6+k', 'local bias b_j of each link: link wrench, modal forces'),
+    ('aba_K', '6+k 6+k', 'M_j + T^T I_T T of the current link'),
+    ('aba_rhs', '6+k', 'b_j + T^T (I_T a_T + p_T) of the current link'),
+    ('aba_IT', '6 6', 'articulated inertia of the outboard chain at the current tip'),
+    ('aba_pT', '6', 'its bias wrench'),
+    ('aba_t6', '6', 'scratch 6-vector'),
+    ('aba_IA', '6 6', 'articulated inertia at the current link frame, modes condensed'),
+    ('aba_pA', '6', 'its bias wrench'),
+    ('aba_Kqq', 'k k', 'modal block of aba_K'),
+    ('aba_L', 'k k', 'Cholesky factor of aba_Kqq'),
+    ('aba_Y', 'n k 6', 'K_qq^-1 K_qV of each link (modal response to its link acceleration)'),
+    ('aba_y', 'n k', 'K_qq^-1 r_q of each link'),
+    ('aba_col', 'k', 'scratch modal vector (right-hand side)'),
+    ('aba_sol', 'k', 'scratch modal vector (solution)'),
+    ('aba_xi', '6', 'unit twist of the current joint'),
+    ('aba_U', 'n 6', 'I_A xi of each joint'),
+    ('aba_D', 'n', 'xi^T I_A xi + armature of each joint'),
+    ('aba_ubar', 'n', 'u - d s\' - xi^T p_A - U^T c of each joint'),
+    ('aba_Ia', '6 6', 'I_A - U U^T / D of the current joint'),
+    ('aba_pa', '6', 'p_A + I_A c + U ubar / D of the current joint'),
+    ('aba_X', '6 6', 'Ad^-1 of the current joint pose'),
+    ('aba_W', '6 6', 'scratch for Ia X'),
+    ('aba_Lb', '6 6', 'Cholesky factor of a free-floating base\'s articulated inertia'),
+    ('aba_A', '6', 'acceleration of the current parent tip frame (base first)'),
+    ('aba_AL', '6', 'acceleration of the current link frame'),
+    ('aba_XA', '6', 'aba_A in the current link frame'),
     # -- placements and sections (frames) ----------------------------------------------
     ('link_R', 'n 3 3', 'orientation of each link frame in the base frame'),
     ('link_p', 'n 3', 'origin of each link frame in the base frame [m]'),
@@ -264,6 +298,10 @@ class SerialChain:
         self.n_modes = len(self.mode_names)
         self.floating_base = floating_base
         self.nq = self.nv = n + self.n_modes
+        # Forward dynamics of the explicit steppers: 'composite' (M and a Cholesky solve)
+        # or 'articulated' (O(n)); may be set after construction.
+        self.dynamics_algorithm = ('articulated' if n >= ARTICULATED_FROM_LINKS
+                                   else 'composite')
         self.coordinate_names = self.joint_names + self.mode_names
         if floating_base is not None:
             self.nq, self.nv = self.nq + 7, self.nv + 6
@@ -478,9 +516,17 @@ class SerialChain:
         return table
 
     # -- algorithms ------------------------------------------------------------------
-    # Compiled steppers on this model's equations (see integrators.Stepper).
-    explicit_kernel = staticmethod(kernels.explicit_steps)
+    # Compiled steppers on this model's equations (see integrators.Stepper). The explicit
+    # schemes take the articulated-body algorithm from ARTICULATED_FROM_LINKS links on,
+    # where it is the faster (bench/bench_scaling.py); the implicit one needs M itself.
     rosenbrock_kernel = staticmethod(kernels.rosenbrock_steps)
+
+    @property
+    def explicit_kernel(self):
+        """Compiled explicit stepper for `dynamics_algorithm`."""
+        if self.dynamics_algorithm == 'articulated':
+            return kernels.explicit_steps_articulated
+        return kernels.explicit_steps
 
     def _run(self, kernel, *args):
         """Call a kernel through its compiled entry point (see `compiled.entry_point`).
@@ -526,15 +572,28 @@ class SerialChain:
     def forward_dynamics(self, data, q, v, u, out=None):
         """Accelerations M^-1 (B u - h) (nv): a copy of data.acceleration, or into ``out``.
 
-        ``u``: the nu actuator efforts. Raises `numpy.linalg.LinAlgError` if M is not
-        positive definite at q.
+        ``u``: the nu actuator efforts. The composite mass matrix and a Cholesky solve.
+        Raises `numpy.linalg.LinAlgError` if M is not positive definite at q.
         """
+        return self._dynamics(kernels.forward_dynamics, 'mass matrix', data, q, v, u, out)
+
+    def articulated_forward_dynamics(self, data, q, v, u, out=None):
+        """`forward_dynamics` by the articulated-body algorithm (`chain_kernels.aba`).
+
+        O(n) in links, the same accelerations. Raises `numpy.linalg.LinAlgError` if an
+        articulated inertia is not positive definite at q.
+        """
+        return self._dynamics(kernels.articulated_forward_dynamics, 'articulated inertia',
+                              data, q, v, u, out)
+
+    def _dynamics(self, kernel, what, data, q, v, u, out):
         q = self._q(q)
         u = arguments.vector('u', u, self.nu, self.name, 'actuator efforts (nu)')
-        if not self._run(kernels.forward_dynamics, data, q, self._v('v', v), u):
-            raise np.linalg.LinAlgError(f'mass matrix of {self.name!r} is not positive '
-                                        f'definite at q = {q.tolist()}')
-        return arguments.result(data.acceleration, out, 'forward_dynamics')
+        if not self._run(kernel, data, q, self._v('v', v), u):
+            raise np.linalg.LinAlgError(f'{"an " if what[0] == "a" else "the "}{what} of '
+                                        f'{self.name!r} is not positive definite at q = '
+                                        f'{q.tolist()}')
+        return arguments.result(data.acceleration, out, kernel.__name__)
 
     def input_matrix(self):
         """B (nv x nu): actuator efforts act on the joints only."""

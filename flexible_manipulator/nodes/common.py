@@ -1,5 +1,6 @@
 """What every node of the package shares: parameter reading, joint maps, main loop."""
 
+import functools
 import math
 import signal
 import sys
@@ -36,6 +37,26 @@ def per_tick_subscription(node, message_type, topic, callback, depth=10):
     return node.create_subscription(message_type, topic, callback, depth,
                                     event_callbacks=SubscriptionEventCallbacks(
                                         use_default_callbacks=False))
+
+
+def destroy_on_failure(init):
+    """Decorate a node's ``__init__``: if it raises, destroy the half-built node first.
+
+    A node that refuses its configuration has already created its rcl handles; left to the
+    garbage collector after the context shut down, they crashed the process at exit
+    (SIGSEGV instead of exit code 2, seen under load).
+    """
+    @functools.wraps(init)
+    def guarded(self, *args, **kwargs):
+        try:
+            init(self, *args, **kwargs)
+        except BaseException:
+            try:
+                self.destroy_node()
+            except Exception:           # noqa: B902 - Node.__init__ itself may have failed
+                pass
+            raise
+    return guarded
 
 
 def declare(node, name, default, description, read_only=True):

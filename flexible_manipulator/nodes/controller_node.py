@@ -37,8 +37,7 @@ class ControllerNode(ControllerNodeBase):
         """Declare ``model`` and load it; a servoconstraint model goes to `main`."""
         model = super().load_model()
         if is_servo_model(model):
-            self.destroy_node()         # `main` makes the servo controller node instead
-            raise ServoModelGiven(model.name)
+            raise ServoModelGiven(model.name)     # `main` makes the servo controller node
         return model
 
     def create_state_interfaces(self):

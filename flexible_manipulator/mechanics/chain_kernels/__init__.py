@@ -10,7 +10,8 @@ elementary to the composite:
 * `kinematics`: forward pass (twists and accelerations of every frame) and placements;
 * `rnea`: recursive Newton-Euler inverse dynamics;
 * `mass_matrix`: the generalized mass matrix M(q);
-* `forward_dynamics`: v' = M^-1 (B u - h);
+* `forward_dynamics`: v' = M^-1 (B u - h) with the composite M and a Cholesky solve;
+* `aba`: the same by the articulated-body algorithm, O(n) in links;
 * `frames`: pose, Jacobian and motion of beam sections (programs) and TF frames;
 * `energy`: the potential energy;
 * `steppers`: the first-order equations of motion and the compiled time steppers.
@@ -19,6 +20,7 @@ Everything is written with explicit loops on preallocated arrays so that the ker
 compile with numba and allocate nothing per call (see `compiled`).
 """
 
+from .aba import articulated_forward_dynamics
 from .energy import potential_energy
 from .forward_dynamics import forward_dynamics
 from .frames import (local_transforms, section_jacobian, section_kinematics, section_motion,
@@ -28,11 +30,12 @@ from .linalg import cholesky_factor, cholesky_substitute
 from .mass_matrix import mass_matrix
 from .rnea import rnea
 from .spatial import spatial_inertia
-from .steppers import explicit_steps, rhs, rosenbrock_steps
+from .steppers import explicit_steps, explicit_steps_articulated, rhs, rosenbrock_steps
 
 __all__ = [
-    'JOINT_PRISMATIC', 'JOINT_REVOLUTE', 'cholesky_factor', 'cholesky_substitute',
-    'explicit_steps', 'forward_dynamics', 'forward_pass', 'local_transforms', 'mass_matrix',
-    'placements', 'potential_energy', 'rhs', 'rnea', 'rosenbrock_steps', 'section_jacobian',
-    'section_kinematics', 'section_motion', 'section_placement', 'spatial_inertia',
+    'JOINT_PRISMATIC', 'JOINT_REVOLUTE', 'articulated_forward_dynamics', 'cholesky_factor',
+    'cholesky_substitute', 'explicit_steps', 'explicit_steps_articulated', 'forward_dynamics',
+    'forward_pass', 'local_transforms', 'mass_matrix', 'placements', 'potential_energy', 'rhs',
+    'rnea', 'rosenbrock_steps', 'section_jacobian', 'section_kinematics', 'section_motion',
+    'section_placement', 'spatial_inertia',
 ]

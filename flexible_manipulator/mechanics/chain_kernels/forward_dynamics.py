@@ -30,7 +30,7 @@ def forward_dynamics(model, data, q, v, u):
     for k in range(u.shape[0]):
         rhs[k] += u[k]
     mass_matrix(model, data, q, True)
-    if not cholesky_factor(data.mass, data.chol):
+    if not cholesky_factor(data.mass, data.chol, nv):
         return False
-    cholesky_substitute(data.chol, rhs, data.acceleration)
+    cholesky_substitute(data.chol, rhs, data.acceleration, nv)
     return True

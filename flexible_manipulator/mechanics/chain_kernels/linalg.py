@@ -37,9 +37,8 @@ def add_projected(E, rows, cols, M_link, W, M):
 
 
 @_jit
-def cholesky_factor(M, L):
-    """Lower-triangular L with L L^T = M; returns False if M is not positive definite."""
-    n = M.shape[0]
+def cholesky_factor(M, L, n):
+    """Lower-triangular L with L L^T = M on the leading n x n block; False if not SPD."""
     for c in range(n):
         s = M[c, c]
         for k in range(c):
@@ -56,9 +55,8 @@ def cholesky_factor(M, L):
 
 
 @_jit
-def cholesky_substitute(L, b, out):
-    """Solve L L^T x = b by forward and back substitution into ``out``."""
-    n = L.shape[0]
+def cholesky_substitute(L, b, out, n):
+    """Solve L L^T x = b on the leading n entries by forward and back substitution."""
     for r in range(n):
         s = b[r]
         for k in range(r):

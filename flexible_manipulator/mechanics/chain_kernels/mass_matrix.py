@@ -72,7 +72,7 @@ def _beam_mass(model, data, j, q, M):
 
 
 @_inline
-def _tip_map(model, data, j, T):
+def tip_map(model, data, j, T):
     """T (6 x (6+m)): tip twist (tip axes) of link j from eta = (w, v, q') of its link frame.
 
     Link columns: Ad^-1 of the tip pose (R, p) = (Rz Ry, tip_p), i.e. (R^T w, R^T (v + w x p)).
@@ -107,11 +107,11 @@ def _tip_map(model, data, j, T):
 
 
 @_inline
-def _link_inertia(model, data, j, q):
+def link_inertia(model, data, j, q):
     """data.link_mass[j]: generalized mass of link j in eta = (w, v, q') of its link frame.
 
     Beam (`_beam_mass`) + rigid body at the link frame + payload at the tip frame
-    (T^T I_payload T with T = `_tip_map`, already in data.tip_map).
+    (T^T I_payload T with T = `tip_map`, already in data.tip_map).
     """
     count = model.mode_count[j]
     size = 6 + count
@@ -135,9 +135,9 @@ def mass_matrix(model, data, q, poses_ready=False):
     """M(q) = sum_j E_j^T M_j E_j, the composite form of the kinetic energy.
 
     E_j (6+m_j rows) maps the generalized velocities to eta_j = (twist of link frame j in its
-    axes, modal rates of link j) and M_j is that link's generalized mass (`_link_inertia`).
+    axes, modal rates of link j) and M_j is that link's generalized mass (`link_inertia`).
     The twist rows come from the base outwards: J_j = Ad^-1(joint j) J_tip(j-1) + xi_j e_j^T,
-    J_tip(j) = T_j [J_j; modes of j] (`_tip_map`); a floating base contributes its body with
+    J_tip(j) = T_j [J_j; modes of j] (`tip_map`); a floating base contributes its body with
     J = [I 0] on its velocity. ``poses_ready``: joint and tip poses of a pass at q are in data.
 
     Writes data.mass, with the armature added on the joint diagonal.
@@ -186,8 +186,8 @@ def mass_matrix(model, data, q, poses_ready=False):
             for c in range(nv):
                 E[6 + k, c] = 0.0
             E[6 + k, start + k] = 1.0
-        _tip_map(model, data, j, data.tip_map)
-        _link_inertia(model, data, j, q)
+        tip_map(model, data, j, data.tip_map)
+        link_inertia(model, data, j, q)
         add_projected(E, rows, nv, data.link_mass[j], W, M)
         # J <- T_j E: twist of the tip frame, the parent of joint j+1.
         product(data.tip_map, E, 6, rows, nv, J)

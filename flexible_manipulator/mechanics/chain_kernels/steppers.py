@@ -9,22 +9,18 @@ functions; ``rosenbrock_steps`` treats the elastic forces implicitly through `st
 
 from .. import compiled, group_kernels, integrators
 from .linalg import cholesky_factor, cholesky_substitute
+from .aba import articulated_forward_dynamics
 from .forward_dynamics import forward_dynamics
 
 _jit, _inline = compiled.jit, compiled.inline
 
 
 @_inline
-def rhs(model, data, x, u, out):
-    """Tangent state derivative out = (q', M^-1 (B u - h)) of x = (q, v); False if M singular.
-
-    q' is v, except for a floating base: its rotation rate is the body angular velocity w
-    and its position rate the world velocity R v_body (see `integrate`).
-    """
+def _tangent_rates(model, data, x, out):
+    """Write out = (q', v') with v' = data.acceleration (module doc of `rhs`)."""
     nv = model.stiffness.shape[0]
     nq = x.shape[0] - nv
-    q, v = x[:nq], x[nq:]
-    ok = forward_dynamics(model, data, q, v, u)
+    v = x[nq:]
     for i in range(nv):
         out[i] = v[i]
         out[nv + i] = data.acceleration[i]
@@ -32,6 +28,30 @@ def rhs(model, data, x, u, out):
         b, R = nv - 6, data.base_R
         for i in range(3):
             out[b + 3 + i] = R[i, 0] * v[b + 3] + R[i, 1] * v[b + 4] + R[i, 2] * v[b + 5]
+
+
+@_inline
+def rhs(model, data, x, u, out):
+    """Tangent state derivative out = (q', M^-1 (B u - h)) of x = (q, v); False if M singular.
+
+    q' is v, except for a floating base: its rotation rate is the body angular velocity w
+    and its position rate the world velocity R v_body (see `integrate`). The composite
+    mass matrix and a Cholesky solve (`forward_dynamics`); the implicit stepper reuses M.
+    """
+    nv = model.stiffness.shape[0]
+    nq = x.shape[0] - nv
+    ok = forward_dynamics(model, data, x[:nq], x[nq:], u)
+    _tangent_rates(model, data, x, out)
+    return ok
+
+
+@_inline
+def rhs_articulated(model, data, x, u, out):
+    """`rhs` by the articulated-body algorithm (`aba`): O(n) in links, no mass matrix."""
+    nv = model.stiffness.shape[0]
+    nq = x.shape[0] - nv
+    ok = articulated_forward_dynamics(model, data, x[:nq], x[nq:], u)
+    _tangent_rates(model, data, x, out)
     return ok
 
 
@@ -75,7 +95,7 @@ def stiff_factor(model, data, gh):
             data.stiff_M[r, c] = data.mass[r, c]
             data.stiff_W[r, c] = data.mass[r, c]
         data.stiff_W[r, r] += gh * model.damping[r] + gh * gh * model.stiffness[r]
-    return cholesky_factor(data.stiff_W, data.stiff_chol)
+    return cholesky_factor(data.stiff_W, data.stiff_chol, nv)
 
 
 @_inline
@@ -90,7 +110,7 @@ def stiff_solve(model, data, gh, r, out):
         for c in range(nv):
             acc += data.stiff_M[i, c] * r[nv + c]
         data.stiff_rhs[i] = acc - gh * model.stiffness[i] * r[i]
-    cholesky_substitute(data.stiff_chol, data.stiff_rhs, data.stiff_sol)
+    cholesky_substitute(data.stiff_chol, data.stiff_rhs, data.stiff_sol, nv)
     for i in range(nv):
         out[nv + i] = data.stiff_sol[i]
         out[i] = r[i] + gh * data.stiff_sol[i]
@@ -101,6 +121,13 @@ def explicit_steps(model, data, x, u, h, count, a, b, stages, trial, theta):
     """`integrators.explicit_steps` on the chain's equations of motion."""
     return integrators.explicit_steps(rhs, integrate, dexpinv, model, data, x, u, h, count, a,
                                       b, stages, trial, theta)
+
+
+@_jit
+def explicit_steps_articulated(model, data, x, u, h, count, a, b, stages, trial, theta):
+    """`integrators.explicit_steps` on the chain's equations by `rhs_articulated`."""
+    return integrators.explicit_steps(rhs_articulated, integrate, dexpinv, model, data, x, u,
+                                      h, count, a, b, stages, trial, theta)
 
 
 @_jit
