@@ -147,9 +147,12 @@ def link_scaling(rng, links=(1, 2, 4, 8, 16, 32), modes=2):
         q, v = rng.normal(0.0, 1e-3, model.nv), rng.normal(0.0, 1e-2, model.nv)
         q[:n] = rng.uniform(-1.0, 1.0, n)
         u = rng.normal(0.0, 0.1, n)
-        np.testing.assert_allclose(model.articulated_forward_dynamics(data, q, v, u),
-                                   model.forward_dynamics(data, q, v, u), rtol=1e-9,
-                                   atol=1e-9)
+        # Both solve M a = B u - h; M of a long chain is ill-conditioned (cond ~3e8 at 32
+        # links), so they agree to about cond(M) * eps of the largest acceleration, and
+        # their residuals against M are of the same size.
+        articulated = model.articulated_forward_dynamics(data, q, v, u)
+        composite = model.forward_dynamics(data, q, v, u)
+        assert np.max(np.abs(articulated - composite)) <= 1e-8 * np.max(np.abs(composite))
         calls = max(3, int(BATCH / (2e-6 * model.nv ** 1.5)))
         times = common.time_interleaved({
             'fd': lambda: common.forward_dynamics_loop(a, data, q, v, u, calls),
