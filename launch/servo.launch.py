@@ -13,20 +13,16 @@ import os
 from ament_index_python.packages import get_package_share_directory
 from launch import LaunchDescription
 from launch.actions import DeclareLaunchArgument, OpaqueFunction
-from launch.conditions import IfCondition
 from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
 
 from flexible_manipulator import graph
+from flexible_manipulator.launch_actions import given_overrides, optional_rviz
 
 
 def servo_nodes(context):
     """Nodes of graph.SERVO; model and timing mode override the file only when given."""
-    overrides = {}
-    for name in ('model', 'timing_mode'):
-        value = LaunchConfiguration(name).perform(context)
-        if value:
-            overrides[name] = value
+    overrides = given_overrides(context, ['model', 'timing_mode'])
     params_file = LaunchConfiguration('params_file').perform(context)
     return [Node(package=graph.PACKAGE, executable=spec.executable, name=spec.name,
                  output='screen',
@@ -37,10 +33,6 @@ def servo_nodes(context):
 def generate_launch_description():
     """Servo plant from config/servo.yaml, optional RViz."""
     share = get_package_share_directory(graph.PACKAGE)
-    rviz = Node(package='rviz2', executable='rviz2', name='rviz2', output='screen',
-                arguments=['-d', os.path.join(share, 'config', 'servo.rviz')],
-                parameters=[{'use_sim_time': True}],
-                condition=IfCondition(LaunchConfiguration('rviz')))
     return LaunchDescription([
         DeclareLaunchArgument('model', default_value='',
                               description='Model name in config/models or a path '
@@ -54,5 +46,5 @@ def generate_launch_description():
                                                          graph.SERVO_PARAMETERS),
                               description='Parameter file of the servo plant.'),
         OpaqueFunction(function=servo_nodes),
-        rviz,
+        optional_rviz('servo.rviz'),
     ])

@@ -16,11 +16,11 @@ import os
 from ament_index_python.packages import get_package_share_directory
 from launch import LaunchDescription
 from launch.actions import DeclareLaunchArgument, OpaqueFunction
-from launch.conditions import IfCondition
 from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
 
 from flexible_manipulator import graph
+from flexible_manipulator.launch_actions import optional_rviz
 
 
 def closed_loop_nodes(context):
@@ -43,10 +43,6 @@ def closed_loop_nodes(context):
 def generate_launch_description():
     """Free servo plant and controller from config/servo_closed_loop.yaml, optional RViz."""
     share = get_package_share_directory(graph.PACKAGE)
-    rviz = Node(package='rviz2', executable='rviz2', name='rviz2', output='screen',
-                arguments=['-d', os.path.join(share, 'config', 'servo.rviz')],
-                parameters=[{'use_sim_time': True}],
-                condition=IfCondition(LaunchConfiguration('rviz')))
     return LaunchDescription([
         DeclareLaunchArgument('model', default_value='',
                               description='Free model (realization: free) in config/models or '
@@ -61,5 +57,5 @@ def generate_launch_description():
                                                          graph.SERVO_CLOSED_LOOP_PARAMETERS),
                               description='Parameter file of the plant and the controller.'),
         OpaqueFunction(function=closed_loop_nodes),
-        rviz,
+        optional_rviz('servo.rviz'),
     ])

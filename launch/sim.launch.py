@@ -5,8 +5,10 @@ programs of config/programs_two_link_flexible.yaml through the servo realization
 torques only, the first mode of each link modelled, modal states measured), by default the
 lambda-point of the forearm on a circle (config/sim.yaml).
 
-Arguments: ``rviz:=true`` opens RViz with the package's configuration;
-``timing_mode:=lockstep`` runs the closed loop as fast as the computer allows;
+Arguments (each, when given, overrides the parameter file; left out, the file decides):
+``rviz:=true`` opens RViz with the package's configuration (without rviz2 installed, a
+warning and the rest of the graph); ``timing_mode:=lockstep`` runs the closed loop as fast
+as the computer allows;
 ``active_program:=<name>`` starts another program of the program file;
 ``params_file:=...`` replaces config/sim.yaml. RViz runs on simulated time (/clock from
 the plant); the plant stamps its messages with its own simulated time and the controller
@@ -19,25 +21,22 @@ import os
 from ament_index_python.packages import get_package_share_directory
 from launch import LaunchDescription
 from launch.actions import DeclareLaunchArgument, OpaqueFunction
-from launch.conditions import IfCondition
 from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
 
 from flexible_manipulator import graph
+from flexible_manipulator.launch_actions import given_overrides, optional_rviz
 
 
 def simulation_nodes(context):
     """Nodes of graph.SIMULATION with the file's parameters and the given overrides."""
     params_file = LaunchConfiguration('params_file').perform(context)
-    timing_mode = LaunchConfiguration('timing_mode').perform(context)
-    program = LaunchConfiguration('active_program').perform(context)
+    given = {'plant': given_overrides(context, ['timing_mode']),
+             'controller': given_overrides(context, ['active_program'])}
     nodes = []
     for spec in graph.SIMULATION:
         overrides = {'use_sim_time': True} if spec.sim_time else {}
-        if spec.name == 'plant':
-            overrides['timing_mode'] = timing_mode
-        if spec.name == 'controller' and program:
-            overrides['active_program'] = program
+        overrides.update(given.get(spec.name, {}))
         nodes.append(Node(package=graph.PACKAGE, executable=spec.executable, name=spec.name,
                           output='screen', parameters=[params_file, overrides]))
     return nodes
@@ -46,14 +45,11 @@ def simulation_nodes(context):
 def generate_launch_description():
     """Plant and controller from config/sim.yaml, optional RViz."""
     share = get_package_share_directory(graph.PACKAGE)
-    rviz = Node(package='rviz2', executable='rviz2', name='rviz2', output='screen',
-                arguments=['-d', os.path.join(share, 'config', 'flexible_manipulator.rviz')],
-                parameters=[{'use_sim_time': True}],
-                condition=IfCondition(LaunchConfiguration('rviz')))
     return LaunchDescription([
         DeclareLaunchArgument('rviz', default_value='false', description='Open RViz.'),
-        DeclareLaunchArgument('timing_mode', default_value='realtime',
-                              description='Plant timing: realtime or lockstep.'),
+        DeclareLaunchArgument('timing_mode', default_value='',
+                              description='Plant timing: realtime or lockstep (empty: the '
+                                          'parameter file decides).'),
         DeclareLaunchArgument('active_program', default_value='',
                               description='Program of the controller (empty: the parameter '
                                           'file decides).'),
@@ -62,5 +58,5 @@ def generate_launch_description():
                                                          graph.SIMULATION_PARAMETERS),
                               description='Parameter file of the plant and the controller.'),
         OpaqueFunction(function=simulation_nodes),
-        rviz,
+        optional_rviz('flexible_manipulator.rviz'),
     ])

@@ -1,0 +1,42 @@
+"""Launch actions the package's launch files share (imported by launch files only).
+
+* `optional_rviz`: RViz when ``rviz:=true`` and the ``rviz2`` package is installed; a
+  warning, and the rest of the graph, when it is not (it used to fail the whole launch:
+  "package 'rviz2' not found");
+* `given_overrides`: the launch arguments the user gave, so that an argument left empty
+  leaves the parameter file in charge.
+"""
+
+import os
+
+from ament_index_python.packages import get_package_share_directory, PackageNotFoundError
+from launch.actions import LogInfo, OpaqueFunction
+from launch.conditions import evaluate_condition_expression
+from launch.substitutions import LaunchConfiguration
+from launch_ros.actions import Node
+
+from . import graph
+
+
+def optional_rviz(config_name):
+    """Start RViz on simulated time with ``config/<config_name>``, if asked and installed."""
+    def start(context):
+        if not evaluate_condition_expression(context, [LaunchConfiguration('rviz')]):
+            return []
+        try:
+            get_package_share_directory('rviz2')
+        except PackageNotFoundError:
+            return [LogInfo(msg="rviz:=true, but the rviz2 package is not installed (sudo apt "
+                                "install ros-$ROS_DISTRO-rviz2): the other nodes run without "
+                                "it")]
+        config = os.path.join(get_package_share_directory(graph.PACKAGE), 'config',
+                              config_name)
+        return [Node(package='rviz2', executable='rviz2', name='rviz2', output='screen',
+                     arguments=['-d', config], parameters=[{'use_sim_time': True}])]
+    return OpaqueFunction(function=start)
+
+
+def given_overrides(context, names):
+    """Return {name: value} of the launch arguments among ``names`` that are not empty."""
+    values = {name: LaunchConfiguration(name).perform(context).strip() for name in names}
+    return {name: value for name, value in values.items() if value}
