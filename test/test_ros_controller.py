@@ -366,12 +366,15 @@ def test_node_refuses_programs_it_cannot_realize(start_node, tmp_path):
     assert 'fast.gains' in fast_log and '= 0.00166667 s' in fast_log
 
 
-def test_absurd_modal_state_latches_a_fault_and_enable_recovers(probe, start_node):
-    """A finite but absurd modal state (1e200 m) used to kill the controller (an SVD that
-    did not converge, raised out of the callback). Over DDS, from a publisher here: the
-    controller stays alive, commands zero effort, reports the fault on /diagnostics
-    ('control law failed', ERROR), and after sane states and ~/enable tracks again
-    (nonzero efforts). Expected values: zero effort (the safe action) and the fault text."""
+def test_absurd_states_are_rejected_and_a_fault_recovers_on_enable(probe, start_node):
+    """Over DDS, from a publisher here. A finite but absurd modal state (1e200 m; it used
+    to kill the controller through an SVD that did not converge) is outside the physical
+    range (`state_range`: |q_k| <= L/2): rejected and logged, and its joint state answered
+    with the estimated modes (finite efforts, no fault). A joint state at 1e6 rad/s (range:
+    10 x the limit) gets no command. A joint at 9 rad/s (in range, past its 6 rad/s limit)
+    latches the velocity fault: zero effort, ERROR on /diagnostics; after sane states,
+    ~/enable tracks again. Expected values: the model file's limits, zero effort (the safe
+    action)."""
     from diagnostic_msgs.msg import DiagnosticArray
     from sensor_msgs.msg import JointState
     from std_msgs.msg import Float64MultiArray
@@ -382,18 +385,20 @@ def test_absurd_modal_state_latches_a_fault_and_enable_recovers(probe, start_nod
     diagnostics = probe.subscribe(DiagnosticArray, '/diagnostics', 50)
     joints = probe.publisher(JointState, '/joint_states')
     modal = probe.publisher(JointState, '/modal_states')
-    controller = start_node(CONTROLLER, parameters=[('elastic_state', 'measured')])
+    # A long watchdog timeout: no zero command of its own between the states sent here.
+    controller = start_node(CONTROLLER, parameters=[('elastic_state', 'measured'),
+                                                    ('state_timeout', 30.0)])
     probe.spin_until(lambda: joints.get_subscription_count() > 0
                      and modal.get_subscription_count() > 0, 60, 'the controller')
     params = yaml.safe_load(open(os.path.join(CONFIG, 'sim.yaml')))['plant']['ros__parameters']
     tick = [0]
 
-    def send(modal_value, count):
+    def send(modal_value, count, velocity=params['initial_velocities']):
         for _ in range(count):
             t = 0.002 * tick[0]
             tick[0] += 1
             state = joint_state(params['initial_positions'], t)
-            state.velocity = list(params['initial_velocities'])
+            state.velocity = list(velocity)
             modes = JointState(name=list(model.mode_names),
                                position=[modal_value] * len(model.mode_names),
                                velocity=[0.0] * len(model.mode_names))
@@ -404,15 +409,24 @@ def test_absurd_modal_state_latches_a_fault_and_enable_recovers(probe, start_nod
             probe.spin_for(0.02)
     send(0.0, 5)
     probe.spin_until(lambda: commands and any(commands[-1].data), 10, 'tracking efforts')
-    send(1e200, 3)
     count = len(commands)
-    send(0.0, 3)
-    probe.spin_until(lambda: len(commands) > count, 10, 'commands after the absurd state')
-    assert controller.alive(), controller.output()
+    send(1e200, 3)
+    probe.spin_until(lambda: len(commands) >= count + 3, 10, 'answers with estimated modes')
+    assert all(np.isfinite(c.data).all() and any(c.data) for c in commands[count:])
+    probe.spin_until(lambda: "rejected modal state: mode 'upper_arm_y1' coordinate 1e+200"
+                     in controller.output(), 10, 'the modal rejection in the log')
+    probe.spin_for(0.2)
+    count = len(commands)
+    send(0.0, 1, velocity=[1e6, 0.0])
+    probe.spin_for(0.3)
+    assert len(commands) == count, 'a command answered an out-of-range state'
+    assert 'velocity 1e+06 is outside its physical range +-60' in controller.output()
+    send(0.0, 1, velocity=[9.0, 0.0])
+    probe.spin_until(lambda: len(commands) > count, 10, 'the answer to the fast joint')
     assert list(commands[-1].data) == [0.0, 0.0]
     probe.spin_until(lambda: controller_status(diagnostics) is not None
-                     and 'control law failed' in controller_status(diagnostics).message, 10,
-                     'the fault on /diagnostics')
+                     and 'exceeds its velocity limit' in controller_status(diagnostics).message,
+                     10, 'the fault on /diagnostics')
     assert level(controller_status(diagnostics)) == 2
     assert probe.call(SetBool, '/controller/enable', SetBool.Request(data=True)).success
     send(0.0, 5)

@@ -110,6 +110,7 @@ from .programs import Program
 from .realization import IdealRealization, RealizationStatus, ServoRealization
 from .safety import LatchedSafety
 from .stabilization import Stabilization
+from .state_range import StateRange
 
 REALIZATIONS = ('auto', 'servo', 'ideal')
 CONTROL_MODELS = ('auto', 'full', 'rigid_twin')
@@ -300,6 +301,7 @@ class ProgramController(LatchedSafety):
         self._rate_limits = bool(np.any(np.isfinite(self.effort_rate_limit)))
         self.velocity_limit = _per_joint(settings.velocity_limit, n, 'velocity_limits',
                                          model.velocity_limit)
+        self.state_range = StateRange(model, self.velocity_limit)
         self.condition_limit = number(settings.condition_limit, 'condition_limit', 1.0,
                                       strict_minimum=True)
         self.redefine_margin = number(settings.redefine_margin, 'redefine_margin', 0.0,

@@ -161,7 +161,8 @@ class ControllerNode(ControllerNodeBase):
         """Copy positions and velocities into model order; None, or (kind, reason).
 
         A message with the same names as the last accepted one takes the fast path (one
-        vectorized copy and finiteness check).
+        vectorized copy and finiteness check). A finite state outside the model's physical
+        range (`state_range`) is rejected too.
         """
         names = msg.name
         if names == self._state_names and len(msg.position) == len(names) \
@@ -169,13 +170,19 @@ class ControllerNode(ControllerNodeBase):
             self.q[self._state_order] = msg.position
             self.v[self._state_order] = msg.velocity
             if np.isfinite(self.q).all() and np.isfinite(self.v).all():
-                return None
+                return self._range_problem()
             self._state_names = None
         problem = self._parse_state_slowly(msg)
         if problem is None:
             self._state_names = list(names)
             self._state_order = [self.joint_slot[name] for name in names]
+            return self._range_problem()
         return problem
+
+    def _range_problem(self):
+        """None, or ('range', reason) for a joint state outside the physical range."""
+        reason = self.core.state_range.joint_problem(self.q, self.v)
+        return None if reason is None else ('range', reason)
 
     def _parse_state_slowly(self, msg):
         """Check a joint state name by name (see `parse_state`)."""
@@ -230,7 +237,18 @@ class ControllerNode(ControllerNodeBase):
         self._take_modal_stamp(msg)
 
     def _take_modal_stamp(self, msg):
-        """Record the stamp of the modal state just stored (and rebase a late one)."""
+        """Record the stamp of the modal state just stored (and rebase a late one).
+
+        A modal state outside the physical range (`state_range`) is rejected instead: the
+        joint state of its stamp is then answered with the estimated modes.
+        """
+        reason = self.core.state_range.modal_problem(self.modal_positions,
+                                                     self.modal_velocities)
+        if reason is not None:
+            self.modal_stamp = None
+            self.rejected += 1
+            self.warn_throttled('modal range', f'rejected modal state: {reason}')
+            return
         stamp = msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
         self.modal_stamp = stamp
         if self.last_stamp is not None and stamp == self.last_stamp:
