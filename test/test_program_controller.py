@@ -499,3 +499,39 @@ def test_a_program_that_becomes_unrealizable_is_a_fault_not_tracking(rigid):
     effort = controller.update(0.0, np.array([0.3, 0.0]), np.zeros(2))
     assert not effort.any() and controller.status.mode == 'fault'
     assert "program 'p' cannot be met at t = 0.000000 s" in controller.fault
+
+
+def test_a_reference_that_leaves_the_reach_is_refused_at_start_up(rigid):
+    """The rigid arm's tip (reach l1 + l2 = 0.9 m, the model file) on a circle of radius
+    0.2 m about (0.75, 0) starting at its near point (phase pi, 0.55 m from the shoulder):
+    reachable at the start, but the circle's far side (0.95 m) is not. The circle leaves
+    the reach where |c + r (cos s, sin s)| = 0.9 m: cos s = (0.81 - 0.5625 - 0.04) / (2 *
+    0.75 * 0.2), at s = 2 pi - acos(...), t = (s - pi) / rate. The refusal names the first
+    sampled time past it (samples every span / ALONG_SAMPLES)."""
+    from flexible_manipulator.control.admission import ALONG_SAMPLES
+    rate = 2.0
+    circle = {'type': 'circle', 'center': [0.75, 0.0], 'radius': 0.2, 'rate': rate,
+              'phase': math.pi}
+    rows = [{'type': 'point', 'link': 'forearm', 'axes': ['x', 'y'], 'reference': circle}]
+    exit_angle = math.acos((0.81 - 0.5625 - 0.04) / (2 * 0.75 * 0.2))    # polar angle s
+    t_exit = (2 * math.pi - exit_angle - math.pi) / rate
+    with pytest.raises(ConfigError, match="cannot be met at t = .* along the reference") \
+            as refused:
+        ProgramController(rigid, one_program(rows, 5.0),
+                          ControllerSettings(analysis_positions=[-0.3, 1.5]))
+    named = float(str(refused.value).split('at t = ')[1].split(' s')[0])
+    step = (2 * math.pi / rate) / ALONG_SAMPLES
+    assert t_exit <= named <= t_exit + step + 1e-3, (named, t_exit)
+
+
+def test_rows_that_contradict_each_other_later_are_refused(rigid):
+    """The elbow held at 0.2 rad by one row and moved from 0.2 to 0.5 rad by another
+    (a quintic over 2 s): met, and redundant, at the start (a note under the ideal
+    realization), contradictory from the first sample on, t = 2 s / ALONG_SAMPLES."""
+    from flexible_manipulator.control.admission import ALONG_SAMPLES
+    moving = {'type': 'joint', 'joints': ['elbow'],
+              'reference': {'type': 'line', 'start': [0.2], 'end': [0.5], 'duration': 2.0}}
+    rows = [constant_joint_row('elbow', 0.2), moving]
+    with pytest.raises(ConfigError, match=f'cannot be met at t = {2.0 / ALONG_SAMPLES:.4g} s '
+                                          'of 2 s along the reference'):
+        ProgramController(rigid, one_program(rows, 5.0), ControllerSettings())

@@ -9,7 +9,8 @@ the checks); the functions read the controller's settings and models (``law``: i
 * `check_discrete_bound`: every row's gains against the control period and hold scheme;
 * `rest_configuration`: the configuration at rest on the program at t = 0, where the
   others are evaluated;
-* `check_admission` (every model): rank of the rows and realizability along the inputs;
+* `check_admission` (every model): rank of the rows and realizability along the inputs,
+  at the start and sampled along the reference (`check_along_reference`);
 * `check_internal_dynamics` (flexible models): zero dynamics of the output and the sampled
   closed loop of the full linearized plant, with the lambda-point limit (`lambda_limit`)
   offered or substituted.
@@ -23,6 +24,9 @@ from ..model_config import ConfigError
 from .loop_checks import LinearLoop, row_critical_period, STABILITY_TOLERANCE
 from .realization import check_realizability, dependent_rows, RealizabilityError
 from .zero_dynamics import analyze_output, link_angle_output, stable_fraction
+
+# Program times sampled along the reference by `check_along_reference`.
+ALONG_SAMPLES = 48
 
 Redefinition = namedtuple('Redefinition', 'spec note')
 Redefinition.__doc__ = ('A program to build instead of a refused one: ``spec`` with '
@@ -43,68 +47,128 @@ def check_discrete_bound(stabilization, period, hold, field):
 
 
 def check_admission(law, entry, field, q0, solved):
-    """Refuse a program that can never be met, for every model, at its start.
+    """Refuse a program that can never be met, for every model: at its start and along it.
 
-    At the rest configuration solved from the rows (`rest_configuration`): rows
-    that add no rank to the ones before them (`dependent_rows`) are refused when the
-    rows cannot all be met there (their references contradict each other) and, for the
-    servo realization, always (A M^-1 B must have full row rank); and the servo
-    realization needs A M^-1 B of full row rank m. Redundant but consistent rows under
-    the ideal realization are kept, with a note.
+    At the rest configuration solved from the rows (`rest_configuration`): rows that add
+    no rank to the ones before them (`dependent_rows`) are refused when the rows cannot
+    all be met there (their references contradict each other) and, for the servo
+    realization, always; the servo realization needs A M^-1 B of full row rank m.
+    Redundant but consistent rows under the ideal realization are kept, with a note.
+    Then along the reference (`check_along_reference`), when the start was solved.
+    """
+    rank = _check_rows_at(law, entry, field, 0.0, q0, solved, 'the program start')
+    if solved:
+        check_along_reference(law, entry, field, q0, rank)
+
+
+def check_along_reference(law, entry, field, q0, start_rank, samples=ALONG_SAMPLES):
+    """Sample the program's times up to its span; refuse where it cannot be met.
+
+    At ``samples`` times evenly spread over (0, span] (the time by which every reference
+    has taken all its values: `ProgramEntry.span`), the rows are solved for the joints,
+    warm-started from the previous sample. Refused: rows that cannot be met there (the
+    reference leaves the arm's reach or contradicts itself), rows that lose rank against
+    the start (``start_rank``; a singular configuration on the path), and, for the servo
+    realization, A M^-1 B without full row rank. Where the joint columns of A have a
+    condition number past ``law.condition_limit``, a note names the time (the law will be
+    damped or large there).
+    """
+    span = entry.span
+    if span <= 0.0:
+        return
+    q = q0.copy()
+    worst = (0.0, 0.0)                      # (condition number, time) of the joint columns
+    for t in np.linspace(0.0, span, samples + 1)[1:]:
+        q, met = solve_rows(law, entry, t, q)
+        where = f't = {t:.4g} s of {span:.4g} s'
+        if not met:
+            raise ConfigError(
+                f'{field}: the rows cannot be met at {where} along the reference (|phi| = '
+                f'{np.linalg.norm(entry.program.phi):.3g} at the closest configuration found '
+                f'from the previous sample, joints {np.round(q[:law.n_joints], 4).tolist()}): '
+                'the reference leaves the arm\'s reach or contradicts itself')
+        rank = _check_rows_at(law, entry, field, t, q, True, where, start_rank)
+        s = np.linalg.svd(entry.program.jacobian[:, :law.n_joints], compute_uv=False)
+        condition = s[0] / s[rank - 1] if rank and s[rank - 1] > 0.0 else np.inf
+        worst = max(worst, (condition, t))
+    if worst[0] > law.condition_limit:
+        entry.notes.append(f'the rows pass near a singular configuration: condition number '
+                           f'{worst[0]:.3g} of their joint columns at t = {worst[1]:.4g} s '
+                           f'(condition_limit {law.condition_limit:g})')
+
+
+def _check_rows_at(law, entry, field, t, q, solved, where, start_rank=None):
+    """Rank and realizability of the rows at program time ``t`` and configuration ``q``.
+
+    Returns the rank; raises `ConfigError` as `check_admission` says (``where`` names the
+    place in messages). Given ``start_rank``, a rank below it is refused too.
     """
     cm, program = law.control_model, entry.program
-    program.evaluate(0.0, q0, np.zeros(cm.nv))
+    program.evaluate(t, q, np.zeros(cm.nv))
     A, names = program.jacobian, entry.row_names
     rank, dependent = dependent_rows(A)
-    if dependent:
-        listed = ', '.join(repr(names[i]) for i in dependent)
-        where = (f'rank {rank} of {A.shape[0]} at the program start (joints '
-                 f'{np.round(q0[:law.n_joints], 4).tolist()})')
+    listed = ', '.join(repr(names[i]) for i in dependent)
+    at = (f'rank {rank} of {A.shape[0]} at {where} (joints '
+          f'{np.round(q[:law.n_joints], 4).tolist()})')
+    if start_rank is not None and rank < start_rank:
+        raise ConfigError(f'{field}.rows: rows {listed} lose rank along the reference ({at}, '
+                          f'{start_rank} at the start): a singular configuration on the path')
+    if dependent and start_rank is None:
         if not solved:
             raise ConfigError(
-                f'{field}.rows: rows {listed} depend on the rows before them ({where}) '
+                f'{field}.rows: rows {listed} depend on the rows before them ({at}) '
                 f'and the references cannot all be met (|phi| = '
                 f'{np.linalg.norm(program.phi):.3g} at the best configuration from '
                 'analysis_positions): this program can never be met')
         if law.realization_kind == 'servo':
             raise ConfigError(
-                f'{field}.rows: rows {listed} depend on the rows before them ({where}); '
+                f'{field}.rows: rows {listed} depend on the rows before them ({at}); '
                 'the servo realization needs independent rows: remove them')
-        entry.notes.append(f'rows {listed} are redundant ({where}); realized with the '
+        entry.notes.append(f'rows {listed} are redundant ({at}); realized with the '
                            'pseudo-inverse')
     if law.realization_kind == 'servo':
         try:
-            check_realizability(cm.mass_matrix(law.data, q0), A, law.input_matrix)
+            check_realizability(cm.mass_matrix(law.data, q), A, law.input_matrix)
         except RealizabilityError as error:
-            raise ConfigError(f'{field}: {error} ({A.shape[0]} rows, {cm.nu} inputs)') \
-                from None
+            raise ConfigError(f'{field}: {error} ({A.shape[0]} rows, {cm.nu} inputs, at '
+                              f'{where})') from None
+    return rank
 
 
 def rest_configuration(law, entry):
     """Rest configuration on the program at t = 0: joints solved from the rows.
 
-    Damped Gauss-Newton on the joint columns from ``law.analysis_positions`` (modes at
-    zero); the starting guess is kept if the rows cannot be met.
+    From ``law.analysis_positions`` (modes at zero), after the hold rows capture it;
+    returns (q, solved) as `solve_rows`.
     """
-    cm, n = law.control_model, law.n_joints
-    q = cm.neutral_configuration().astype(float)
-    q[:n] = law.analysis_positions
+    q = law.control_model.neutral_configuration().astype(float)
+    q[:law.n_joints] = law.analysis_positions
     for hold in entry.holds:
         hold.capture(q)
+    return solve_rows(law, entry, 0.0, q)
+
+
+def solve_rows(law, entry, t, guess, iterations=50, tolerance=1e-10):
+    """Joints at rest (modes at zero) that meet the rows at program time ``t``.
+
+    Damped Gauss-Newton on the joint columns from ``guess``. Returns (q, True) when
+    |phi| < ``tolerance``, else (``guess``, False).
+    """
+    cm, n = law.control_model, law.n_joints
+    q = guess.copy()
     zero = np.zeros(cm.nv)
-    best = q.copy()
     program = entry.program
-    for _ in range(50):
-        program.evaluate(0.0, q, zero)
-        error = float(np.linalg.norm(program.phi))
-        if error < 1e-10:
+    for _ in range(iterations):
+        program.evaluate(t, q, zero)
+        if float(np.linalg.norm(program.phi)) < tolerance:
             return q, True
         J = program.jacobian[:, :n]
         step = J.T @ np.linalg.solve(J @ J.T + 1e-8 * np.eye(J.shape[0]), program.phi)
         q[:n] -= step
         if not np.all(np.isfinite(q)):
             break
-    return best, False
+    program.evaluate(t, guess, zero)
+    return guess.copy(), False
 
 
 def check_internal_dynamics(law, entry, spec, policy, field, redefined, q0, solved):

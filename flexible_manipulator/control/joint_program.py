@@ -28,6 +28,13 @@ class SinusoidalJointProgram:
         self._angle = np.zeros(n)
         self._sin = np.zeros(n)
 
+    @property
+    def span(self):
+        """Time [s] of one period of the slowest joint (0 if none moves)."""
+        moving = np.abs(self.omega[self.amplitude != 0.0])
+        moving = moving[moving > 0.0]
+        return float(2.0 * math.pi / moving.min()) if moving.size else 0.0
+
     def evaluate(self, t):
         """Fill and return (q_d, q_d', q_d'') at time ``t`` [s]."""
         np.multiply(self.omega, t, out=self._angle)

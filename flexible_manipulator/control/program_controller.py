@@ -175,6 +175,11 @@ class ProgramEntry:
         """Number of constraint rows."""
         return self.program.size
 
+    @property
+    def span(self):
+        """Program time [s] by which every reference has taken all its values."""
+        return max(reference.span for _, reference in self.references)
+
     def fill_reference(self, t):
         """Copy the references of the rows at program time ``t``.
 

@@ -38,6 +38,11 @@ class QuinticTiming:
         self.duration = float(duration)
         self.start = float(start)
 
+    @property
+    def span(self):
+        """Time [s] from which s stays at 1: start + duration."""
+        return self.start + self.duration
+
     def evaluate(self, t):
         """Return (s, s' [1/s], s'' [1/s^2]) at time ``t`` [s]."""
         tau = (t - self.start) / self.duration
@@ -64,6 +69,11 @@ class ConstantRateTiming:
         self.rate = float(rate)
         self.start = float(start)
         self.initial = float(initial)
+
+    @property
+    def span(self):
+        """Time [s] by which s has covered one turn of an angle: start + 2 pi / |rate|."""
+        return self.start + (2.0 * math.pi / abs(self.rate) if self.rate else 0.0)
 
     def evaluate(self, t):
         """Return (s, s', s'') at time ``t`` [s]."""
@@ -217,6 +227,11 @@ class Trajectory:
         self.velocity = np.zeros(path.dimension)
         self.acceleration = np.zeros(path.dimension)
 
+    @property
+    def span(self):
+        """Time [s] by which r(t) has taken every value it takes (that of the timing)."""
+        return self.timing.span
+
     def evaluate(self, t):
         """Return (r, r', r'') at time ``t`` [s]."""
         s, ds, dds = self.timing.evaluate(t)
@@ -236,6 +251,8 @@ class ConstantReference:
         self.position = np.array(value, dtype=float).ravel()
         self.velocity = np.zeros_like(self.position)
         self.acceleration = np.zeros_like(self.position)
+
+    span = 0.0          # s: the value at t = 0 is every value
 
     def evaluate(self, t):
         """Return (r, 0, 0)."""
@@ -278,6 +295,11 @@ class OrientationTrajectory:
         self.rotation = self.initial.copy()
         self.angular_velocity = np.zeros(3)
         self.angular_acceleration = np.zeros(3)
+
+    @property
+    def span(self):
+        """Time [s] by which R_d(t) has taken every value it takes (that of the timing)."""
+        return 0.0 if self.timing is None else self.timing.span
 
     def evaluate(self, t):
         """Return (R_d, omega_d [rad/s], omega_d' [rad/s^2]) at time ``t`` [s]."""
