@@ -16,6 +16,7 @@ from rclpy.signals import SignalHandlerOptions
 from builtin_interfaces.msg import Time
 from rcl_interfaces.msg import ParameterDescriptor
 
+from .message_memory import bound_message_memory
 from ..mechanics.integrators import renamed_message
 from ..model_config import ConfigError, load_model, ModelWarning, resolve_model_path
 
@@ -213,6 +214,7 @@ def run(node_class, args=None, name=None):
     """
     shutdown = ShutdownRequest()
     name = name or node_class.__name__
+    bound_message_memory()      # before the middleware starts: it reads the profile then
     try:
         rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
     except Exception as error:                       # rcl parses --params-file here

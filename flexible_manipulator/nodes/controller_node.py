@@ -206,53 +206,50 @@ class ControllerNode(ControllerNodeBase):
         return None
 
     def on_modal_state(self, msg):
-        """Keep the latest valid modal state (names of the model's modes, any order)."""
-        names = msg.name
-        if names == self._modal_names and len(msg.position) == len(names) \
-                and len(msg.velocity) == len(names):
-            self.modal_positions[self._modal_order] = msg.position
-            self.modal_velocities[self._modal_order] = msg.velocity
-            if np.isfinite(self.modal_positions).all() and \
-                    np.isfinite(self.modal_velocities).all():
-                self._take_modal_stamp(msg)
-                return
-            self._modal_names = None
-            self.warn_throttled('modal', 'rejected modal state: non-finite values')
-            return
-        if (len(names) != len(self.mode_slot) or len(msg.position) != len(names)
-                or len(msg.velocity) != len(names)):
-            self.warn_throttled('modal', f'rejected modal state: expected the '
-                                         f'{len(self.mode_slot)} modes {list(self.mode_slot)}')
-            return
-        for k, name in enumerate(names):
-            slot = self.mode_slot.get(name)
-            p, v = msg.position[k], msg.velocity[k]
-            if slot is None or not (math.isfinite(p) and math.isfinite(v)):
-                self.warn_throttled('modal', f'rejected modal state: unknown or non-finite '
-                                             f'mode {name!r}')
-                return
-            self.modal_positions[slot], self.modal_velocities[slot] = p, v
-        self._modal_names = list(names)
-        self._modal_order = [self.mode_slot[name] for name in names]
-        self._take_modal_stamp(msg)
+        """Keep the latest valid modal state; reject (count, log) any other.
 
-    def _take_modal_stamp(self, msg):
-        """Record the stamp of the modal state just stored (and rebase a late one).
-
-        A modal state outside the physical range (`state_range`) is rejected instead: the
-        joint state of its stamp is then answered with the estimated modes.
+        Valid: the names of the model's modes, each once, in any order, with as many
+        finite positions and velocities, inside the physical range (`state_range`). The
+        joint state of a rejected modal state's stamp is answered with the estimated modes.
         """
-        reason = self.core.state_range.modal_problem(self.modal_positions,
-                                                     self.modal_velocities)
-        if reason is not None:
+        problem = self._parse_modal(msg)
+        if problem is None:
+            reason = self.core.state_range.modal_problem(self.modal_positions,
+                                                         self.modal_velocities)
+            problem = None if reason is None else ('modal range', reason)
+        if problem is not None:
             self.modal_stamp = None
             self.rejected += 1
-            self.warn_throttled('modal range', f'rejected modal state: {reason}')
+            self.warn_throttled(problem[0], f'rejected modal state: {problem[1]}')
             return
         stamp = msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
         self.modal_stamp = stamp
         if self.last_stamp is not None and stamp == self.last_stamp:
+            # Late: the joint state of this stamp was answered with the estimate.
             self.core.rebase_elastic(stamp, self.modal_positions, self.modal_velocities)
+
+    def _parse_modal(self, msg):
+        """Copy a modal state into model mode order; None, or (kind, reason).
+
+        The same names as the last accepted message take the fast path (one vectorized
+        copy and finiteness check).
+        """
+        names = msg.name
+        if len(msg.position) != len(names) or len(msg.velocity) != len(names):
+            return 'modal length', (f'{len(names)} names but {len(msg.position)} positions '
+                                    f'and {len(msg.velocity)} velocities')
+        if names != self._modal_names:
+            if sorted(names) != sorted(self.mode_slot):
+                return 'modal name', (f'expected each of the {len(self.mode_slot)} modes '
+                                      f'{list(self.mode_slot)} once, got {list(names)}')
+            self._modal_names = list(names)
+            self._modal_order = [self.mode_slot[name] for name in names]
+        self.modal_positions[self._modal_order] = msg.position
+        self.modal_velocities[self._modal_order] = msg.velocity
+        if not (np.isfinite(self.modal_positions).all()
+                and np.isfinite(self.modal_velocities).all()):
+            return 'modal non-finite', 'non-finite modal position or velocity'
+        return None
 
     def on_state(self, msg):
         """Answer one joint state with one effort command (and the program topics)."""
