@@ -246,6 +246,47 @@ def test_lossy_delayed_loop_equals_its_simulation_and_the_watchdog_takes_over(
     assert largest < 2e-3, f'largest residual {largest} m with one period of delay'
 
 
+def test_a_late_loop_is_measured_and_degrades_to_hold(probe, start_node, start_remapped,
+                                                      tmp_path):
+    """Plant (lockstep, 4 ms) -> relay (3 periods late, nothing lost) -> controller (the
+    shipped flexible-arm programs, lambda-point circle active, its checks allowing 1
+    period of delay) -> relay -> plant. Each state reports the effort applied over the
+    period before it (joint_states effort), so the controller measures the input delay of
+    the loop it is in: exactly the relay's 3 periods (`input_delay`: the relay makes each
+    command act 3 periods after its state, whatever the load). 25 measured ticks in a row
+    past the allowed 1 switch it to its 'hold' program (delay_action auto), logged and on
+    /diagnostics with the measured delay."""
+    from diagnostic_msgs.msg import DiagnosticArray
+    programs = yaml.safe_load(open(os.path.join(CONFIG, 'programs_two_link_flexible.yaml')))
+    path = tmp_path / 'programs.yaml'
+    path.write_text(yaml.safe_dump({'programs': {
+        name: programs['programs'][name] for name in ('lambda_circle', 'hold')}}))
+    relay = Relay(probe, delay=3, loss=0.0)
+    diagnostics = probe.subscribe(DiagnosticArray, '/diagnostics', 50)
+    controller = start_remapped(
+        CONTROLLER, parameters=[('program_file', str(path)), ('control_period', PERIOD),
+                                ('delay_periods', 1), ('elastic_state', 'estimated'),
+                                ('active_program', 'lambda_circle')],
+        remaps=[('joint_states', '/relay/joint_states'),
+                ('effort_controller/commands', '/relay/commands')])
+    probe.spin_until(lambda: relay.joint_pub.get_subscription_count() > 0, 30,
+                     'the controller')
+    start_node(PLANT, parameters=[('update_period', PERIOD), ('timing_mode', 'lockstep')])
+    switched = "switched from 'lambda_circle' to 'hold'"
+    probe.spin_until(lambda: switched in controller.output(), 60, 'the switch to hold')
+    assert 'commands applied 3 periods late for 25 ticks' in controller.output()
+
+    def degraded():
+        status = controller_status(diagnostics)
+        return status is not None and switched in status.message
+    probe.spin_until(degraded, 10, 'the degraded status on /diagnostics')
+    status = controller_status(diagnostics)
+    values = {v.key: v.value for v in status.values}
+    assert level(status) == 1 and values['active_program'] == 'hold'
+    assert values['input_delay_periods'] == '3' and int(values['late_ticks']) > 0
+    assert 'exceeds its velocity limit' not in controller.output()
+
+
 def joint_state(position, t):
     """A JointState of the rigid arm at rest."""
     from sensor_msgs.msg import JointState

@@ -12,8 +12,9 @@ controller's diagnostics, samples /joint_states every 20 ms (wall) for simulated
 the plant once that much simulated time has passed, then stops the graph and prints a
 summary: simulated time, real-time factor, control ticks per wall second, the answer
 latency (from the plant's diagnostics), the active program, the RMS and largest residual
-phi of each of its rows and the peak torques (summed from the controller's 1 Hz
-diagnostics windows, which carry exact per-tick sums), the controller's last status.
+phi of each of its rows and the peak torques (the controller's diagnostics carry exact
+statistics of its whole program run: the last message is enough), the controller's last
+status.
 
 ``--local`` keeps DDS traffic on this machine (shared-memory transport, localhost
 discovery) and picks a private ROS_DOMAIN_ID unless one is set: for demos and tests on a
@@ -21,7 +22,6 @@ shared machine. Real deployments leave it off.
 """
 
 import argparse
-import math
 import os
 import random
 import signal
@@ -107,22 +107,16 @@ class RunStatistics:
 
     Nothing here takes a message per control tick (a per-tick subscriber would compete for
     the CPUs with the loop it watches: it halved the lock-step rate on two CPUs): the
-    controller's diagnostics windows carry exact per-tick sums (residual RMS and maximum,
-    peak effort, tick count), which add up over the run; joint states are sampled at most
-    `SAMPLE_PERIOD` apart for simulated time.
+    controller's diagnostics carry exact per-tick statistics of its whole program run
+    (``run_ticks``, ``run_residual_rms`` / ``_max``, ``run_effort_peak``), read from its
+    last message; joint states are sampled at most `SAMPLE_PERIOD` apart for simulated
+    time.
     """
 
     def __init__(self):
         """Start empty."""
         self.sim_time = 0.0
         self.start_time = None  # simulated time when the loop closed
-        self.ticks = 0          # control ticks of the controller windows
-        self.program = None     # program of the accumulated windows
-        self.rows = []
-        self.sum_squared = []
-        self.max_residual = []
-        self.joints = []
-        self.peak_effort = []
         self.controller = None  # (level, message, values) of the last controller status
         self.plant = None       # values of the plant's last status
 
@@ -131,12 +125,11 @@ class RunStatistics:
         self.sim_time = msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
 
     def on_diagnostics(self, msg):
-        """Add the controller's window to the run; keep both nodes' last status."""
+        """Keep the last status of the controller and of the plant."""
         for status in msg.status:
             values = {kv.key: kv.value for kv in status.values}
             if status.name.endswith('program controller'):
                 self.controller = (status.level, status.message, values)
-                self.add_window(values)
             elif status.name.endswith(': simulation'):
                 self.plant = values
 
@@ -144,38 +137,24 @@ class RunStatistics:
         """Return True once the plant says it is paused and the controller sent an empty window.
 
         Call after clearing ``plant`` and ``controller`` at the pause: an empty window
-        (no new state answered since the last one) then proves that every tick up to the
-        pause is in the sums.
+        (no new state answered since the last one) then proves that the controller's run
+        statistics hold every tick up to the pause.
         """
         return (self.plant is not None and self.plant.get('paused') == 'True'
                 and self.controller is not None
                 and int(self.controller[2].get('ticks', 0)) == 0)
 
-    def add_window(self, values):
-        """Accumulate one diagnostics window of the controller (its ticks since the last)."""
-        ticks = int(values.get('ticks', 0))
-        if not ticks:
-            return
-        if values['active_program'] != self.program:
-            # A new program: its rows start their own statistics.
-            self.program = values['active_program']
-            self.rows = list(named_values(values['residual_rms']))
-            self.sum_squared = [0.0] * len(self.rows)
-            self.max_residual = [0.0] * len(self.rows)
-            self.ticks = 0
-        rms, peak = named_values(values['residual_rms']), named_values(values['residual_max'])
-        for k, row in enumerate(self.rows):
-            self.sum_squared[k] += rms[row] ** 2 * ticks
-            self.max_residual[k] = max(self.max_residual[k], peak[row])
-        efforts = named_values(values['effort_peak'])
-        if not self.joints:
-            self.joints, self.peak_effort = list(efforts), [0.0] * len(efforts)
-        self.peak_effort = [max(p, efforts[j]) for p, j in zip(self.peak_effort, self.joints)]
-        self.ticks += ticks
+    def run_values(self, key):
+        """Return the controller's run statistic ``key`` as {name: value} ({} before one)."""
+        return named_values(self.controller[2].get(key, '')) if self.controller else {}
+
+    @property
+    def ticks(self):
+        """Control ticks of the program run (each state answered, counted once)."""
+        return int(self.controller[2].get('run_ticks', 0)) if self.controller else 0
 
     def summary(self, wall_time, title):
         """Human-readable summary lines."""
-        count = max(self.ticks, 1)
         simulated = self.sim_time - (self.start_time or 0.0)
         lines = [title,
                  f'  simulated time     {self.sim_time:.3f} s',
@@ -192,12 +171,12 @@ class RunStatistics:
             lines.append(f"  program            {values.get('active_program', '?')} "
                          f"({values.get('realization', '?')}; sampled-loop spectral radius "
                          f"{values.get('sampled_loop_radius') or '-'})")
+        rms, peak = self.run_values('run_residual_rms'), self.run_values('run_residual_max')
         lines.append('  program residual   ' + ', '.join(
-            f'{n}: RMS {math.sqrt(s / count):.2e} {residual_unit(n)}, max {m:.2e} '
-            f'{residual_unit(n)}' for n, s, m in zip(self.rows, self.sum_squared,
-                                                     self.max_residual)))
+            f'{n}: RMS {rms[n]:.2e} {residual_unit(n)}, max {peak[n]:.2e} {residual_unit(n)}'
+            for n in rms))
         lines.append('  peak torque        ' + ', '.join(
-            f'{n}: {p:.2f} N m' for n, p in zip(self.joints, self.peak_effort)))
+            f'{n}: {p:.2f} N m' for n, p in self.run_values('run_effort_peak').items()))
         if self.controller is not None:
             level = {0: 'OK', 1: 'WARN', 2: 'ERROR'}.get(int.from_bytes(
                 self.controller[0], 'little') if isinstance(self.controller[0], bytes)
@@ -253,8 +232,8 @@ def monitor(processes, duration, timeout, start_rest):
             sample()
             if not started_rest and heard:
                 # Hold the plant until this monitor hears the controller's diagnostics: the
-                # loop would otherwise run while the new node is still being discovered,
-                # and its first window (published before the match) would be lost.
+                # loop would otherwise run while this monitor is still discovering the new
+                # node, and the rates (counted from the closed loop) would be off.
                 set_paused(True)
                 publishers = node.count_publishers('diagnostics')
                 processes += start_rest()

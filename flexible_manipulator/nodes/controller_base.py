@@ -60,6 +60,15 @@ class Window:
         self.first_stamp = None
         self.last_stamp = None
         self.message = ''            # last non-trivial controller message
+        self.delay_ticks = 0         # ticks whose input delay was measured (`input_delay`)
+        self.late_ticks = 0          # of those, delayed more than the start-up check allowed
+        self.delay_max = -1          # largest measured delay [periods]; -1: none measured
+
+    def add_delay(self, delay, allowed):
+        """Account a measured input delay [periods] against the ``allowed`` one."""
+        self.delay_ticks += 1
+        self.late_ticks += delay > allowed
+        self.delay_max = max(self.delay_max, delay)
 
     def add(self, status, stamp, effort):
         """Account one tick that commanded ``effort`` (model input order)."""
@@ -121,6 +130,7 @@ class ControllerNodeBase(Node):
                                             'Servo: damped least squares above this '
                                             'condition number of A M^-1 B.'))
         self.core = self.build_core(model, shared)
+        self.allowed_delay = shared['delay_periods']
         self.state_timeout = common.positive(
             self, 'state_timeout', 0.5, 'Wall seconds without a valid state before the '
             'watchdog acts.')
@@ -132,6 +142,7 @@ class ControllerNodeBase(Node):
             self.core.enable()
         nu = model.nu
         self.fault = ''
+        self.degraded = ''          # why the loop was switched to a safe program, if it was
         self.rejected = 0
         self.warn_throttled = common.ReasonThrottle(self.get_logger().warning)
         self.last_state_wall = time.monotonic()
@@ -141,6 +152,7 @@ class ControllerNodeBase(Node):
         self.residuals = JointState()
         self.residuals.name = self.row_names()
         self.window = Window(nu, len(self.residuals.name))
+        self.run = Window(nu, len(self.residuals.name))   # since the start of the program
 
         # The per-tick topics go without rclpy's QoS-event handlers (`common.per_tick_*`).
         self.command_pub = common.per_tick_publisher(self, Float64MultiArray,
@@ -193,13 +205,15 @@ class ControllerNodeBase(Node):
         """Answer a state message: reject it (``problem``: (kind, reason)) or run the law.
 
         ``state``: the arguments of the controller's ``update`` after the time, which is
-        the message's stamp.
+        the message's stamp. Returns the effort sent (model input order), or None.
         """
         if problem is not None:
             self.reject(problem)
-            return
+            return None
         t = msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
-        self.answer(msg.header.stamp, t, self.guarded(t, self.core.update, t, *state))
+        effort = self.guarded(t, self.core.update, t, *state)
+        self.answer(msg.header.stamp, t, effort)
+        return effort
 
     def guarded(self, t, update, *args):
         """``update(*args)``, or zero effort and a latched fault if it raises anything.
@@ -237,6 +251,7 @@ class ControllerNodeBase(Node):
             self.publish_program(stamp)
         if not repeated:
             self.window.add(status, t, effort)
+            self.run.add(status, t, effort)
         self.last_state_wall = time.monotonic()
         self.stale = False
 
@@ -272,6 +287,7 @@ class ControllerNodeBase(Node):
         if request.data:
             self.core.enable()
             self.fault = ''
+            self.degraded = ''
         else:
             self.core.disable()
         response.success = True
@@ -292,6 +308,13 @@ class ControllerNodeBase(Node):
             level, message = DiagnosticStatus.WARN, (
                 f'{self.state_name} stale: watchdog commands '
                 f'{"zero" if self.watchdog_action == "zero" else "holding"} effort')
+        elif self.degraded:
+            level, message = DiagnosticStatus.WARN, self.degraded
+        elif w.late_ticks:
+            level, message = DiagnosticStatus.WARN, (
+                f'{w.late_ticks} of {w.delay_ticks} measured ticks applied more than '
+                f'{self.allowed_delay} periods late (up to {w.delay_max}): the start-up checks '
+                f'allowed {self.allowed_delay}')
         elif w.saturated or w.rate_limited or w.unusual:
             level, message = DiagnosticStatus.WARN, (
                 f'{w.saturated} ticks clipped, {w.rate_limited} rate-limited, {w.unusual} '
@@ -303,7 +326,8 @@ class ControllerNodeBase(Node):
         else:
             level, message = DiagnosticStatus.OK, f'tracking {core.active!r}'
         names, rows = self.input_names, self.residuals.name
-        rms = (np.sqrt(w.residual_squares / w.ticks) if w.ticks else w.residual_squares)
+        rms, run_rms = (np.sqrt(x.residual_squares / x.ticks) if x.ticks else x.residual_squares
+                        for x in (w, self.run))
         period = ((w.last_stamp - w.first_stamp) / (w.ticks - 1) if w.ticks > 1 else 0.0)
         values = [
             ('active_program', core.active),
@@ -320,7 +344,17 @@ class ControllerNodeBase(Node):
             ('residual_rms', ', '.join(f'{n}: {r:.4g}' for n, r in zip(rows, rms))),
             ('residual_max', ', '.join(f'{n}: {r:.4g}' for n, r in zip(rows, w.residual_max))),
             ('effort_peak', ', '.join(f'{n}: {p:.6g}' for n, p in zip(names, w.effort_peak))),
+            # The same since the active program started: a reader that lost windows still
+            # has the whole run in the last message.
+            ('run_ticks', str(self.run.ticks)),
+            ('run_residual_rms', ', '.join(f'{n}: {r:.4g}' for n, r in zip(rows, run_rms))),
+            ('run_residual_max', ', '.join(f'{n}: {r:.4g}'
+                                           for n, r in zip(rows, self.run.residual_max))),
+            ('run_effort_peak', ', '.join(f'{n}: {p:.6g}'
+                                          for n, p in zip(names, self.run.effort_peak))),
             ('state_period', f'{period:.6f}'),
+            ('input_delay_periods', str(w.delay_max) if w.delay_ticks else 'not measured'),
+            ('late_ticks', str(w.late_ticks)),
             ('control_period', f'{core.period:g}'),
             *self.mode_values(),
             ('watchdog', self.watchdog_action),

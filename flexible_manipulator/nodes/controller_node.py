@@ -17,11 +17,18 @@ from sensor_msgs.msg import JointState
 
 from . import common
 from .controller_base import ControllerNodeBase, publish_rows
+from ..control.input_delay import InputDelayMonitor
 from ..control.program_config import load_program_file, resolve_program_path
 from ..control.program_controller import (CONTROL_MODELS, ControllerSettings,
                                           ELASTIC_SOURCES, ProgramController, REALIZATIONS)
 from ..control.servo_controller import is_servo_model
 from ..model_config import ConfigError
+
+
+DELAY_ACTIONS = ('auto', 'hold', 'warn')
+# Measured ticks in a row past the allowed input delay before `delay_action` acts: a
+# sustained overload, not one late command.
+DELAY_PATIENCE = 25
 
 
 class ServoModelGiven(Exception):
@@ -110,6 +117,10 @@ class ControllerNode(ControllerNodeBase):
         core = ProgramController(model, programs, settings, active or default,
                                  source=program_file)
         self.default_program = default or core.program_names[0]
+        self.delay_program = self._delay_program(core, program_file)
+        self.delay = InputDelayMonitor(model.nu, core.period)
+        self.late_streak = 0
+        self.applied = np.zeros(model.nu)      # the effort a state reports applied
         self.use_modal = core.has_modes and settings.elastic_state == 'measured'
         n = model.n_joints
         self.q, self.v = np.zeros(n), np.zeros(n)
@@ -121,6 +132,23 @@ class ControllerNode(ControllerNodeBase):
         self._state_names = self._modal_names = None
         self._state_order = self._modal_order = None
         return core
+
+    def _delay_program(self, core, program_file):
+        """Read ``delay_action`` / ``delay_program``; the program to degrade to, or None."""
+        action = common.choice(self, 'delay_action', 'auto', DELAY_ACTIONS,
+                               'When commands are applied later than delay_periods for '
+                               f'{DELAY_PATIENCE} measured ticks in a row: hold (switch to '
+                               'delay_program), warn (report only); auto: hold if the program '
+                               'file has delay_program.')
+        name = common.declare(self, 'delay_program', 'hold',
+                              'Program switched to when the loop is late (delay_action).')
+        if action == 'warn' or (action == 'auto' and name not in core.program_names):
+            return None
+        if name not in core.program_names:
+            raise ConfigError(f'parameter delay_program: no program {name!r} in '
+                              f'{program_file} (programs: {", ".join(core.program_names)}); '
+                              'name one, or set delay_action: warn')
+        return name
 
     def log_start(self):
         """Say what runs: realization, models, programs and their checks."""
@@ -255,9 +283,36 @@ class ControllerNode(ControllerNodeBase):
         """Answer one joint state with one effort command (and the program topics)."""
         problem = self.parse_state(msg)
         t = msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
+        repeated = t == self.last_stamp
+        if problem is None and not repeated:
+            self.watch_delay(msg, t)
         modal = ((self.modal_positions, self.modal_velocities)
                  if self.use_modal and self.modal_stamp == t else ())
-        self.respond(msg, problem, self.q, self.v, *modal)
+        effort = self.respond(msg, problem, self.q, self.v, *modal)
+        if effort is not None and not repeated:
+            self.delay.sent(t, effort)
+
+    def watch_delay(self, msg, t):
+        """Measure the input delay from the effort the state reports (`input_delay`).
+
+        Past ``delay_periods`` for `DELAY_PATIENCE` measured ticks in a row, switch to
+        ``delay_program`` (when ``delay_action`` allows) and say why.
+        """
+        if len(msg.effort) != len(msg.name):
+            return                          # a plant that reports no applied effort
+        self.applied[self._state_order] = msg.effort
+        delay = self.delay.measure(t, self.applied)
+        if delay is None:
+            return
+        self.window.add_delay(delay, self.allowed_delay)
+        self.late_streak = self.late_streak + 1 if delay > self.allowed_delay else 0
+        if (self.late_streak >= DELAY_PATIENCE and self.delay_program is not None
+                and self.core.active != self.delay_program and not self.degraded):
+            self.degraded = (f'commands applied {delay} periods late for {self.late_streak} '
+                             f'ticks (the start-up checks allowed {self.allowed_delay}): '
+                             f'switched from {self.core.active!r} to {self.delay_program!r}')
+            self.get_logger().warning(self.degraded)
+            self.switch_program(self.delay_program)
 
     def publish_program(self, stamp):
         """Publish the reference and the residuals, stamped like the state they answer."""
@@ -273,14 +328,20 @@ class ControllerNode(ControllerNodeBase):
                 continue
             name = parameter.value or self.default_program
             try:
-                self.core.switch(name)
+                self.switch_program(name)
             except ValueError as error:
                 return SetParametersResult(successful=False, reason=str(error))
-            self.reference.name = self.residuals.name = self.row_names()
-            self.window.reset(self.model.nu, len(self.residuals.name))
-            self.get_logger().info(f'switched to program {name!r}; its time starts at the '
-                                   'next state')
+            self.degraded = ''
         return SetParametersResult(successful=True)
+
+    def switch_program(self, name):
+        """Make ``name`` the active program (ValueError if unknown); log it."""
+        self.core.switch(name)
+        self.reference.name = self.residuals.name = self.row_names()
+        for window in (self.window, self.run):
+            window.reset(self.model.nu, len(self.residuals.name))
+        self.get_logger().info(f'switched to program {name!r}; its time starts at the next '
+                               'state')
 
     def mode_values(self):
         """Diagnostic values of arms: programs, control model, internal dynamics."""
