@@ -1,6 +1,6 @@
 # The two commands of README.md:
 #   make demo   set up what the demo needs (if not done) and run it headless: plant +
-#               controller, summary
+#               controller, summary, and figures of the run in demo/run_figures/
 #   make test   set up everything (if not done) and run the whole test suite
 VENV ?= $(CURDIR)/.venv
 ENV = . $(VENV)/fm_env.sh &&
@@ -13,7 +13,7 @@ setup-demo:
 	FM_VENV=$(VENV) FM_KERNELS=demo FM_TEST_DEPS=0 bash tools/setup_env.sh
 
 demo: setup-demo
-	$(ENV) python -m flexible_manipulator.nodes.bringup --local --timing-mode lockstep --duration 5
+	$(ENV) python -m flexible_manipulator.nodes.bringup --local --timing-mode lockstep --duration 5 --record demo/run.mcap
 
 test: setup
 	$(ENV) python -m pytest -ra

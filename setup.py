@@ -44,6 +44,8 @@ setup(
             'controller = flexible_manipulator.nodes.controller_node:main',
             'servo_controller = flexible_manipulator.nodes.servo_controller_node:main',
             'bringup = flexible_manipulator.nodes.bringup:main',
+            'record = flexible_manipulator.recording.recorder:main',
+            'plot = flexible_manipulator.recording.figures:main',
             'servo_plant = flexible_manipulator.nodes.servo_node:main',
             'compile_kernels = flexible_manipulator.compile_kernels:main',
         ],

@@ -51,6 +51,9 @@ SERVO_CLOSED_LOOP = (
              'controller'),
 )
 
+# Added to any graph by ``record:=FILE`` (launch) or ``--record FILE`` (bringup).
+RECORDER = NodeSpec('record', 'flexible_manipulator.recording.recorder', 'recorder')
+
 # Parameter file (in the package's config/ directory) of each graph.
 SIMULATION_PARAMETERS = 'sim.yaml'
 HIL_PARAMETERS = 'hil.yaml'

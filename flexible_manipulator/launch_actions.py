@@ -4,13 +4,15 @@
   warning, and the rest of the graph, when it is not (it used to fail the whole launch:
   "package 'rviz2' not found");
 * `given_overrides`: the launch arguments the user gave, so that an argument left empty
-  leaves the parameter file in charge.
+  leaves the parameter file in charge;
+* `record_argument`, `optional_recorder`: ``record:=FILE`` records the graph's topics to
+  an MCAP file (`recording.recorder`).
 """
 
 import os
 
 from ament_index_python.packages import get_package_share_directory, PackageNotFoundError
-from launch.actions import LogInfo, OpaqueFunction
+from launch.actions import DeclareLaunchArgument, LogInfo, OpaqueFunction
 from launch.conditions import evaluate_condition_expression
 from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
@@ -33,6 +35,25 @@ def optional_rviz(config_name):
                               config_name)
         return [Node(package='rviz2', executable='rviz2', name='rviz2', output='screen',
                      arguments=['-d', config], parameters=[{'use_sim_time': True}])]
+    return OpaqueFunction(function=start)
+
+
+def record_argument():
+    """Declare ``record`` (an MCAP file; empty: no recording)."""
+    return DeclareLaunchArgument('record', default_value='',
+                                 description='Record the topics to this MCAP file (empty: '
+                                             'no recording); plot it with the plot command.')
+
+
+def optional_recorder():
+    """Start the recorder (`graph.RECORDER`) when ``record`` names a file."""
+    def start(context):
+        path = LaunchConfiguration('record').perform(context).strip()
+        if not path:
+            return []
+        spec = graph.RECORDER
+        return [Node(package=graph.PACKAGE, executable=spec.executable, name=spec.name,
+                     output='screen', parameters=[{'path': os.path.abspath(path)}])]
     return OpaqueFunction(function=start)
 
 

@@ -14,7 +14,8 @@ Arguments (empty: the parameter file decides):
   (``effort_limits:='[4.0, 2.0]'``) [N m, N m/s, rad/s];
 * ``joints``: order of the effort entries (YAML list); ``model``: the arm's model file;
   ``program_file``, ``active_program``; ``control_period`` [s]; ``state_timeout`` [s];
-* ``params_file``: replaces config/hil.yaml.
+* ``params_file``: replaces config/hil.yaml;
+* ``record:=FILE``: record the run to an MCAP file (plot it with ``plot FILE``).
 
 The controller keeps time by the stamps of the joint states it answers (and wall-clock
 timers for its watchdog and diagnostics), so it needs no clock of its own.
@@ -34,6 +35,7 @@ from launch_ros.actions import Node
 import yaml
 
 from flexible_manipulator import graph
+from flexible_manipulator.launch_actions import optional_recorder, record_argument
 
 LIST_ARGUMENTS = ('effort_limits', 'effort_rate_limits', 'velocity_limits', 'joints')
 NUMBER_ARGUMENTS = ('control_period', 'state_timeout')
@@ -87,4 +89,5 @@ def generate_launch_description():
         arguments.append(DeclareLaunchArgument(
             name, default_value='', description=f'Override {name} (empty: the parameter '
                                                 'file decides).'))
-    return LaunchDescription([*arguments, OpaqueFunction(function=controller_nodes)])
+    return LaunchDescription([*arguments, OpaqueFunction(function=controller_nodes),
+                              record_argument(), optional_recorder()])

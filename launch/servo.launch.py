@@ -4,7 +4,8 @@ Arguments: ``model:=suslov_servo_generic`` picks a system of config/models (defa
 one in the parameter file, the servo-sleigh); ``timing_mode:=lockstep`` advances one period
 per command (for a controller of a free plant); ``params_file:=...`` replaces
 config/servo.yaml; ``rviz:=true`` opens RViz, on the simulated time that the plant
-publishes on /clock. Without ``launch``, the same node and parameter file start with
+publishes on /clock; ``record:=FILE`` records the topics to an MCAP file (``plot FILE``
+draws it). Without ``launch``, the same node and parameter file start with
 ``servo_plant --ros-args --params-file <share>/config/servo.yaml``.
 """
 
@@ -17,7 +18,8 @@ from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
 
 from flexible_manipulator import graph
-from flexible_manipulator.launch_actions import given_overrides, optional_rviz
+from flexible_manipulator.launch_actions import (given_overrides, optional_recorder,
+                                                 optional_rviz, record_argument)
 
 
 def servo_nodes(context):
@@ -47,4 +49,6 @@ def generate_launch_description():
                               description='Parameter file of the servo plant.'),
         OpaqueFunction(function=servo_nodes),
         optional_rviz('servo.rviz'),
+        record_argument(),
+        optional_recorder(),
     ])

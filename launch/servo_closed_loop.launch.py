@@ -8,7 +8,8 @@ which realizes the model's servoconstraint along b and so reproduces the
 Arguments: ``model:=sleigh_free_actuated`` picks another free model of config/models for
 both nodes (they must load the same file); ``servo_gain:=<1/s>`` sets the controller's
 gamma; ``params_file:=...`` replaces config/servo_closed_loop.yaml; ``rviz:=true`` opens
-RViz on the simulated time the plant publishes on /clock.
+RViz on the simulated time the plant publishes on /clock; ``record:=FILE`` records the
+topics to an MCAP file (``plot FILE`` draws it).
 """
 
 import os
@@ -20,7 +21,8 @@ from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
 
 from flexible_manipulator import graph
-from flexible_manipulator.launch_actions import optional_rviz
+from flexible_manipulator.launch_actions import (optional_recorder, optional_rviz,
+                                                 record_argument)
 
 
 def closed_loop_nodes(context):
@@ -58,4 +60,6 @@ def generate_launch_description():
                               description='Parameter file of the plant and the controller.'),
         OpaqueFunction(function=closed_loop_nodes),
         optional_rviz('servo.rviz'),
+        record_argument(),
+        optional_recorder(),
     ])

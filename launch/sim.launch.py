@@ -10,7 +10,8 @@ Arguments (each, when given, overrides the parameter file; left out, the file de
 warning and the rest of the graph); ``timing_mode:=lockstep`` runs the closed loop as fast
 as the computer allows;
 ``active_program:=<name>`` starts another program of the program file;
-``params_file:=...`` replaces config/sim.yaml. RViz runs on simulated time (/clock from
+``params_file:=...`` replaces config/sim.yaml; ``record:=FILE`` records the topics to an
+MCAP file (``plot FILE`` draws it). RViz runs on simulated time (/clock from
 the plant); the plant stamps its messages with its own simulated time and the controller
 keeps time by the stamps of the states it answers (graph.NodeSpec.sim_time). The same
 graph starts without launch through ``bringup``.
@@ -25,7 +26,8 @@ from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
 
 from flexible_manipulator import graph
-from flexible_manipulator.launch_actions import given_overrides, optional_rviz
+from flexible_manipulator.launch_actions import (given_overrides, optional_recorder,
+                                                 optional_rviz, record_argument)
 
 
 def simulation_nodes(context):
@@ -59,4 +61,6 @@ def generate_launch_description():
                               description='Parameter file of the plant and the controller.'),
         OpaqueFunction(function=simulation_nodes),
         optional_rviz('flexible_manipulator.rviz'),
+        record_argument(),
+        optional_recorder(),
     ])

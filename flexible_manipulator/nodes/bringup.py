@@ -119,6 +119,7 @@ class RunStatistics:
         self.start_time = None  # simulated time when the loop closed
         self.controller = None  # (level, message, values) of the last controller status
         self.plant = None       # values of the plant's last status
+        self.recorder = {}      # messages written per topic, from the recorder's last status
 
     def on_state(self, msg):
         """Record simulated time (a sampled state)."""
@@ -132,6 +133,8 @@ class RunStatistics:
                 self.controller = (status.level, status.message, values)
             elif status.name.endswith(': simulation'):
                 self.plant = values
+            elif status.name.endswith(': recording'):
+                self.recorder = values
 
     def closed(self):
         """Return True once the plant says it is paused and the controller sent an empty window.
@@ -185,13 +188,15 @@ class RunStatistics:
         return '\n'.join(lines)
 
 
-def monitor(processes, duration, timeout, start_rest):
+def monitor(processes, duration, timeout, start_rest, recording=False):
     """Follow the running graph until ``duration`` simulated seconds; return statistics.
 
     ``processes`` holds the plant; ``start_rest()`` starts the other nodes and returns their
     processes. It is called once the first state is heard, so that in lockstep no state
     passes before the monitor listens. At ``duration`` the plant is paused (a paused
     lockstep plant answers no command), and the diagnostics that follow close the run.
+    ``recording``: the loop also waits until the recorder has written the controller's
+    answers (to the states the paused plant re-sends).
     """
     import rclpy
     from diagnostic_msgs.msg import DiagnosticArray
@@ -239,8 +244,10 @@ def monitor(processes, duration, timeout, start_rest):
                 processes += start_rest()
                 started_rest = True
                 stats.controller = None
+                answers = '/controller/residuals'
                 while (node.count_publishers('diagnostics') <= publishers
-                       or stats.controller is None):
+                       or stats.controller is None
+                       or recording and not int(stats.recorder.get(answers, 0))):
                     sample()
                     failed = [p for p in processes if p.poll() is not None]
                     if failed or time.monotonic() > deadline:
@@ -273,6 +280,15 @@ def monitor(processes, duration, timeout, start_rest):
     return stats, end - (start or end)
 
 
+def print_figures(recording):
+    """Draw the figures of ``recording`` next to it and list them."""
+    from ..recording.figures import plot_recording
+    paths = plot_recording(recording)
+    print(f'  recording          {recording}\n  figures            '
+          f'{os.path.dirname(paths[0]) if paths else "-"}/ '
+          f'({", ".join(os.path.basename(p) for p in paths)})', flush=True)
+
+
 def stop_on_signals():
     """Make SIGINT and SIGTERM end the bring-up through its clean-up (`stop_graph`).
 
@@ -302,26 +318,40 @@ def main(argv=None):
                         help='wall-clock bound on a --duration run [s]')
     parser.add_argument('--local', action='store_true',
                         help='keep DDS traffic on this machine, private domain id')
+    parser.add_argument('--record', metavar='FILE',
+                        help='record the topics to this MCAP file; with --duration, draw '
+                             'its figures next to it (FILE without .mcap + _figures/)')
     args = parser.parse_args(argv)
     if args.local:
         use_local_network()
     params_file = args.params_file or os.path.join(share_directory(), 'config',
                                                    graph.SIMULATION_PARAMETERS)
+    processes = []
+    if args.record:
+        # First: the recorder hears the graph from its first message on.
+        path = os.path.abspath(args.record)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        processes.append(subprocess.Popen(node_command(graph.RECORDER, params_file,
+                                                       [('path', path)])))
     if args.duration is None:
-        processes = start_graph(params_file, args.timing_mode, program=args.program)
+        processes += start_graph(params_file, args.timing_mode, program=args.program)
     else:
-        processes = start_graph(params_file, args.timing_mode, graph.SIMULATION[:1])
+        processes += start_graph(params_file, args.timing_mode, graph.SIMULATION[:1])
     try:
         if args.duration is None:
             while all(p.poll() is None for p in processes):
                 time.sleep(0.2)
             return max(p.returncode or 0 for p in processes)
         stats, wall = monitor(processes, args.duration, args.timeout, lambda: start_graph(
-            params_file, args.timing_mode, graph.SIMULATION[1:], args.program))
+            params_file, args.timing_mode, graph.SIMULATION[1:], args.program),
+            recording=bool(args.record))
         mode = args.timing_mode or 'as configured'
         print(stats.summary(wall, f'flexible_manipulator demo: plant + controller, timing '
                                   f'{mode}, ROS_DOMAIN_ID={os.environ.get("ROS_DOMAIN_ID", 0)}'),
               flush=True)
+        if args.record:
+            stop_graph(processes)           # the recorder completes the file as it stops
+            print_figures(args.record)
         return 0
     except KeyboardInterrupt:
         return 0

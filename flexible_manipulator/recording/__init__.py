@@ -1,0 +1,1 @@
+"""Recording runs to MCAP and plotting recordings (`recorder`, `series`, `figures`)."""
