@@ -46,6 +46,7 @@ setup(
             'bringup = flexible_manipulator.nodes.bringup:main',
             'record = flexible_manipulator.recording.recorder:main',
             'plot = flexible_manipulator.recording.figures:main',
+            'view = flexible_manipulator.nodes.view_node:main',
             'servo_plant = flexible_manipulator.nodes.servo_node:main',
             'compile_kernels = flexible_manipulator.compile_kernels:main',
         ],

@@ -53,6 +53,8 @@ SERVO_CLOSED_LOOP = (
 
 # Added to any graph by ``record:=FILE`` (launch) or ``--record FILE`` (bringup).
 RECORDER = NodeSpec('record', 'flexible_manipulator.recording.recorder', 'recorder')
+# Added by ``view:=true`` (launch) or ``--view`` (bringup): the graph in a web browser.
+VIEW = NodeSpec('view', 'flexible_manipulator.nodes.view_node', 'view')
 
 # Parameter file (in the package's config/ directory) of each graph.
 SIMULATION_PARAMETERS = 'sim.yaml'

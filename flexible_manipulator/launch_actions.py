@@ -6,7 +6,9 @@
 * `given_overrides`: the launch arguments the user gave, so that an argument left empty
   leaves the parameter file in charge;
 * `record_argument`, `optional_recorder`: ``record:=FILE`` records the graph's topics to
-  an MCAP file (`recording.recorder`).
+  an MCAP file (`recording.recorder`);
+* `view_argument`, `optional_view`: ``view:=true`` shows the graph in a web browser
+  (`nodes.view_node`; ``view_port:=8080``).
 """
 
 import os
@@ -54,6 +56,26 @@ def optional_recorder():
         spec = graph.RECORDER
         return [Node(package=graph.PACKAGE, executable=spec.executable, name=spec.name,
                      output='screen', parameters=[{'path': os.path.abspath(path)}])]
+    return OpaqueFunction(function=start)
+
+
+def view_argument():
+    """Declare ``view`` (true: start the browser view) and ``view_port``."""
+    return [DeclareLaunchArgument('view', default_value='false',
+                                  description='Show the graph in a web browser.'),
+            DeclareLaunchArgument('view_port', default_value='8080',
+                                  description='Port of the browser view.')]
+
+
+def optional_view():
+    """Start the view node (`graph.VIEW`) when ``view:=true``."""
+    def start(context):
+        if not evaluate_condition_expression(context, [LaunchConfiguration('view')]):
+            return []
+        spec = graph.VIEW
+        port = int(LaunchConfiguration('view_port').perform(context))
+        return [Node(package=graph.PACKAGE, executable=spec.executable, name=spec.name,
+                     output='screen', parameters=[{'port': port}])]
     return OpaqueFunction(function=start)
 
 

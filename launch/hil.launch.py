@@ -35,7 +35,8 @@ from launch_ros.actions import Node
 import yaml
 
 from flexible_manipulator import graph
-from flexible_manipulator.launch_actions import optional_recorder, record_argument
+from flexible_manipulator.launch_actions import (optional_recorder, optional_view, record_argument,
+                                                 view_argument)
 
 LIST_ARGUMENTS = ('effort_limits', 'effort_rate_limits', 'velocity_limits', 'joints')
 NUMBER_ARGUMENTS = ('control_period', 'state_timeout')
@@ -90,4 +91,5 @@ def generate_launch_description():
             name, default_value='', description=f'Override {name} (empty: the parameter '
                                                 'file decides).'))
     return LaunchDescription([*arguments, OpaqueFunction(function=controller_nodes),
-                              record_argument(), optional_recorder()])
+                              record_argument(), optional_recorder(), *view_argument(),
+                              optional_view()])

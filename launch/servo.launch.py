@@ -5,8 +5,9 @@ one in the parameter file, the servo-sleigh); ``timing_mode:=lockstep`` advances
 per command (for a controller of a free plant); ``params_file:=...`` replaces
 config/servo.yaml; ``rviz:=true`` opens RViz, on the simulated time that the plant
 publishes on /clock; ``record:=FILE`` records the topics to an MCAP file (``plot FILE``
-draws it). Without ``launch``, the same node and parameter file start with
-``servo_plant --ros-args --params-file <share>/config/servo.yaml``.
+draws it); ``view:=true`` shows it in a web browser. Without ``launch``, the same node and
+parameter file start with ``servo_plant --ros-args --params-file
+<share>/config/servo.yaml``.
 """
 
 import os
@@ -18,8 +19,8 @@ from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
 
 from flexible_manipulator import graph
-from flexible_manipulator.launch_actions import (given_overrides, optional_recorder,
-                                                 optional_rviz, record_argument)
+from flexible_manipulator.launch_actions import (given_overrides, optional_recorder, optional_rviz,
+                                                 optional_view, record_argument, view_argument)
 
 
 def servo_nodes(context):
@@ -51,4 +52,6 @@ def generate_launch_description():
         optional_rviz('servo.rviz'),
         record_argument(),
         optional_recorder(),
+        *view_argument(),
+        optional_view(),
     ])

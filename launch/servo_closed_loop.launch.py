@@ -9,7 +9,8 @@ Arguments: ``model:=sleigh_free_actuated`` picks another free model of config/mo
 both nodes (they must load the same file); ``servo_gain:=<1/s>`` sets the controller's
 gamma; ``params_file:=...`` replaces config/servo_closed_loop.yaml; ``rviz:=true`` opens
 RViz on the simulated time the plant publishes on /clock; ``record:=FILE`` records the
-topics to an MCAP file (``plot FILE`` draws it).
+topics to an MCAP file (``plot FILE`` draws it); ``view:=true`` shows the graph in a web
+browser.
 """
 
 import os
@@ -21,8 +22,8 @@ from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
 
 from flexible_manipulator import graph
-from flexible_manipulator.launch_actions import (optional_recorder, optional_rviz,
-                                                 record_argument)
+from flexible_manipulator.launch_actions import (optional_recorder, optional_rviz, optional_view,
+                                                 record_argument, view_argument)
 
 
 def closed_loop_nodes(context):
@@ -62,4 +63,6 @@ def generate_launch_description():
         optional_rviz('servo.rviz'),
         record_argument(),
         optional_recorder(),
+        *view_argument(),
+        optional_view(),
     ])

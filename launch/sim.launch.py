@@ -11,7 +11,8 @@ warning and the rest of the graph); ``timing_mode:=lockstep`` runs the closed lo
 as the computer allows;
 ``active_program:=<name>`` starts another program of the program file;
 ``params_file:=...`` replaces config/sim.yaml; ``record:=FILE`` records the topics to an
-MCAP file (``plot FILE`` draws it). RViz runs on simulated time (/clock from
+MCAP file (``plot FILE`` draws it); ``view:=true`` shows the graph in a web browser
+(``view_port:=8080``). RViz runs on simulated time (/clock from
 the plant); the plant stamps its messages with its own simulated time and the controller
 keeps time by the stamps of the states it answers (graph.NodeSpec.sim_time). The same
 graph starts without launch through ``bringup``.
@@ -26,8 +27,8 @@ from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
 
 from flexible_manipulator import graph
-from flexible_manipulator.launch_actions import (given_overrides, optional_recorder,
-                                                 optional_rviz, record_argument)
+from flexible_manipulator.launch_actions import (given_overrides, optional_recorder, optional_rviz,
+                                                 optional_view, record_argument, view_argument)
 
 
 def simulation_nodes(context):
@@ -63,4 +64,6 @@ def generate_launch_description():
         optional_rviz('flexible_manipulator.rviz'),
         record_argument(),
         optional_recorder(),
+        *view_argument(),
+        optional_view(),
     ])

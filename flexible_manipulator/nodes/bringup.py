@@ -318,6 +318,11 @@ def main(argv=None):
                         help='wall-clock bound on a --duration run [s]')
     parser.add_argument('--local', action='store_true',
                         help='keep DDS traffic on this machine, private domain id')
+    parser.add_argument('--view', action='store_true',
+                        help='show the graph in a web browser (the view node, '
+                             'http://127.0.0.1:PORT)')
+    parser.add_argument('--view-port', type=int, default=8080, metavar='PORT',
+                        help='port of the browser view (default 8080)')
     parser.add_argument('--record', metavar='FILE',
                         help='record the topics to this MCAP file; with --duration, draw '
                              'its figures next to it (FILE without .mcap + _figures/)')
@@ -333,6 +338,11 @@ def main(argv=None):
         os.makedirs(os.path.dirname(path), exist_ok=True)
         processes.append(subprocess.Popen(node_command(graph.RECORDER, params_file,
                                                        [('path', path)])))
+    if args.view:
+        processes.append(subprocess.Popen(node_command(graph.VIEW, params_file,
+                                                       [('port', args.view_port)])))
+        print(f'bringup: the view of the graph is at http://127.0.0.1:{args.view_port}',
+              flush=True)
     if args.duration is None:
         processes += start_graph(params_file, args.timing_mode, program=args.program)
     else:

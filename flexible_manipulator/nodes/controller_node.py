@@ -26,9 +26,6 @@ from ..model_config import ConfigError
 
 
 DELAY_ACTIONS = ('auto', 'hold', 'warn')
-# Measured ticks in a row past the allowed input delay before `delay_action` acts: a
-# sustained overload, not one late command.
-DELAY_PATIENCE = 25
 
 
 class ServoModelGiven(Exception):
@@ -119,7 +116,7 @@ class ControllerNode(ControllerNodeBase):
         self.default_program = default or core.program_names[0]
         self.delay_program = self._delay_program(core, program_file)
         self.delay = InputDelayMonitor(model.nu, core.period)
-        self.late_streak = 0
+        self.late_since = None                 # stamp of the first late tick in a row
         self.applied = np.zeros(model.nu)      # the effort a state reports applied
         self.use_modal = core.has_modes and settings.elastic_state == 'measured'
         n = model.n_joints
@@ -136,10 +133,13 @@ class ControllerNode(ControllerNodeBase):
     def _delay_program(self, core, program_file):
         """Read ``delay_action`` / ``delay_program``; the program to degrade to, or None."""
         action = common.choice(self, 'delay_action', 'auto', DELAY_ACTIONS,
-                               'When commands are applied later than delay_periods for '
-                               f'{DELAY_PATIENCE} measured ticks in a row: hold (switch to '
+                               'When every measured tick for delay_patience has its command '
+                               'applied later than delay_periods: hold (switch to '
                                'delay_program), warn (report only); auto: hold if the program '
                                'file has delay_program.')
+        self.delay_patience = common.positive(
+            self, 'delay_patience', 0.5, 'Simulated time [s] a late loop is borne before '
+            'delay_action (a start-up catch-up or one slow tick is not an overload).')
         name = common.declare(self, 'delay_program', 'hold',
                               'Program switched to when the loop is late (delay_action).')
         if action == 'warn' or (action == 'auto' and name not in core.program_names):
@@ -295,8 +295,9 @@ class ControllerNode(ControllerNodeBase):
     def watch_delay(self, msg, t):
         """Measure the input delay from the effort the state reports (`input_delay`).
 
-        Past ``delay_periods`` for `DELAY_PATIENCE` measured ticks in a row, switch to
-        ``delay_program`` (when ``delay_action`` allows) and say why.
+        When every measured tick for ``delay_patience`` (simulated time) was past
+        ``delay_periods``, switch to ``delay_program`` (when ``delay_action`` allows) and
+        say why.
         """
         if len(msg.effort) != len(msg.name):
             return                          # a plant that reports no applied effort
@@ -305,12 +306,17 @@ class ControllerNode(ControllerNodeBase):
         if delay is None:
             return
         self.window.add_delay(delay, self.allowed_delay)
-        self.late_streak = self.late_streak + 1 if delay > self.allowed_delay else 0
-        if (self.late_streak >= DELAY_PATIENCE and self.delay_program is not None
+        if delay <= self.allowed_delay:
+            self.late_since = None
+            return
+        if self.late_since is None:
+            self.late_since = t
+        late = t - self.late_since
+        if (late >= self.delay_patience and self.delay_program is not None
                 and self.core.active != self.delay_program and not self.degraded):
-            self.degraded = (f'commands applied {delay} periods late for {self.late_streak} '
-                             f'ticks (the start-up checks allowed {self.allowed_delay}): '
-                             f'switched from {self.core.active!r} to {self.delay_program!r}')
+            self.degraded = (f'commands applied {delay} periods late for {late:.3g} s (the '
+                             f'start-up checks allowed {self.allowed_delay}): switched from '
+                             f'{self.core.active!r} to {self.delay_program!r}')
             self.get_logger().warning(self.degraded)
             self.switch_program(self.delay_program)
 

@@ -11,6 +11,7 @@ import xml.etree.ElementTree as ElementTree
 from mcap.reader import make_reader
 from mcap_ros2.decoder import DecoderFactory
 import numpy as np
+from transforms3d.quaternions import quat2mat
 
 
 @dataclass
@@ -99,11 +100,8 @@ def stamp_seconds(header):
 def homogeneous(transform):
     """4x4 matrix of a geometry_msgs/Transform."""
     q, p = transform.rotation, transform.translation
-    w, x, y, z = q.w, q.x, q.y, q.z
     matrix = np.eye(4)
-    matrix[:3, :3] = [[1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
-                      [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
-                      [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)]]
+    matrix[:3, :3] = quat2mat((q.w, q.x, q.y, q.z))
     matrix[:3, 3] = p.x, p.y, p.z
     return matrix
 

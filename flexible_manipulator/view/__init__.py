@@ -1,0 +1,1 @@
+"""A browser view of the running graph (`scene`)."""
