@@ -14,7 +14,7 @@
 #      longest step, it runs while the next steps download and build;
 #   4. install the ROS 2 Kilted client wheels from PyPI when `import rclpy` fails;
 #   5. build tf2_msgs from its one-line definition when `import tf2_msgs` fails;
-#   6. install the test requirements (FM_TEST_DEPS=1, the default);
+#   6. install the test requirements and Chromium (FM_TEST_DEPS=1, the default);
 #   7. link the share files, write $FM_VENV/fm_env.sh (AMENT_PREFIX_PATH for the ament
 #      index), and wait for the compile.
 # Each step prints its duration. A failing step stops the script with the step's name.
@@ -127,6 +127,16 @@ if [ "$test_deps" = 1 ]; then
   if [ ! -f "$test_stamp" ] || [ "$(cat "$test_stamp")" != "$test_digest" ]; then
     pip_install -c "$pinned" -r "$repo/requirements-test.txt"
     echo "$test_digest" > "$test_stamp"
+  fi
+  # The browser view's test opens the page in a real headless Chromium (Debian's package).
+  if ! command -v chromium >/dev/null 2>&1; then
+    step "install Chromium (the browser view's test)"
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+      apt-get update -qq
+      DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium > /dev/null
+    else
+      echo "[setup] no chromium and no apt-get as root: install Chromium for test/test_view.py"
+    fi
   fi
 fi
 
