@@ -70,7 +70,9 @@ class NodeProcess:
             command += ['-r', f'{source}:={target}']
         for name, value in parameters:
             command += ['-p', f'{name}:={value}']
-        env = dict(os.environ, ROS_DOMAIN_ID=str(domain_id), PYTHONUNBUFFERED='1')
+        # faulthandler: a crash (SIGSEGV) prints the Python stack of every thread in the log.
+        env = dict(os.environ, ROS_DOMAIN_ID=str(domain_id), PYTHONUNBUFFERED='1',
+                   PYTHONFAULTHANDLER='1')
         self.log_path = log_path
         self._log = open(log_path, 'w')
         self.process = subprocess.Popen(command, env=env, stdout=self._log,
