@@ -71,6 +71,42 @@ def test_node_exits_zero_on_signal(domain_id, tmp_path, module, parameters, numb
         node.stop()
 
 
+def catches(pid, number):
+    """True once process ``pid`` has a handler of its own for signal ``number`` (SigCgt)."""
+    with open(f'/proc/{pid}/status') as status:
+        caught = next(line for line in status if line.startswith('SigCgt:'))
+    return bool(int(caught.split()[1], 16) >> (number - 1) & 1)
+
+
+@pytest.mark.parametrize('executable', ['plant', 'controller'])
+def test_ctrl_c_while_the_executable_starts_exits_zero(domain_id, tmp_path, executable):
+    """The console scripts (`entry_points`, what ``ros2 run`` and ``ros2 launch`` start)
+    install the shutdown flag before importing the node (1.5 s or more): SIGINT sent as
+    soon as the process catches SIGTERM (which Python alone never does: the flag is
+    installed) ends it with 0, no traceback, before the node starts. It used to die of
+    KeyboardInterrupt ("process has died [exit code -2]" under ros2 launch)."""
+    from ament_index_python.packages import get_package_prefix
+    path = os.path.join(get_package_prefix('flexible_manipulator'), 'lib',
+                        'flexible_manipulator', executable)
+    log = open(tmp_path / 'start.log', 'w')
+    process = subprocess.Popen([path, '--ros-args', '--params-file',
+                                os.path.join(CONFIG, 'sim.yaml')],
+                               env=dict(os.environ, ROS_DOMAIN_ID=str(domain_id)),
+                               stdout=log, stderr=subprocess.STDOUT)
+    try:
+        wait_for(lambda: process.poll() is not None or catches(process.pid, signal.SIGTERM),
+                 60, 'the shutdown flag')
+        process.send_signal(signal.SIGINT)
+        code = process.wait(60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+        log.close()
+    output = open(tmp_path / 'start.log').read()
+    assert code == 0 and 'Traceback' not in output, f'exit {code}:\n{output}'
+    assert STARTED[PLANT if executable == 'plant' else CONTROLLER] not in output
+
+
 @pytest.mark.parametrize('number', [signal.SIGINT, signal.SIGTERM], ids=['SIGINT', 'SIGTERM'])
 def test_bringup_in_the_background_stops_with_its_nodes(domain_id, tmp_path, number):
     """`bringup` started as a script would start it in the background (SIGINT ignored,

@@ -9,8 +9,8 @@ The manual check of doc/setup.md ("Checking the launch files by hand"), for the 
 Each run starts the command in a process group of its own, waits ``--settle`` seconds,
 sends the signal to the whole group (a terminal's Ctrl-C reaches every process of the
 foreground group, and ``ros2 launch`` with a terminal on stdin, as here, relies on that: it
-does not forward SIGINT itself),
-and waits up to ``--timeout`` seconds for the group to be empty. A run passes when the
+does not forward SIGINT itself), and waits up to ``--timeout`` seconds for the group to be
+empty. A run passes when the
 command exits 0 (any code with ``--any-exit``: ``ros2 run`` has no SIGTERM handler and dies
 of it, while its node still shuts down), its output has no "process has died", no
 "Traceback" and no non-zero "exit code", and no process of the group is left. One line
@@ -60,6 +60,13 @@ def one_run(command, number, options):
         time.sleep(0.05)
     seconds = time.monotonic() - start
     left = group_members(process.pid)
+    names = []
+    for pid in left:
+        try:
+            with open(f'/proc/{pid}/comm') as stream:
+                names.append(stream.read().strip())
+        except OSError:
+            pass
     if left or process.poll() is None:
         os.killpg(process.pid, signal.SIGKILL)
     code = process.wait()
@@ -75,6 +82,7 @@ def one_run(command, number, options):
         os.unlink(log.name)
     line = (f'run {number}: exit {code}, {seconds:.2f} s, {running} processes at the signal, '
             f'{text.count("finished cleanly")} finished cleanly, {len(left)} left behind'
+            f'{" " + repr(names) if names else ""}'
             f'{", found " + repr(bad) if bad else ""}: '
             f'{"ok" if passed else "FAILED, log " + log.name}')
     return passed, seconds, line

@@ -160,7 +160,7 @@ for item in launch config; do
 done
 ln -sfn "$repo/package.xml" "$share/package.xml"
 # The console scripts of setup.py's entry points ('name = module:function').
-for executable in $(grep -oE "'[a-z_]+ = flexible_manipulator[.a-z_]+:main'" "$repo/setup.py" \
+for executable in $(grep -oE "'[a-z_]+ = flexible_manipulator[.a-z_]+:[a-z_]+'" "$repo/setup.py" \
                     | cut -d"'" -f2 | cut -d' ' -f1); do
   ln -sfn "$venv/bin/$executable" "$venv/lib/flexible_manipulator/$executable"
 done

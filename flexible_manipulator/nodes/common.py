@@ -17,6 +17,7 @@ from builtin_interfaces.msg import Time
 from rcl_interfaces.msg import ParameterDescriptor
 
 from .message_memory import bound_message_memory
+from ..entry_points import ShutdownRequest
 from ..mechanics.integrators import renamed_message
 from ..model_config import ConfigError, load_model, ModelWarning, resolve_model_path
 
@@ -176,28 +177,6 @@ class ReasonThrottle:
             self.log(message)
 
 
-class ShutdownRequest:
-    """Turns SIGINT and SIGTERM into a flag the spin loop checks (see `run`).
-
-    rclpy's own handlers shut the context down at once, while a timer or subscription
-    callback may still be publishing: that callback then dies with "publisher's context
-    is invalid" and the node exits 1 with a traceback. Here the signal only asks; the loop
-    finishes its callback, the node is destroyed (timers, publishers) and then the context.
-    Both signals are installed explicitly: a process started in the background by a shell
-    script inherits SIGINT ignored, and would otherwise never stop on it.
-    """
-
-    def __init__(self):
-        """Install the handlers for SIGINT and SIGTERM."""
-        self.requested = None
-        for number in (signal.SIGINT, signal.SIGTERM):
-            signal.signal(number, self.on_signal)
-
-    def on_signal(self, number, frame):
-        """Record the request (the spin loop sees it within one wait period)."""
-        self.requested = signal.Signals(number).name
-
-
 # Longest wait of the spin loop for work [s]: the bound on the reaction to a signal.
 SPIN_WAIT = 0.1
 
@@ -212,7 +191,9 @@ def run(node_class, args=None, name=None):
     a parameter file that is missing or not valid YAML) ends the process with one line
     naming it and exit code 2, never a traceback.
     """
-    shutdown = ShutdownRequest()
+    shutdown = ShutdownRequest.current()     # installed early by an `entry_points` script
+    if shutdown.requested is not None:
+        return                  # Ctrl-C while the node's modules were being imported
     name = name or node_class.__name__
     bound_message_memory()      # before the middleware starts: it reads the profile then
     try:
@@ -233,7 +214,12 @@ def run(node_class, args=None, name=None):
     finally:
         if node is not None:
             node.destroy_node()
-        rclpy.try_shutdown()
+        rclpy.try_shutdown(uninstall_handlers=False)
+        # Python restores the default handlers while the interpreter exits: a second signal
+        # (launch sends one when stdin is no terminal; bringup after Ctrl-C) would kill the
+        # process with -2 there. The node is done: ignore both from now on.
+        for number in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(number, signal.SIG_IGN)
 
 
 def one_line(error):
