@@ -12,8 +12,13 @@ the messages it publishes per state, its extra diagnostic values and texts.
 Timing modes: ``realtime`` advances one ``update_period`` per tick of a wall-clock timer;
 ``lockstep`` advances one ``update_period`` per received command, and re-publishes the
 current state every ``lockstep_resend_period`` wall seconds while no command comes,
-without advancing time. Paused, a lockstep plant answers commands no more: only the
-re-publication goes on.
+without advancing time, and sooner when a new reader of its states matches then (a
+controller restarted). A controller may answer every copy of a re-published state it
+gets (queued while it was slow, or delivered together once discovery completes): the
+first answer is then applied once commands have been quiet for `MERGE_WINDOW` (at most
+`MERGE_LIMIT` after it), and the others are dropped; each would otherwise stay in the loop
+for good as one more state in flight, every later command acting periods late. Paused, a
+lockstep plant answers commands no more: only the re-publication goes on.
 """
 
 import math
@@ -34,6 +39,14 @@ from .latency import LatencyHistogram
 from ..mechanics.integrators import METHODS, RENAMED
 from ..mechanics.simulation import NonFiniteStateError, Simulation
 from ..model_config import ConfigError
+
+# Quiet wall time [s] after which a lockstep plant takes the step of the first answer to a
+# re-published state: the other answers come back to back (a controller working off its
+# queue keeps its watchdog quiet meanwhile), and each restarts the wait, up to MERGE_LIMIT
+# (a flood of commands cannot hold the plant). Far under a controller's stale-state
+# timeout (0.5 s in config/sim.yaml), whose watchdog would add commands of its own.
+MERGE_WINDOW = 0.1
+MERGE_LIMIT = 0.5
 
 
 class SimulatedPlant(Node):
@@ -103,6 +116,11 @@ class SimulatedPlant(Node):
         self.warn_throttled = common.ReasonThrottle(self.get_logger().warning)
         self.waiting_since = time.monotonic()
         self.awaiting_command = False        # lockstep: a published state is unanswered
+        self.copies = 0                      # lockstep: publications of the current state
+        self.merging = False                 # lockstep: the first answer waits for the others
+        self.merge_started = 0.0             # lockstep: wall time of that first answer
+        self.state_publishers = []           # of `state_messages`, for their match counts
+        self.matched = []                    # their matched readers at the last resend check
         self.answer_latency = LatencyHistogram()
         self.restart_real_time_factor()
 
@@ -121,6 +139,8 @@ class SimulatedPlant(Node):
             self.create_steady_timer(self.update_period, self.update)
         else:
             self.create_steady_timer(self.resend_period / 4, self.on_resend_check)
+            self.merge_timer = self.create_steady_timer(MERGE_WINDOW, self.take_merged_step)
+            self.merge_timer.cancel()       # started by the first answer to a re-sent state
         self.create_steady_timer(1.0, self.publish_diagnostics)
         self.publish_state()
         self.get_logger().info(
@@ -173,7 +193,16 @@ class SimulatedPlant(Node):
 
     # -- commands -------------------------------------------------------------------------
     def on_command(self, msg):
-        """Validate a command; in lockstep, apply it and advance one update period."""
+        """Validate a command; in lockstep, apply it and advance one update period.
+
+        In lockstep, the first answer to a state published more than once is applied when
+        commands have been quiet for `MERGE_WINDOW`; the commands that come meanwhile are
+        other answers to that state, and dropped (module doc).
+        """
+        if self.merging:
+            if time.monotonic() - self.merge_started < MERGE_LIMIT:
+                self.merge_timer.reset()        # wait for quiet again
+            return
         data = msg.data
         if len(data) != len(self.command_index):
             self.reject('length', self.length_problem(len(data)))
@@ -188,7 +217,12 @@ class SimulatedPlant(Node):
                 now = time.monotonic()
                 self.answer_latency.add(now - self.waiting_since, now)
                 self.awaiting_command = False
-            self.update()
+            if self.copies > 1:
+                self.merging = True
+                self.merge_started = time.monotonic()
+                self.merge_timer.reset()
+            else:
+                self.update()
         # Paused in lockstep, a command is not answered (else the loop would spin on the
         # same state); the resend timer keeps the state alive for the controller.
 
@@ -214,9 +248,28 @@ class SimulatedPlant(Node):
         """Create a timer on wall time (`steady_clock`), whatever use_sim_time says."""
         return self.create_timer(period, callback, clock=self.steady_clock)
 
+    def take_merged_step(self):
+        """Lockstep mode: advance with the first answer to a re-published state."""
+        self.merge_timer.cancel()
+        self.merging = False
+        self.update()
+
     def on_resend_check(self):
-        """Lockstep mode: re-publish a state nobody answered (start-up, lost command)."""
-        if time.monotonic() - self.waiting_since > self.resend_period:
+        """Lockstep mode: re-publish a state nobody answered.
+
+        Re-publish after ``lockstep_resend_period`` (start-up, a lost command), and sooner,
+        after a quarter of it, when a reader of a state topic matched since the last check
+        while the state was already re-sent (the loop is stalled): a restarted controller
+        gets the state as soon as the plant knows it. A running loop gets no extra copy.
+        """
+        if self.merging:
+            return                      # answered: the step is only delayed
+        matched = [publisher.get_subscription_count() for publisher in self.state_publishers]
+        new = any(count > before for count, before in zip(matched, self.matched))
+        self.matched = matched
+        waited = time.monotonic() - self.waiting_since
+        stalled = self.copies > 1 and waited > self.resend_period / 4
+        if waited > self.resend_period or (new and stalled):
             self.publish_state()
 
     def update(self):
@@ -225,6 +278,7 @@ class SimulatedPlant(Node):
         Called per wall-clock tick in realtime mode, per received command in lockstep.
         """
         if not self.paused:
+            self.copies = 0             # a new state: its publications are counted afresh
             self.select_input()
             try:
                 self.sim.advance(self.input, self.update_period)
@@ -256,6 +310,9 @@ class SimulatedPlant(Node):
             self.clock_pub.publish(self.clock_message)
         for publisher, message in messages:
             publisher.publish(message)
+        if not self.state_publishers:
+            self.state_publishers = [publisher for publisher, _ in messages]
+        self.copies += 1
         self.waiting_since = time.monotonic()
         self.awaiting_command = True
 
@@ -267,6 +324,9 @@ class SimulatedPlant(Node):
     def on_reset(self, request, response):
         """Go back to the initial state at time zero, zero input, faults cleared."""
         self.sim.reset()
+        if self.merging:                # answers to the old state: dropped
+            self.merge_timer.cancel()
+            self.merging = False
         self.input[:] = 0.0
         self.last_command[:] = 0.0
         self.last_command_time = -math.inf
