@@ -4,7 +4,7 @@ Expected values: the composed poses of hand-made transforms (products written ou
 and, in a real headless Chromium (Debian's package, software WebGL) opened on ``bringup
 --view`` of the demo graph running in real time, screenshots that show the arm (pixels of
 the arm's colour, which the page uses for nothing else) and show it moved between two
-screenshots taken a wall second apart (the program moves the arm along a circle).
+screenshots taken at least a wall second apart (the program moves the arm along a circle).
 """
 
 import os
@@ -62,6 +62,17 @@ def screenshot(url, path):
     return (matplotlib.image.imread(path)[:, :, :3] * 255).round().astype(int)
 
 
+def arm_in_view(url, path, patience=60.0):
+    """Screenshots of ``url`` until one shows the arm (> 200 pixels of its colour) or
+    ``patience`` wall seconds pass; the last mask. A page opened on a busy machine may be
+    drawn before the scene reaches it over the websocket, so one blank page is no verdict."""
+    deadline = time.monotonic() + patience
+    while True:
+        mask = arm_pixels(screenshot(url, path))
+        if mask.sum() > 200 or time.monotonic() > deadline:
+            return mask
+
+
 def arm_pixels(image):
     """Mask of the pixels of the arm's magenta, whatever the shading: red and blue high
     and alike, green low (the page's grid, text and trace are grey, black and blue)."""
@@ -71,10 +82,10 @@ def arm_pixels(image):
 
 
 @pytest.mark.ros
-@pytest.mark.timeout(240)
+@pytest.mark.timeout(360)
 def test_a_browser_shows_the_arm_moving(domain_id, probe, tmp_path):
-    """``bringup --view`` on the demo graph (real time); two screenshots a wall second
-    apart each show the arm (> 200 pixels of its colour), and they differ (> 50 pixels in
+    """``bringup --view`` on the demo graph (real time); two screenshots at least a wall
+    second apart each show the arm (> 200 pixels of its colour), and they differ (> 50 pixels in
     one and not the other): the page follows /tf."""
     assert BROWSER, 'no chromium: the test set-up installs Debian\'s chromium (setup_env.sh)'
     from tf2_msgs.msg import TFMessage
@@ -92,9 +103,9 @@ def test_a_browser_shows_the_arm_moving(domain_id, probe, tmp_path):
             assert time.monotonic() < deadline and graph.poll() is None, 'no view node'
             time.sleep(0.2)
         url = f'http://127.0.0.1:{port}'
-        first = arm_pixels(screenshot(url, tmp_path / 'first.png'))
+        first = arm_in_view(url, tmp_path / 'first.png')
         probe.spin_for(1.0)
-        second = arm_pixels(screenshot(url, tmp_path / 'second.png'))
+        second = arm_in_view(url, tmp_path / 'second.png')
     finally:
         graph.send_signal(signal.SIGINT)
         code = graph.wait(30)
