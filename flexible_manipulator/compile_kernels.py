@@ -95,7 +95,7 @@ def _section(method):
 def _call(method):
     def run():
         model, data, q, v = _chain()
-        if method in ('forward_dynamics', 'articulated_forward_dynamics'):
+        if method in ('composite_forward_dynamics', 'articulated_forward_dynamics'):
             getattr(model, method)(data, q, v, np.zeros(model.nu))
         elif method == 'bias_forces':
             model.bias_forces(data, q, v)
@@ -106,7 +106,8 @@ def _call(method):
 
 Job = namedtuple('Job', 'kernel user demo cost run')
 Job.__doc__ = 'One kernel to compile.'
-Job.kernel.__doc__ = 'name of the compiled kernel (exported by chain_kernels unless noted)'
+Job.kernel.__doc__ = ('name of the compiled kernel: a stepper of chain_kernels, an entry of '
+                      'chain_kernels.entries, or as noted')
 Job.user.__doc__ = 'what needs it'
 Job.demo.__doc__ = 'whether the demo nodes need it'
 Job.cost.__doc__ = 'compile time measured on one idle CPU [s]: jobs start longest first'
@@ -122,7 +123,8 @@ JOBS = tuple(Job(*job) for job in (
      lambda: _simulate('rosenbrock2')),
     ('explicit_steps_articulated', 'plant: explicit steppers on chains of 4+ links', False,
      75, lambda: _simulate('rk4', 'articulated')),
-    ('forward_dynamics', 'model API, benchmarks', False, 40, _call('forward_dynamics')),
+    ('forward_dynamics', 'model API: composite forward dynamics', False, 40,
+     _call('composite_forward_dynamics')),
     ('articulated_forward_dynamics', 'model API: O(n) forward dynamics', False, 35,
      _call('articulated_forward_dynamics')),
     ('potential_energy', 'tests: energy', False, 15, _call('potential_energy')),

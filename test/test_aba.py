@@ -1,13 +1,13 @@
 """The articulated-body forward dynamics equals the composite-mass-matrix one.
 
 Expected: `SerialChain.articulated_forward_dynamics` (chain_kernels.aba, O(n) in links)
-and `SerialChain.forward_dynamics` (M(q) from the composite form, Cholesky solve) solve the
-same equations M v' = B u - h, so on any state they agree to round-off: 1e-10 relative
-to the largest acceleration. Checked on random states of every shipped chain model and of
-random chains that mix rigid and flexible links (modes in one or both bending planes,
-geometric stiffening on and off), revolute joints on random axes and prismatic joints,
-payloads, armature and joint friction, a fixed base under gravity and a free-floating
-base. M(q) itself is checked against Pinocchio and a brute-force kinetic energy in
+and `SerialChain.composite_forward_dynamics` (M(q) from the composite form, Cholesky
+solve) solve the same equations M v' = B u - h, so on any state they agree to round-off:
+1e-10 relative to the largest acceleration. Checked on random states of every shipped
+chain model and of random chains that mix rigid and flexible links (modes in one or both
+bending planes, geometric stiffening on and off), revolute joints on random axes and
+prismatic joints, payloads, armature and joint friction, a fixed base under gravity and a
+free-floating base. M(q) itself is checked against Pinocchio and a brute-force kinetic energy in
 test_chain_pinocchio and test_flexible_validation, so agreement here ties the new
 algorithm to those references.
 """
@@ -76,7 +76,7 @@ def assert_same_dynamics(model, seed, states=5):
     rng = np.random.default_rng(seed)
     for _ in range(states):
         q, v, u = random_state(model, rng)
-        composite = model.forward_dynamics(data, q, v, u)
+        composite = model.composite_forward_dynamics(data, q, v, u)
         articulated = model.articulated_forward_dynamics(data, q, v, u)
         scale = max(1.0, np.max(np.abs(composite)))
         assert np.max(np.abs(articulated - composite)) <= TOLERANCE * scale, \
@@ -132,3 +132,16 @@ def test_explicit_stepper_on_either_algorithm_gives_the_same_motion(seed, n, flo
         states.append(sim.state.copy())
     assert np.all(np.isfinite(states[0]))
     assert np.max(np.abs(states[1] - states[0])) <= 1e-9 * max(1.0, np.max(np.abs(states[0])))
+
+
+def test_forward_dynamics_takes_the_algorithm_the_chain_names():
+    """`forward_dynamics` is the articulated algorithm when `dynamics_algorithm` says so
+    (chains of ARTICULATED_FROM_LINKS links or more) and the composite one otherwise:
+    a singular articulated inertia names the articulated inertia, a singular M the mass
+    matrix (a massless chain, links with no inertia at all)."""
+    model = SerialChain('massless', [Link(f'l{i}', Joint(f'j{i}'), 1.0) for i in range(2)])
+    data, zero = model.create_data(), np.zeros(2)
+    for algorithm, named in (('composite', 'mass matrix'), ('articulated', 'articulated')):
+        model.dynamics_algorithm = algorithm
+        with pytest.raises(np.linalg.LinAlgError, match=named):
+            model.forward_dynamics(data, zero, zero, zero)

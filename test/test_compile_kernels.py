@@ -2,7 +2,8 @@
 
 A kernel left out of `compile_kernels.JOBS` would be compiled inside a node or a test the
 first time it runs (minutes, silently). Expected: every numba dispatcher of chain_kernels
-that chain.py calls appears as a job, and the demo's jobs are a subset of all jobs.
+(and of its entries) that chain.py calls appears as a job, and the demo's jobs are a
+subset of all jobs.
 """
 
 import inspect
@@ -13,15 +14,17 @@ import numpy as np
 
 from flexible_manipulator import compile_kernels
 from flexible_manipulator.mechanics import chain, chain_kernels
+from flexible_manipulator.mechanics.chain_kernels import entries
 from flexible_manipulator.mechanics.simulation import Simulation
 
 
 def test_every_kernel_the_chain_api_calls_is_compiled_at_set_up():
-    called = set(re.findall(r'kernels\.(\w+)', inspect.getsource(chain)))
+    source = inspect.getsource(chain)
     dispatcher = numba.core.dispatcher.Dispatcher
-    compiled = {name for name in called
-                if isinstance(getattr(chain_kernels, name, None), dispatcher)}
-    assert 'explicit_steps' in compiled and 'mass_matrix' in compiled
+    compiled = {name for module, prefix in ((chain_kernels, 'kernels'), (entries, 'entries'))
+                for name in re.findall(prefix + r'\.(\w+)', source)
+                if isinstance(getattr(module, name, None), dispatcher)}
+    assert {'explicit_steps', 'mass_matrix', 'local_transforms'} <= compiled
     jobs = {job.kernel for job in compile_kernels.JOBS}
     assert compiled - jobs == set()
 
@@ -48,7 +51,7 @@ def test_one_model_of_each_kind_compiles_the_kernels_of_all_shipped_models():
     from flexible_manipulator.model_config import load_model
     for name in ('explicit_steps', 'forward_dynamics', 'local_transforms', 'servo_kernels'):
         next(job for job in compile_kernels.JOBS if job.kernel == name).run()
-    before = signatures(chain_kernels), signatures(servo_kernels)
+    before = signatures(chain_kernels), signatures(entries), signatures(servo_kernels)
     models = os.path.dirname(compile_kernels.model_file('two_link_rigid'))
     for path in sorted(glob.glob(os.path.join(models, '*.yaml'))):
         model = load_model(path)
@@ -59,4 +62,4 @@ def test_one_model_of_each_kind_compiles_the_kernels_of_all_shipped_models():
             model.outputs(data, q, v, u if model.nu else None)
         else:
             model.forward_dynamics(data, q, v, u)
-    assert (signatures(chain_kernels), signatures(servo_kernels)) == before
+    assert (signatures(chain_kernels), signatures(entries), signatures(servo_kernels)) == before

@@ -40,6 +40,8 @@ import numpy as np
 import transforms3d
 
 from . import arguments, beam_modes, chain_kernels as kernels, compiled
+from .chain_kernels import entries
+from .chain_layout import MODEL_LAYOUT, WORKSPACE, ChainData, ModelArrays
 
 
 @dataclass(frozen=True)
@@ -124,132 +126,9 @@ class Link:
 # matrix (measured with 2 modes per link, bench/bench_scaling.py).
 ARTICULATED_FROM_LINKS = 4
 
-ModelArrays = namedtuple('ModelArrays', (
-    'joint_type joint_axis joint_R0 joint_p0 armature mass first_moment '
-    'inertia payload_mass payload_first_moment payload_inertia length mode_start mode_count '
-    'mode_plane stiffness damping point_start point_x point_mass point_phi point_g '
-    'tip_phi tip_slope tip_g gravity floating base_mass base_first_moment base_inertia '
-    'body_spatial payload_spatial base_spatial'))
-
-# The workspace of every chain algorithm, one line per field (Pinocchio's Data): name,
-# shape (n joints, nv velocities, k = most modes on one link) and meaning. Body
-# components are in the named frame's own axes, angular first; "scratch" fields hold
-# nothing between calls.
-WORKSPACE = (
-    # -- forward pass (kinematics.forward_pass) ----------------------------------------
-    ('w', 'n 3', 'angular velocity of each link frame, body components [rad/s]'),
-    ('v', 'n 3', 'velocity of each link frame origin, body components [m/s]'),
-    ('dw', 'n 3', 'time derivative of w [rad/s^2]'),
-    ('dv', 'n 3', 'time derivative of v, gravity included as a base acceleration [m/s^2]'),
-    ('parent_w', '3', 'twist and acceleration of the current parent frame (scratch) [rad/s]'),
-    ('parent_v', '3', 'as parent_w: velocity [m/s]'),
-    ('parent_dw', '3', 'as parent_w: angular acceleration [rad/s^2]'),
-    ('parent_dv', '3', 'as parent_w: acceleration [m/s^2]'),
-    ('joint_R', 'n 3 3', 'rotation of link frame j in the parent tip frame'),
-    ('joint_p', 'n 3', 'origin of link frame j in the parent tip frame [m]'),
-    ('tip_w', 'n 3', 'angular velocity of tip frame j, body components [rad/s]'),
-    ('tip_v', 'n 3', 'velocity of tip frame j origin, body components [m/s]'),
-    ('tip_dw', 'n 3', 'time derivative of tip_w [rad/s^2]'),
-    ('tip_dv', 'n 3', 'time derivative of tip_v [m/s^2]'),
-    ('tip_p', 'n 3', 'tip frame origin in its link frame, L e1 + u(L, q) [m]'),
-    ('tip_gq', 'n k', 'G(L) q of each link (foreshortening of the tip)'),
-    ('tip_angles', 'n 6', 'tip bending angles psi_z, rate, accel., psi_y, rate, accel.'),
-    ('tip_Rz', 'n 3 3', 'tip rotation Rot(e3, psi_z)'),
-    ('tip_Ry', 'n 3 3', 'tip rotation Rot(e2, psi_y); the tip frame is Rz Ry in the link'),
-    ('base_R', '3 3', 'floating base orientation in the world (identity if fixed)'),
-    ('base_w', '3', 'base angular velocity, body components [rad/s]'),
-    ('base_v', '3', 'base velocity, body components [m/s]'),
-    ('base_dw', '3', 'time derivative of base_w [rad/s^2]'),
-    ('base_dv', '3', 'time derivative of base_v minus gravity [m/s^2]'),
-    ('base_g', '3', 'gravity in base axes [m/s^2] (potential energy)'),
-    # -- inverse dynamics (rnea) and beam points ---------------------------------------
-    ('tau', 'nv', 'RNEA result: joint efforts [N m or N], then modal forces [N m]'),
-    ('outboard_m', '3', 'moment of the outboard chain on the current frame [N m]'),
-    ('outboard_f', '3', 'force of the outboard chain on the current frame [N]'),
-    ('carried_m', '3', 'outboard_m carried to the next frame inwards (scratch) [N m]'),
-    ('carried_f', '3', 'outboard_f carried to the next frame inwards (scratch) [N]'),
-    ('point_r', '3', 'position of the current beam point in its link frame [m]'),
-    ('point_du', '3', 'rate of its displacement u [m/s]'),
-    ('point_ddu', '3', 'acceleration of its displacement u [m/s^2]'),
-    ('point_load', '3', 'its inertial force w_i a_i [N]'),
-    ('point_gq', 'k', 'G(x) q of the current section'),
-    ('point_dudq', '3 6+k', 'du/dq of the current beam point (columns: modes)'),
-    # -- mass matrix ----------------------------------------------------------------
-    ('mass', 'nv nv', 'M(q), armature on the joint diagonal [kg m^2, kg]'),
-    ('link_mass', 'n 6+k 6+k', 'generalized mass of each link in (w, v, modal rates)'),
-    ('link_jac', '6 nv', 'twist of the current link frame per unit velocity'),
-    ('link_E', '6+k nv', 'link_jac stacked on the modal-rate rows of the current link'),
-    ('tip_map', '6 6+k', 'tip twist of the current link from its (w, v, modal rates)'),
-    ('scratch_E', '6+k nv', 'scratch for M_link E'),
-    ('scratch_T', '6 6+k', 'scratch for I_payload T'),
-    # -- forward dynamics and the implicit stepper -------------------------------------
-    ('rhs', 'nv', 'B u - h(q, v) (scratch zeros in the section kernels)'),
-    ('chol', 'nv nv', 'Cholesky factor of mass'),
-    ('acceleration', 'nv', "forward dynamics result v' [rad/s^2, m/s^2]"),
-    ('stiff_M', 'nv nv', 'M at the implicit step linearization point'),
-    ('stiff_W', 'nv nv', 'M + gh D + gh^2 K of the implicit step'),
-    ('stiff_chol', 'nv nv', 'Cholesky factor of stiff_W'),
-    ('stiff_rhs', 'nv', 'right-hand side of the implicit step solve'),
-    ('stiff_sol', 'nv', 'solution of the implicit step solve'),
-    # -- articulated-body forward dynamics (chain_kernels.aba) -------------------------
-    ('aba_T', 'n 6 6+k', 'tip map T_j of each link (tip twist from its link eta)'),
-    ('aba_aT', 'n 6', 'tip acceleration of each link from its velocities alone'),
-    ('aba_c', 'n 6', 'velocity product ad_V (xi s\') of each joint'),
-    ('aba_r', 'n 6+k', 'local bias b_j of each link: link wrench, modal forces'),
-    ('aba_K', '6+k 6+k', 'M_j + T^T I_T T of the current link'),
-    ('aba_rhs', '6+k', 'b_j + T^T (I_T a_T + p_T) of the current link'),
-    ('aba_IT', '6 6', 'articulated inertia of the outboard chain at the current tip'),
-    ('aba_pT', '6', 'its bias wrench'),
-    ('aba_t6', '6', 'scratch 6-vector'),
-    ('aba_IA', '6 6', 'articulated inertia at the current link frame, modes condensed'),
-    ('aba_pA', '6', 'its bias wrench'),
-    ('aba_Kqq', 'k k', 'modal block of aba_K'),
-    ('aba_L', 'k k', 'Cholesky factor of aba_Kqq'),
-    ('aba_Y', 'n k 6', 'K_qq^-1 K_qV of each link (modal response to its link acceleration)'),
-    ('aba_y', 'n k', 'K_qq^-1 r_q of each link'),
-    ('aba_col', 'k', 'scratch modal vector (right-hand side)'),
-    ('aba_sol', 'k', 'scratch modal vector (solution)'),
-    ('aba_xi', '6', 'unit twist of the current joint'),
-    ('aba_U', 'n 6', 'I_A xi of each joint'),
-    ('aba_D', 'n', 'xi^T I_A xi + armature of each joint'),
-    ('aba_ubar', 'n', 'u - d s\' - xi^T p_A - U^T c of each joint'),
-    ('aba_Ia', '6 6', 'I_A - U U^T / D of the current joint'),
-    ('aba_pa', '6', 'p_A + I_A c + U ubar / D of the current joint'),
-    ('aba_X', '6 6', 'Ad^-1 of the current joint pose'),
-    ('aba_W', '6 6', 'scratch for Ia X'),
-    ('aba_Lb', '6 6', 'Cholesky factor of a free-floating base\'s articulated inertia'),
-    ('aba_A', '6', 'acceleration of the current parent tip frame (base first)'),
-    ('aba_AL', '6', 'acceleration of the current link frame'),
-    ('aba_XA', '6', 'aba_A in the current link frame'),
-    # -- placements and sections (frames) ----------------------------------------------
-    ('link_R', 'n 3 3', 'orientation of each link frame in the base frame'),
-    ('link_p', 'n 3', 'origin of each link frame in the base frame [m]'),
-    ('tip_R', 'n 3 3', 'orientation of each tip frame in the base frame'),
-    ('tip_pos', 'n 3', 'origin of each tip frame in the base frame [m]'),
-    ('sec_p', '3', 'origin of the current section in its link frame [m]'),
-    ('sec_angles', '6', 'bending angles of the current section (as tip_angles)'),
-    ('sec_Rz', '3 3', 'Rot(e3, psi_z) of the current section'),
-    ('sec_Ry', '3 3', 'Rot(e2, psi_y) of the current section'),
-    ('sec_w', '3', 'angular velocity of the current section, body components [rad/s]'),
-    ('sec_v', '3', 'velocity of the current section origin, body components [m/s]'),
-    ('sec_dw', '3', 'time derivative of sec_w [rad/s^2]'),
-    ('sec_dv', '3', 'time derivative of sec_v [m/s^2]'),
-    ('sec_motion', '12', "section_motion result: J v and J' v, base axes"),
-    # -- constants and scratch -------------------------------------------------------
-    ('eye3', '3 3', 'identity (constant)'),
-    ('zero3', '3', 'zero vector (constant)'),
-    ('zero_nv', 'nv', 'zero vector (set before use)'),
-    ('unit_nv', 'nv', 'unit vector e_k (section Jacobian columns)'),
-    ('scratch_a', '3', 'scratch 3-vector'),
-    ('scratch_b', '3', 'scratch 3-vector'),
-    ('scratch_c', '3', 'scratch 3-vector'),
-    ('scratch_R', '3 3', 'scratch rotation'),
-)
-ChainData = namedtuple('ChainData', [name for name, _, _ in WORKSPACE])
 SectionKinematics = namedtuple('SectionKinematics', 'R p J twist accel')
 SectionKinematics.__doc__ = ('Result of `SerialChain.section_kinematics`: pose (R, p), '
                              "Jacobian J, twist J v and J' v (two halves of one array).")
-ChainData.__doc__ = 'Workspace of the chain algorithms: see `WORKSPACE`.'
 
 
 @dataclass(frozen=True)
@@ -298,8 +177,8 @@ class SerialChain:
         self.n_modes = len(self.mode_names)
         self.floating_base = floating_base
         self.nq = self.nv = n + self.n_modes
-        # Forward dynamics of the explicit steppers: 'composite' (M and a Cholesky solve)
-        # or 'articulated' (O(n)); may be set after construction.
+        # Forward dynamics of `forward_dynamics` and the explicit steppers: 'composite'
+        # (M and a Cholesky solve) or 'articulated' (O(n)); may be set after construction.
         self.dynamics_algorithm = ('articulated' if n >= ARTICULATED_FROM_LINKS
                                    else 'composite')
         self.coordinate_names = self.joint_names + self.mode_names
@@ -316,6 +195,7 @@ class SerialChain:
         self._sections = {}
         self._entries = {}
         self.arrays = self._flatten()
+        self._table = MODEL_LAYOUT.table(self.arrays)      # addresses of self.arrays
 
     def neutral_configuration(self):
         """Coordinates with zero joint angles, straight links and the base at its pose.
@@ -528,16 +408,19 @@ class SerialChain:
             return kernels.explicit_steps_articulated
         return kernels.explicit_steps
 
-    def _run(self, kernel, *args):
-        """Call a kernel through its compiled entry point (see `compiled.entry_point`).
+    def _run(self, kernel, data, *args):
+        """Run an entry of `chain_kernels.entries` on this model's table and ``data``'s.
 
-        Every argument is passed, defaults included, and arrays are float64 C-contiguous
-        (the public methods coerce them), so that every call has the types of the first.
+        Through the entry's compiled machine code (`compiled.entry_point`): every argument
+        is passed, defaults included, and arrays are float64 C-contiguous (the public
+        methods coerce them), so that every call has the types of the first.
         """
         entry = self._entries.get(kernel)
+        table = data.table
         if entry is None:
-            entry = self._entries[kernel] = compiled.entry_point(kernel, self.arrays, *args)
-        return entry(self.arrays, *args)
+            entry = self._entries[kernel] = compiled.entry_point(kernel, self._table, table,
+                                                                 *args)
+        return entry(self._table, table, *args)
 
     def _q(self, q):
         return arguments.vector('q', q, self.nq, self.name, 'coordinates (nq)')
@@ -550,7 +433,7 @@ class SerialChain:
 
         Returns a copy of data.tau, or writes it into ``out`` (nv) and returns ``out``.
         """
-        self._run(kernels.rnea, data, self._q(q), self._v('v', v), self._v('a', a), 1.0,
+        self._run(entries.rnea, data, self._q(q), self._v('v', v), self._v('a', a), 1.0,
                   True, False)
         return arguments.result(data.tau, out, 'rnea')
 
@@ -559,23 +442,35 @@ class SerialChain:
 
         Returns a copy of data.mass, or writes it into ``out`` and returns ``out``.
         """
-        self._run(kernels.mass_matrix, data, self._q(q), False)
+        self._run(entries.mass_matrix, data, self._q(q), False)
         return arguments.result(data.mass, out, 'mass_matrix')
 
     def bias_forces(self, data, q, v, out=None):
         """Bias forces h(q, v) = rnea(q, v, 0) (nv): a copy of data.tau, or into ``out``."""
         data.zero_nv[:] = 0.0
-        self._run(kernels.rnea, data, self._q(q), self._v('v', v), data.zero_nv, 1.0, True,
+        self._run(entries.rnea, data, self._q(q), self._v('v', v), data.zero_nv, 1.0, True,
                   False)
         return arguments.result(data.tau, out, 'bias_forces')
 
     def forward_dynamics(self, data, q, v, u, out=None):
         """Accelerations M^-1 (B u - h) (nv): a copy of data.acceleration, or into ``out``.
 
-        ``u``: the nu actuator efforts. The composite mass matrix and a Cholesky solve.
+        ``u``: the nu actuator efforts. By `dynamics_algorithm`, the faster for this chain:
+        `articulated_forward_dynamics` from ARTICULATED_FROM_LINKS links on, else
+        `composite_forward_dynamics`. Raises `numpy.linalg.LinAlgError` if the chain's
+        inertia is not positive definite at q.
+        """
+        if self.dynamics_algorithm == 'articulated':
+            return self._dynamics(entries.articulated_forward_dynamics, 'articulated inertia',
+                                  data, q, v, u, out)
+        return self._dynamics(entries.forward_dynamics, 'mass matrix', data, q, v, u, out)
+
+    def composite_forward_dynamics(self, data, q, v, u, out=None):
+        """`forward_dynamics` by the composite mass matrix and a Cholesky solve.
+
         Raises `numpy.linalg.LinAlgError` if M is not positive definite at q.
         """
-        return self._dynamics(kernels.forward_dynamics, 'mass matrix', data, q, v, u, out)
+        return self._dynamics(entries.forward_dynamics, 'mass matrix', data, q, v, u, out)
 
     def articulated_forward_dynamics(self, data, q, v, u, out=None):
         """`forward_dynamics` by the articulated-body algorithm (`chain_kernels.aba`).
@@ -583,7 +478,7 @@ class SerialChain:
         O(n) in links, the same accelerations. Raises `numpy.linalg.LinAlgError` if an
         articulated inertia is not positive definite at q.
         """
-        return self._dynamics(kernels.articulated_forward_dynamics, 'articulated inertia',
+        return self._dynamics(entries.articulated_forward_dynamics, 'articulated inertia',
                               data, q, v, u, out)
 
     def _dynamics(self, kernel, what, data, q, v, u, out):
@@ -604,17 +499,16 @@ class SerialChain:
 
         Returns copies of (link_R, link_p, tip_R, tip_p): n x 3 x 3 and n x 3 [m].
         """
-        kernels.placements(self.arrays, data, self._q(q))
+        self._run(entries.placements, data, self._q(q))
         return data.link_R.copy(), data.link_p.copy(), data.tip_R.copy(), data.tip_pos.copy()
 
     def section_pose(self, data, q, link_index, x):
         """Orientation R (3x3) and position p (3) in the base frame of a material section."""
         table = self.section(link_index, x)
         q = self._q(q)
-        kernels.placements(self.arrays, data, q)
         R, p = np.zeros((3, 3)), np.zeros(3)
-        kernels.section_placement(self.arrays, data, link_index, table.x, table.phi,
-                                  table.slope, table.g, q, R, p)
+        self._run(entries.section_placement, data, int(link_index), table.x, table.phi,
+                  table.slope, table.g, q, R, p)
         return R, p
 
     def section_jacobian(self, data, q, link_index, x):
@@ -623,8 +517,8 @@ class SerialChain:
         R, _ = self.section_pose(data, q, link_index, x)
         table = self.section(link_index, x)
         J = np.zeros((6, self.nv))
-        kernels.section_jacobian(self.arrays, data, link_index, table.x, table.phi,
-                                 table.slope, table.g, q, R, J)
+        self._run(entries.section_jacobian, data, int(link_index), table.x, table.phi,
+                  table.slope, table.g, q, R, J)
         return J
 
     def section_kinematics(self, data, q, v, link_index, x, out=None):
@@ -643,7 +537,7 @@ class SerialChain:
         elif not (isinstance(out, SectionKinematics) and out.J.shape == (6, self.nv)):
             raise ValueError(f'out: section_kinematics writes into the result of an earlier '
                              f'call on {self.name!r}, got {type(out).__name__}')
-        self._run(kernels.section_kinematics, data, int(link_index), table.x, table.phi,
+        self._run(entries.section_kinematics, data, int(link_index), table.x, table.phi,
                   table.slope, table.g, self._q(q), self._v('v', v), out.R, out.p, out.J,
                   out.twist.base)
         return out
@@ -658,8 +552,8 @@ class SerialChain:
         q = self._q(q)
         R, p = self.section_pose(data, q, link_index, x)
         table = self.section(link_index, x)
-        kernels.section_motion(self.arrays, data, link_index, table.x, table.phi, table.slope,
-                               table.g, q, self._v('v', v), R, data.sec_motion)
+        self._run(entries.section_motion, data, int(link_index), table.x, table.phi,
+                  table.slope, table.g, q, self._v('v', v), R, data.sec_motion)
         return R, p, data.sec_motion[:6].copy(), data.sec_motion[6:].copy()
 
     def base_momentum(self, data, q, v):
@@ -688,7 +582,7 @@ class SerialChain:
 
     def potential_energy(self, data, q):
         """Gravity plus elastic energy [J], zero at the base origin and undeformed links."""
-        return kernels.potential_energy(self.arrays, data, self._q(q))
+        return self._run(entries.potential_energy, data, self._q(q))
 
 
 class FrameTransforms:
@@ -719,6 +613,6 @@ class FrameTransforms:
     def update(self, data, q):
         """Compute every transform at coordinates q."""
         q = self.model._q(q)
-        kernels.local_transforms(self.model.arrays, data, q, self.links, self.xs,
-                                 self.is_section, self.phi, self.slope, self.g, self.R, self.p,
-                                 self.quat)
+        self.model._run(entries.local_transforms, data, q, self.links, self.xs,
+                        self.is_section, self.phi, self.slope, self.g, self.R, self.p,
+                        self.quat)

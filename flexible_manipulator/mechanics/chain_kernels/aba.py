@@ -32,25 +32,12 @@ its own body: (I_base + I_T) A_base + p_base + p_T = 0.
 from .. import compiled
 from .beam_section import beam_wrench, tip_backward, tip_forward
 from .kinematics import JOINT_REVOLUTE, forward_pass
-from .linalg import add_projected, cholesky_factor, cholesky_substitute
-from .mass_matrix import link_inertia, tip_map
-from .spatial import cross, rigid_wrench, transport_twist, transport_wrench
+from .linalg import cholesky_factor, cholesky_substitute
+from .mass_matrix import add_tip_projected, link_inertia, tip_map
+from .spatial import (add_transformed_inertia, cross, rigid_wrench, transport_twist,
+                      transport_wrench)
 
 _jit, _inline = compiled.jit, compiled.inline
-
-
-@_jit
-def _joint_transform(R, p, X):
-    """X = Ad^-1 of the pose (R, p): X (w, v) = (R^T w, R^T (v + w x p)), 6 x 6."""
-    for r in range(3):
-        for c in range(3):
-            X[r, c] = R[c, r]
-            X[3 + r, 3 + c] = R[c, r]
-            X[r, 3 + c] = 0.0
-        # row r of -R^T hat(p): (p x R[:, r])
-        X[3 + r, 0] = p[1] * R[2, r] - p[2] * R[1, r]
-        X[3 + r, 1] = p[2] * R[0, r] - p[0] * R[2, r]
-        X[3 + r, 2] = p[0] * R[1, r] - p[1] * R[0, r]
 
 
 @_inline
@@ -132,7 +119,7 @@ def _backward(model, data, j, u, v, has_child):
         for b in range(size):
             K[a, b] = M[a, b]
     if has_child:
-        add_projected(T, 6, size, IT, data.scratch_T, K)
+        add_tip_projected(data, j, count, T, IT, K)
         t6 = data.aba_t6
         for a in range(6):
             s = pT[a]
@@ -206,12 +193,10 @@ def _backward(model, data, j, u, v, has_child):
             Ia[a, b] = IA[a, b] - U[a] * U[b] / D
             s += IA[a, b] * c[b]
         pa[a] = pA[a] + s + U[a] * ubar / D
-    X = data.aba_X
-    _joint_transform(data.joint_R[j], data.joint_p[j], X)
     for a in range(6):
         for b in range(6):
             IT[a, b] = 0.0
-    add_projected(X, 6, 6, Ia, data.aba_W, IT)
+    add_transformed_inertia(data.joint_R[j], data.joint_p[j], Ia, data.aba_W, IT)
     transport_wrench(data.joint_R[j], data.joint_p[j], pa[:3], pa[3:], pT[:3], pT[3:],
                      data.scratch_a)
     return True

@@ -81,7 +81,7 @@ def section_motion(model, data, j, x, phi, slope, g, q, v, R_sec, out):
                       + R_sec[r, 2] * data.scratch_a[2])
 
 
-@_jit
+@_inline
 def section_kinematics(model, data, j, x, phi, slope, g, q, v, R_out, p_out, J, motion):
     """Pose (R_out, p_out), Jacobian J and (J v, J' v) of the section at x of link j.
 

@@ -6,7 +6,7 @@ link j (beam points, rigid body, payload seen through the tip map).
 """
 
 from .. import compiled
-from .spatial import compose
+from .spatial import add_transformed_inertia, compose
 from .linalg import add_projected, product
 from .beam_section import section_position
 from .kinematics import JOINT_REVOLUTE, forward_pass
@@ -107,6 +107,34 @@ def tip_map(model, data, j, T):
 
 
 @_inline
+def add_tip_projected(data, j, count, T, IT, K):
+    """K += T^T I_T T: an inertia I_T (6 x 6) at the tip of link j seen from its eta.
+
+    T = `tip_map` of link j ((6 x (6+m)), m = ``count`` modes). Its link columns are
+    Ad^-1 of the tip pose (R, data.tip_p[j]), so that block is `add_transformed_inertia`;
+    the modal columns T_q go through W = I_T T_q (data.scratch_T).
+    """
+    R, W = data.scratch_R, data.scratch_T
+    for r in range(3):
+        for c in range(3):
+            R[r, c] = T[c, r]
+    add_transformed_inertia(R, data.tip_p[j], IT, data.aba_W, K)
+    for k in range(count):
+        for r in range(6):
+            s = 0.0
+            for b in range(6):
+                s += IT[r, b] * T[b, 6 + k]
+            W[r, k] = s
+        for a in range(6 + k + 1):
+            s = 0.0
+            for r in range(6):
+                s += T[r, a] * W[r, k]
+            K[a, 6 + k] += s
+            if a != 6 + k:
+                K[6 + k, a] += s
+
+
+@_inline
 def link_inertia(model, data, j, q):
     """data.link_mass[j]: generalized mass of link j in eta = (w, v, q') of its link frame.
 
@@ -114,7 +142,6 @@ def link_inertia(model, data, j, q):
     (T^T I_payload T with T = `tip_map`, already in data.tip_map).
     """
     count = model.mode_count[j]
-    size = 6 + count
     M = data.link_mass[j]
     if count > 0:
         _beam_mass(model, data, j, q, M)
@@ -127,7 +154,7 @@ def link_inertia(model, data, j, q):
             M[r, c] += model.body_spatial[j, r, c]
     if model.payload_mass[j] == 0.0:
         return
-    add_projected(data.tip_map, 6, size, model.payload_spatial[j], data.scratch_T, M)
+    add_tip_projected(data, j, count, data.tip_map, model.payload_spatial[j], M)
 
 
 @_inline

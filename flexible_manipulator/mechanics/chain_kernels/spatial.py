@@ -153,3 +153,51 @@ def spatial_inertia(mass, first_moment, inertia):
             out[3 + r][k] = -hat[r][k]
         out[3 + r][3 + r] = mass
     return out
+
+
+@_jit
+def add_transformed_inertia(R, p, inertia, J, out):
+    """out[:6, :6] += X^T I X for X = Ad^-1_(R,p) and a symmetric 6 x 6 I (angular first).
+
+    A (possibly articulated) inertia of a child frame expressed at its parent, by 3 x 3
+    blocks: X = diag(R^T, R^T) [[1, 0], [-hat(p), 1]], so with I = [[A, B], [B^T, C]]
+    rotated to [[A', B'], [B'^T, C']] = [[R A R^T, R B R^T], [., R C R^T]],
+
+        X^T I X = [[A' - F - F^T - G, B' + E], [(B' + E)^T, C']],
+        E = hat(p) C',  F_r = B'_r x p,  G_r = E_r x p  (rows r),
+
+    about 220 multiply-adds instead of the dense product's 432. J: 6 x 6 scratch (A', B'
+    and C' in its blocks; its lower-left block holds the products, then E).
+    """
+    for ro, co in ((0, 0), (0, 3), (3, 3)):          # blocks A, B, C
+        for r in range(3):                           # (block R^T) into J[3:, :3]
+            for c in range(3):
+                J[3 + r, c] = (inertia[ro + r, co] * R[c, 0] + inertia[ro + r, co + 1] * R[c, 1]
+                               + inertia[ro + r, co + 2] * R[c, 2])
+        for r in range(3):
+            for c in range(3):
+                J[ro + r, co + c] = R[r, 0] * J[3, c] + R[r, 1] * J[4, c] + R[r, 2] * J[5, c]
+    p0, p1, p2 = p[0], p[1], p[2]
+    for c in range(3):                               # E = hat(p) C', column c
+        c0, c1, c2 = J[3, 3 + c], J[4, 3 + c], J[5, 3 + c]
+        e0, e1, e2 = p1 * c2 - p2 * c1, p2 * c0 - p0 * c2, p0 * c1 - p1 * c0
+        J[3, c], J[4, c], J[5, c] = e0, e1, e2
+        b0, b1, b2 = J[0, 3 + c] + e0, J[1, 3 + c] + e1, J[2, 3 + c] + e2
+        out[0, 3 + c] += b0
+        out[1, 3 + c] += b1
+        out[2, 3 + c] += b2
+        out[3 + c, 0] += b0
+        out[3 + c, 1] += b1
+        out[3 + c, 2] += b2
+        for r in range(3):
+            out[3 + r, 3 + c] += J[3 + r, 3 + c]
+    for r in range(3):
+        b0, b1, b2 = J[r, 3], J[r, 4], J[r, 5]
+        e0, e1, e2 = J[3 + r, 0], J[3 + r, 1], J[3 + r, 2]
+        out[r, 0] += J[r, 0] - (e1 * p2 - e2 * p1)  # A' - G
+        out[r, 1] += J[r, 1] - (e2 * p0 - e0 * p2)
+        out[r, 2] += J[r, 2] - (e0 * p1 - e1 * p0)
+        J[r, 3], J[r, 4], J[r, 5] = b1 * p2 - b2 * p1, b2 * p0 - b0 * p2, b0 * p1 - b1 * p0
+    for r in range(3):                               # - F - F^T (F_r now in J[r, 3:])
+        for c in range(3):
+            out[r, c] -= J[r, 3 + c] + J[c, 3 + r]
