@@ -2,10 +2,12 @@
 #   make demo   set up what the demo needs (if not done) and run it headless: plant +
 #               controller, summary, and figures of the run in demo/run_figures/
 #   make test   set up everything (if not done) and run the whole test suite
+# and, for bench/bench_flexible_simulation.py:
+#   make bench-setup   set up everything (if not done) and add bench/requirements.txt
 VENV ?= $(CURDIR)/.venv
 ENV = . $(VENV)/fm_env.sh &&
 
-.PHONY: setup setup-demo demo test
+.PHONY: setup setup-demo demo test bench-setup
 setup:
 	FM_VENV=$(VENV) bash tools/setup_env.sh
 
@@ -17,3 +19,6 @@ demo: setup-demo
 
 test: setup
 	$(ENV) python -m pytest -ra
+
+bench-setup: setup
+	$(ENV) python -m pip install -r bench/requirements.txt

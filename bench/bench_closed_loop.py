@@ -9,7 +9,9 @@ the answered states, ticks per wall second and the latency percentiles (p50, p99
 this script only listens to /diagnostics (two messages per wall second), so it adds no
 per-tick load.
 
-Cases, each a fresh plant (two alternating runs per case, the better median kept):
+Cases, each a fresh plant; three runs per case, the cases alternating (controller, echo,
+controller, ...); every figure is reported as the median of the runs and their range
+(min-max), not the best run:
 
 * ``controller``: the program-constraint controller node of the demo (config/sim.yaml:
   the forearm's lambda-point on a circle, servo realization, elastic state estimated);
@@ -19,11 +21,10 @@ Cases, each a fresh plant (two alternating runs per case, the better median kept
   the controller's computation costs.
 
 Target: the controller's loop sustains at least 500 ticks per wall second.
-Run: ``.venv/bin/python bench/bench_closed_loop.py`` (about 1.5 min).
+Run: ``.venv/bin/python bench/bench_closed_loop.py`` (about 2 min).
 """
 
 import os
-import statistics
 import time
 
 import bench_common as common
@@ -32,7 +33,7 @@ from flexible_manipulator.nodes import bringup
 
 MEASURE_S = 8.0              # wall seconds measured per run, after the warm-up
 WARM_UP_STATES = 500         # answered states before the measurement starts
-RUNS = 2                     # runs per case (alternating)
+RUNS = 3                     # runs per case (alternating)
 TARGET = 500.0               # ticks per wall second
 
 
@@ -95,6 +96,7 @@ def run_case(case, params_file):
 
 
 def main():
+    """Run both cases RUNS times, alternating; print medians and ranges."""
     bringup.use_local_network()
     params_file = os.path.join(bringup.share_directory(), 'config', graph.SIMULATION_PARAMETERS)
     print(f'machine: {common.machine()}; load average {os.getloadavg()[0]:.2f}; '
@@ -105,22 +107,27 @@ def main():
         for case in cases:
             results[case].append(run_case(case, params_file))
     print(f'\nlock-step closed loop over DDS (plant two_link_flexible, 2 ms per state; '
-          f'{MEASURE_S:.0f} s measured per run, best of {RUNS})')
-    print(f'{"answering node":<20}{"ticks/wall s":>14}{"latency p50":>14}{"p99":>10}'
-          f'{"max":>10}')
-    best = {}
+          f'{MEASURE_S:.0f} s measured per run; median of {RUNS} runs per case, '
+          '(min-max) over the runs)')
+    print('| answering node | ticks / wall s | latency p50 [ms] | p99 [ms] | max [ms] |\n'
+          '|---|---|---|---|---|')
     for case in cases:
-        best[case] = max(results[case], key=lambda r: r['rate'])
-        r = best[case]
-        print(f'{case:<20}{r["rate"]:>14.0f}{r["p50"]:>11.3f} ms{r["p99"]:>7.3f} ms'
-              f'{r["max"]:>7.2f} ms')
-    ratio = best['controller']['rate'] / best['zero-effort echo']['rate']
-    runs = ', '.join(f'{r["rate"]:.0f}' for r in results['controller'])
-    print(f'\ncontroller / echo rate: {ratio:.2f} (controller runs: {runs} ticks/s)')
-    verdict = 'met' if best['controller']['rate'] >= TARGET else 'NOT met'
-    print(f'target >= {TARGET:.0f} ticks per wall second: {verdict}')
-    print(f'median p50 latency of the controller runs: '
-          f'{statistics.median(r["p50"] for r in results["controller"]):.3f} ms')
+        runs = results[case]
+        print(f'| {case} | {common.with_range([r["rate"] for r in runs], 0)} '
+              f'| {common.with_range([r["p50"] for r in runs], 3)} '
+              f'| {common.with_range([r["p99"] for r in runs], 3)} '
+              f'| {common.with_range([r["max"] for r in runs], 2)} |')
+    for case in cases:
+        print(f'{case} runs, in order: '
+              + ', '.join(f'{r["rate"]:.0f}' for r in results[case]) + ' ticks/s')
+    rates = {case: common.spread(r['rate'] for r in results[case]) for case in cases}
+    ratios = [c['rate'] / e['rate'] for c, e in zip(*results.values())]
+    print(f'\ncontroller / echo rate: {rates["controller"].median / rates[cases[1]].median:.2f} '
+          f'(run by run: {", ".join(f"{x:.2f}" for x in ratios)})')
+    rate = rates['controller']
+    verdict = 'met' if rate.median >= TARGET else 'NOT met'
+    print(f'target >= {TARGET:.0f} ticks per wall second: median {rate.median:.0f} '
+          f'(slowest run {rate.low:.0f}) -> {verdict}')
 
 
 if __name__ == '__main__':

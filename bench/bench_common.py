@@ -9,6 +9,7 @@ armature goes to ``model.armature``; Pinocchio's ABA has no joint friction, so c
 tau = u - D v to compare with a chain that has joint damping D.
 """
 
+from collections import namedtuple
 import os
 import statistics
 import time
@@ -59,6 +60,17 @@ def joint_damping(chain):
     return np.array([link.joint.damping for link in chain.links])
 
 
+def composite_forward_dynamics(chain):
+    """Return the chain's composite forward dynamics (mass matrix + Cholesky) as a method.
+
+    `SerialChain.composite_forward_dynamics` where the chain has it (there
+    `forward_dynamics` picks the algorithm by the number of links), else
+    `SerialChain.forward_dynamics`, which is then the composite one: the kernel of
+    `forward_dynamics_loop` either way.
+    """
+    return getattr(chain, 'composite_forward_dynamics', chain.forward_dynamics)
+
+
 def time_interleaved(functions, calls, repeats):
     """Median time per call [us] of each function, the batches of calls interleaved.
 
@@ -73,6 +85,42 @@ def time_interleaved(functions, calls, repeats):
                 function()
             samples[label].append((time.perf_counter() - start) / calls * 1e6)
     return {label: statistics.median(values) for label, values in samples.items()}
+
+
+Spread = namedtuple('Spread', 'median low high')
+Spread.__doc__ = 'Median and range (min, max) of repeated measurements.'
+
+
+def spread(values):
+    """Return the median and the range of ``values`` as a `Spread`."""
+    values = list(values)
+    return Spread(statistics.median(values), min(values), max(values))
+
+
+def with_range(values, digits=1):
+    """Format the median of ``values`` followed by their range: ``141.4 (138.0-150.2)``."""
+    s = spread(values)
+    return f'{s.median:.{digits}f} ({s.low:.{digits}f}-{s.high:.{digits}f})'
+
+
+def sample_interleaved(functions, calls, repeats):
+    """Time per call [us] of each function in every batch: wall and CPU time of the thread.
+
+    As `time_interleaved`, but returns, per label, ``{'wall': [...], 'cpu': [...]}`` with one
+    value per batch, so that callers can print the median and the spread. The CPU time is
+    the calling thread's (``time.thread_time_ns``): the time the machine's other work takes
+    from this process does not count.
+    """
+    samples = {label: {'wall': [], 'cpu': []} for label in functions}
+    for _ in range(repeats):
+        for label, function in functions.items():
+            cpu0, wall0 = time.thread_time_ns(), time.perf_counter_ns()
+            for _ in range(calls):
+                function()
+            wall1, cpu1 = time.perf_counter_ns(), time.thread_time_ns()
+            samples[label]['wall'].append((wall1 - wall0) / calls * 1e-3)
+            samples[label]['cpu'].append((cpu1 - cpu0) / calls * 1e-3)
+    return samples
 
 
 def machine():

@@ -2,21 +2,38 @@
 
 A tick evaluates a task-space program (a point of the arm on a circle: phi, J, J'v), its
 Baumgarte stabilization (b = -J'v - 2 alpha phi' - beta^2 phi), the dynamics M(q), h(q, v),
-and the realization that turns them into efforts. Two cases:
+and the realization that turns them into efforts. Three cases:
 
-* the default flexible arm (`two_link_flexible`, 8 coordinates, 2 inputs), the forearm's
-  lambda-point (x = 0.25 L) on a circle, **servo** realization (efforts only on the
-  joints, the modes unactuated);
-* the rigid 6-DOF UR-like arm of `bench_rigid_dynamics.py`, its tool point on a circle
-  (3 rows), **ideal** (Udwadia-Kalaba) realization.
+* the default flexible arm (`two_link_flexible`, 8 coordinates, 2 inputs), a material
+  point of the forearm (x = 0.25 L) on a circle (2 rows), **servo** realization (efforts
+  only on the joints, the modes unactuated), at a fixed state (far from the circle: the
+  efforts saturate, which costs the tick nothing);
+* a rigid chain of the same sizes: the UR-like arm of `bench_rigid_dynamics.py` continued
+  to 8 joints (`ur_like_arm(8)`), only its first 2 joints actuated, its tip on a circle
+  (2 rows), servo realization: M, h, J and B have the shapes of the flexible arm's;
+* the rigid 6-DOF UR-like arm, its tool point on a circle (3 rows), **ideal**
+  (Udwadia-Kalaba) realization.
 
 Reference, in the same process: the same tick with Pinocchio's `crba`, `nonLinearEffects`,
-`getFrameJacobian` and `getFrameClassicalAcceleration` (after `forwardKinematics` with
-zero acceleration) on the rigid twin, and the same NumPy realization. Both ticks are
-checked to give the same efforts on the rigid arm first. Target: a tick of the default
-arm below 20% of a 1 kHz control period (200 us).
+`computeFrameJacobian` and `getFrameClassicalAcceleration` (after `forwardKinematics` with
+zero acceleration) on the rigid chains, and the same NumPy realization; on both rigid chains
+the two ticks are first checked to give the same efforts (1e-8). The flexible arm is
+compared with the Pinocchio tick of the 8-joint chain (equal nv, rows and inputs).
+
+Then the tick the demo's node really runs: `ProgramController.update` built from
+config/sim.yaml (lambda_circle, servo realization, full model with one mode per link
+plane, modes estimated from the joint motion), along 2 s of a closed loop with the
+simulated arm from the demo's initial state.
+
+Timing: interleaved batches of ticks, each measured in wall time and in CPU time of the
+ticking thread (``time.thread_time_ns``, blind to the time other work on the machine takes
+the CPU away); medians over the batches and their range. Target: a tick of the demo's
+controller within 20% of a 1 kHz control period (200 us) of CPU time.
 Run: ``.venv/bin/python bench/bench_controller.py``.
 """
+
+import os
+import time
 
 import numpy as np
 import pinocchio
@@ -37,13 +54,17 @@ ALPHA = 10.0                # 1/s, critically damped rows (beta = alpha)
 class Tick:
     """Program + stabilization + dynamics + realization on our model: efforts per state."""
 
-    def __init__(self, model, link, fraction, axes, center, realization):
+    def __init__(self, model, link, fraction, axes, center, realization, inputs=None):
+        """Set the point (link, fraction of its length), the circle and the realization.
+
+        ``inputs``: actuate only the first ``inputs`` joints (default: every input).
+        """
         self.model, self.data = model, model.create_data()
         reference = Trajectory(CirclePath(center, 0.05), ConstantRateTiming(1.0))
         self.program = PointProgram(model, link, fraction * model.links[link].length,
                                     reference, axes)
         self.stabilization = Stabilization.for_program(self.program, ALPHA)
-        self.B = model.input_matrix()
+        self.B = np.ascontiguousarray(model.input_matrix()[:, :inputs])
         self.realization = realization
 
     def __call__(self, t, q, v):
@@ -57,7 +78,8 @@ class Tick:
 class PinocchioTick:
     """The same tick for a rigid arm with Pinocchio computing M, h, J and J'v of the point."""
 
-    def __init__(self, chain, link, fraction, axes, center, realization):
+    def __init__(self, chain, link, fraction, axes, center, realization, inputs=None):
+        """Build the Pinocchio model with a frame at the point; as `Tick` otherwise."""
         self.model = common.to_pinocchio(chain)
         self.model.addFrame(pinocchio.Frame('point', link + 1, pinocchio.SE3(
             np.eye(3), np.array([fraction * chain.links[link].length, 0.0, 0.0])),
@@ -68,7 +90,7 @@ class PinocchioTick:
         self.reference = Trajectory(CirclePath(center, 0.05), ConstantRateTiming(1.0))
         self.stabilization = Stabilization([2] * len(axes), ALPHA)
         self.damping = common.joint_damping(chain)
-        self.B = np.eye(chain.nv)
+        self.B = np.ascontiguousarray(np.eye(chain.nv)[:, :inputs])
         self.realization = realization
         self.zero = np.zeros(chain.nv)
 
@@ -89,48 +111,136 @@ class PinocchioTick:
         return self.realization.realize(M, h, J, b, self.B)
 
 
+# config/sim.yaml's controller parameters that `ControllerSettings` takes, by field.
+SIM_SETTINGS = {'realization': 'realization', 'control_model': 'control_model',
+                'elastic_state': 'elastic_state', 'control_period': 'period', 'hold': 'hold',
+                'delay_periods': 'delay_periods', 'analysis_positions': 'analysis_positions',
+                'control_modes': 'control_modes'}
+DEMO_TICKS, DEMO_BATCH = 1000, 100          # 2 s of the demo's loop, timed per 100 ticks
+
+
+def demo_controller_ticks():
+    """CPU and wall time [us] per `ProgramController.update` of the demo, per batch.
+
+    The controller core the demo's node runs (config/sim.yaml: lambda_circle, servo
+    realization, full model with one mode per link plane, modes estimated from the joint
+    motion), in a closed loop with the simulated arm (rk4, 0.5 ms) from the demo's initial
+    state: the states are the ones the node would see. Returns (cpu, wall, status message).
+    """
+    import yaml
+    from flexible_manipulator.control.program_controller import (ControllerSettings,
+                                                                 controller_from_files)
+    from flexible_manipulator.mechanics.simulation import Simulation
+    config = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 'config')
+    with open(os.path.join(config, 'sim.yaml'), encoding='utf-8') as stream:
+        graph = yaml.safe_load(stream)
+    plant, node = graph['plant']['ros__parameters'], graph['controller']['ros__parameters']
+    settings = ControllerSettings(**{field: node[key] for key, field in SIM_SETTINGS.items()})
+    controller = controller_from_files(common.model_path(node['model']),
+                                       os.path.join(config, node['program_file'] + '.yaml'),
+                                       settings)
+    controller.switch(node['active_program'])
+    model, n = controller.model, controller.n_joints
+    q = np.zeros(model.nq)
+    q[:n] = plant['initial_positions']
+    v = np.zeros(model.nv)
+    v[:n] = plant['initial_velocities']
+    sim = Simulation(model, plant['integration_step'], plant['integrator'], q, v)
+    cpu, wall, period = [], [], settings.period
+    for start in range(0, DEMO_TICKS, DEMO_BATCH):
+        used_cpu = used_wall = 0
+        for k in range(start, start + DEMO_BATCH):
+            state = sim.state
+            cpu0, wall0 = time.thread_time_ns(), time.perf_counter_ns()
+            effort = controller.update(k * period, state[:n], state[model.nq:model.nq + n])
+            used_cpu += time.thread_time_ns() - cpu0
+            used_wall += time.perf_counter_ns() - wall0
+            sim.advance(effort, period)
+        cpu.append(used_cpu / DEMO_BATCH / 1e3)
+        wall.append(used_wall / DEMO_BATCH / 1e3)
+    return cpu, wall, controller.status.message
+
+
 def main():
-    """Check the rigid case against Pinocchio, time both cases, print the table."""
+    """Check the rigid cases against Pinocchio, time every case, print the table."""
     rng = np.random.default_rng(0)
     arm = ur_like_arm()
     center = (0.4, 0.1, 0.3)
     ours = Tick(arm, 5, 1.0, (0, 1, 2), center, IdealRealization(arm.nv, arm.nu, 3))
     theirs = PinocchioTick(arm, 5, 1.0, (0, 1, 2), center, IdealRealization(arm.nv, arm.nu, 3))
-    for _ in range(10):
-        q, v, t = rng.uniform(-2.0, 2.0, arm.nv), rng.normal(0.0, 1.0, arm.nv), rng.uniform(0, 5)
-        np.testing.assert_allclose(ours(t, q, v), theirs(t, q, v), rtol=1e-8, atol=1e-8)
+    check_same(ours, theirs, arm.nv, rng)
     flexible = load_model(common.model_path('two_link_flexible'))
     servo = Tick(flexible, 1, 0.25, (0, 1), (0.5, 0.3), ServoRealization(
         flexible.nv, flexible.nu, 2, flexible.effort_limit))
-    twin = flexible.rigid_twin()
-    twin_tick = PinocchioTick(twin, 1, 0.25, (0, 1), (0.5, 0.3), ServoRealization(
-        twin.nv, twin.nu, 2, twin.effort_limit))
+    # The rigid chain of the flexible arm's size: 8 coordinates, 2 inputs, 2 rows, servo.
+    chain8 = ur_like_arm(flexible.nv)
+    last, inputs = chain8.n_joints - 1, flexible.nu
+    ours8 = Tick(chain8, last, 1.0, (0, 1), (0.4, 0.1), ServoRealization(
+        chain8.nv, inputs, 2), inputs)
+    theirs8 = PinocchioTick(chain8, last, 1.0, (0, 1), (0.4, 0.1), ServoRealization(
+        chain8.nv, inputs, 2), inputs)
+    check_same(ours8, theirs8, chain8.nv, rng)
     qf = np.zeros(flexible.nv)
     qf[:2] = (-0.6, 1.2)
     qf[2:] = rng.normal(0.0, 1e-3, flexible.nv - 2)
     vf = rng.normal(0.0, 0.2, flexible.nv)
     q, v = rng.uniform(-2.0, 2.0, arm.nv), rng.normal(0.0, 1.0, arm.nv)
-    times = common.time_interleaved({
+    q8, v8 = rng.uniform(-2.0, 2.0, chain8.nv), rng.normal(0.0, 1.0, chain8.nv)
+    statuses = []
+    for name, tick, state in (('flexible', servo, (qf, vf)), ('8-DOF', ours8, (q8, v8)),
+                              ('6-DOF', ours, (q, v))):
+        tick(1.0, *state)
+        statuses.append(f'{name}: {tick.realization.status.message}')
+    cpu0, process0 = time.thread_time_ns(), time.process_time_ns()
+    samples = common.sample_interleaved({
         'flexible': lambda: servo(1.0, qf, vf),
-        'flexible_twin_pinocchio': lambda: twin_tick(1.0, qf[:2], vf[:2]),
+        'rigid8': lambda: ours8(1.0, q8, v8),
+        'rigid8_pinocchio': lambda: theirs8(1.0, q8, v8),
         'rigid6': lambda: ours(1.0, q, v),
         'rigid6_pinocchio': lambda: theirs(1.0, q, v),
     }, CALLS, REPEATS)
+    threads = (time.process_time_ns() - process0) / (time.thread_time_ns() - cpu0)
     print(f'machine: {common.machine()}; pinocchio {pinocchio.__version__}')
-    print(f'median of {REPEATS} batches of {CALLS} ticks; one tick = program + stabilization '
-          '+ M, h + realization\n')
-    print('| case | ours [us/tick] | Pinocchio-based tick [us] | ours / Pinocchio |\n'
-          '|---|---|---|---|')
-    print(f"| two_link_flexible (nv = 8), lambda-point circle, servo realization "
-          f"| {times['flexible']:.1f} | {times['flexible_twin_pinocchio']:.1f} (rigid twin, "
-          f"nv = 2) | {times['flexible'] / times['flexible_twin_pinocchio']:.1f} |")
-    print(f"| UR-like 6-DOF rigid arm, tool point circle, ideal realization "
-          f"| {times['rigid6']:.1f} | {times['rigid6_pinocchio']:.1f} "
-          f"| {times['rigid6'] / times['rigid6_pinocchio']:.1f} |")
-    share = times['flexible'] / 1000.0 * 100.0
-    print(f'\ntarget: a tick of the default arm below {TARGET_US:g} us (20% of 1 kHz): '
-          f"{times['flexible']:.1f} us = {share:.1f}% of 1 ms -> "
-          f"{'met' if times['flexible'] < TARGET_US else 'NOT met'}")
+    print(f'{REPEATS} interleaved batches of {CALLS} ticks: median (min-max over the batches); '
+          'CPU = CPU time of the ticking thread; one tick = program + stabilization + M, h '
+          '+ realization; the ratio is taken batch by batch, in CPU time\n')
+    print('| case | nv | rows | inputs | ours, wall [us/tick] | ours, CPU [us/tick] '
+          '| Pinocchio-based tick, CPU [us] | ours / Pinocchio |')
+    print('|---|---|---|---|---|---|---|---|')
+    rows = (('two_link_flexible, lambda-point (0.25 L) circle, servo realization', 'flexible',
+             'rigid8_pinocchio', flexible, 2, flexible.nu),
+            (f'{chain8.name} rigid chain, tip circle, servo realization (first {inputs} joints '
+             'actuated)', 'rigid8', 'rigid8_pinocchio', chain8, 2, inputs),
+            ('UR-like 6-DOF rigid arm, tool point circle, ideal realization', 'rigid6',
+             'rigid6_pinocchio', arm, 3, arm.nu))
+    for label, key, reference, model, size, nu in rows:
+        ratio = [x / y for x, y in zip(samples[key]['cpu'], samples[reference]['cpu'])]
+        print(f'| {label} | {model.nv} | {size} | {nu} '
+              f'| {common.with_range(samples[key]["wall"])} '
+              f'| {common.with_range(samples[key]["cpu"])} '
+              f'| {common.with_range(samples[reference]["cpu"])} '
+              f'| {common.with_range(ratio, 2)} |')
+    print(f'\nthe Pinocchio-based tick of the flexible row is the {chain8.name} chain\'s '
+          f'(nv = {chain8.nv}, the same sizes of M, h, J, B); process / thread CPU time over the '
+          f'timing: {threads:.2f}')
+    print('realization status at the timed states: ' + '; '.join(statuses))
+    demo_cpu, demo_wall, demo_status = demo_controller_ticks()
+    print(f'\nthe demo\'s controller core (ProgramController.update with config/sim.yaml\'s '
+          f'settings, lambda_circle), {DEMO_TICKS} ticks of a closed loop with the simulated '
+          f'arm in batches of {DEMO_BATCH}: CPU {common.with_range(demo_cpu)} us/tick, wall '
+          f'{common.with_range(demo_wall)} us/tick; status at the end: {demo_status}')
+    cpu, wall = common.spread(demo_cpu), common.spread(demo_wall)
+    print(f'\ntarget: a tick of the demo\'s controller within {TARGET_US:g} us of CPU time '
+          f'(20% of a 1 kHz period): {cpu.median:.1f} us = {cpu.median / 10.0:.1f}% of 1 ms '
+          f'(batches {cpu.low:.1f}-{cpu.high:.1f} us; wall {wall.median:.1f} us, '
+          f'{wall.low:.1f}-{wall.high:.1f}) -> {"met" if cpu.median <= TARGET_US else "NOT met"}')
+
+
+def check_same(ours, theirs, nv, rng):
+    """Assert that both ticks give the same efforts on random states (1e-8)."""
+    for _ in range(10):
+        q, v, t = rng.uniform(-2.0, 2.0, nv), rng.normal(0.0, 1.0, nv), rng.uniform(0, 5)
+        np.testing.assert_allclose(ours(t, q, v), theirs(t, q, v), rtol=1e-8, atol=1e-8)
 
 
 if __name__ == '__main__':

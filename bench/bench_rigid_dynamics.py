@@ -1,19 +1,25 @@
-"""Rigid 6-DOF spatial arm: our dynamics algorithms against Pinocchio's, called from Python.
+"""Rigid 6- and 12-DOF spatial arms: our dynamics algorithms against Pinocchio's, from Python.
 
-The arm is UR-like (a vertical column, three parallel pitch joints with lateral offsets, a
-wrist yaw and a tool roll, a payload), written once as a list of `Link` and built by hand
-in Pinocchio (see ``pinocchio_twin``). After checking that both give the same
-accelerations, mass matrix and inverse dynamics on random states (1e-9), it times per call,
-in one process with interleaved batches (median over repeats):
+The 6-DOF arm is UR-like (a vertical column, three parallel pitch joints with lateral
+offsets, a wrist yaw and a tool roll, a payload), written once as a list of `Link` and
+built by hand in Pinocchio (``bench_common.to_pinocchio``); the 12-DOF arm is two of them
+in series (the second mounted on the first one's tool flange, the payload at the end).
+After checking on each arm that both give the same accelerations, mass matrix and inverse
+dynamics on random states (1e-9), it times per call, in one process with interleaved
+batches (median over the batches, and their range):
 
-* ``forward_dynamics`` vs ``pinocchio.aba``,
+* ``forward_dynamics`` vs ``pinocchio.aba``, and the two algorithms it may run: the
+  composite mass matrix and a Cholesky solve (``bench_common.composite_forward_dynamics``)
+  and ``articulated_forward_dynamics`` (articulated-body algorithm),
 * ``mass_matrix`` vs ``pinocchio.crba``,
 * ``rnea`` vs ``pinocchio.rnea``,
 
-and, to separate the compiled work from the cost of calling a numba kernel from Python, the
-same kernels called in a compiled loop and an empty numba kernel that takes the same
-(model arrays, workspace) tuples. Target: forward dynamics within 10x of
-Pinocchio's ABA from Python. Run: ``.venv/bin/python bench/bench_rigid_dynamics.py``.
+the ratio ours / Pinocchio batch by batch, and, to separate the compiled work from the cost
+of calling a numba kernel from Python, the same kernels called in a compiled loop and an
+empty numba kernel that takes the same (model arrays, workspace) tuples. Target: forward
+dynamics (``forward_dynamics``) within 2x of Pinocchio's ABA per call from Python, at 6
+and at 12 joints.
+Run: ``.venv/bin/python bench/bench_rigid_dynamics.py``.
 """
 
 import math
@@ -27,7 +33,8 @@ from flexible_manipulator.mechanics.chain import Joint, Link, RigidBody, SerialC
 
 HALF_PI = 0.5 * math.pi
 CALLS, REPEATS = 2000, 9
-TARGET = 10.0
+TARGET = 2.0                    # forward dynamics / pinocchio.aba, per call from Python
+JOINTS = (6, 12)
 # name, axis, origin xyz, origin rpy, length, mass, centre of mass (link frame)
 ARM = (
     ('shoulder_pan', (1, 0, 0), (0, 0, 0), (0, -HALF_PI, 0), 0.089, 3.7, (0.045, 0, 0.01)),
@@ -39,27 +46,37 @@ ARM = (
 )
 
 
-def ur_like_arm():
-    """Build the rigid 6-DOF arm: rod-like links with off-axis centres of mass, a payload."""
+def ur_like_arm(joints=6):
+    """Build a rigid UR-like arm: rod-like links with off-axis centres of mass, a payload.
+
+    ``joints`` > 6 continues with a second copy of the arm mounted on the first one's tool
+    flange (12: two UR-like arms in series); the payload is on the last link.
+    """
     links = []
-    for name, axis, xyz, rpy, length, mass, com in ARM:
+    for j in range(joints):
+        name, axis, xyz, rpy, length, mass, com = ARM[j % len(ARM)]
+        name += f'_{j // len(ARM) + 1}' if joints > len(ARM) else ''
         radius = 0.04
         inertia = np.diag([0.5 * mass * radius ** 2] + [mass * (3 * radius ** 2 + length ** 2)
                                                         / 12.0] * 2)
         inertia[0, 1] = inertia[1, 0] = 1e-4 * mass      # a little product of inertia
         payload = (RigidBody(1.5, (0.03, 0.0, 0.0), ((2e-3, 0, 0), (0, 3e-3, 0), (0, 0, 3e-3)))
-                   if name == 'wrist_3' else RigidBody())
+                   if j == joints - 1 else RigidBody())
         links.append(Link(name + '_link', Joint(name, axis=axis, xyz=xyz, rpy=rpy), length,
                           RigidBody(mass, com, tuple(map(tuple, inertia))), payload=payload))
-    return SerialChain('ur_like', links, gravity_base=(0.0, 0.0, -9.80665))
+    label = 'ur_like' if joints == len(ARM) else f'ur_like_{joints}'
+    return SerialChain(label, links, gravity_base=(0.0, 0.0, -9.80665))
 
 
 def check_same(chain, data, pm, pd, rng):
     """Assert equal accelerations, mass matrices and inverse dynamics on random states."""
+    n = chain.nv
     for _ in range(20):
-        q, v, x = rng.uniform(-math.pi, math.pi, 6), rng.normal(0, 2, 6), rng.normal(0, 5, 6)
-        np.testing.assert_allclose(chain.forward_dynamics(data, q, v, x),
-                                   pinocchio.aba(pm, pd, q, v, x), rtol=1e-9, atol=1e-9)
+        q, v, x = rng.uniform(-math.pi, math.pi, n), rng.normal(0, 2, n), rng.normal(0, 5, n)
+        aba = pinocchio.aba(pm, pd, q, v, x)
+        for method in (chain.forward_dynamics, common.composite_forward_dynamics(chain),
+                       chain.articulated_forward_dynamics):
+            np.testing.assert_allclose(method(data, q, v, x), aba, rtol=1e-9, atol=1e-9)
         crba = pinocchio.crba(pm, pd, q)
         np.testing.assert_allclose(chain.mass_matrix(data, q), np.triu(crba) + np.triu(crba, 1).T,
                                    rtol=1e-9, atol=1e-9)
@@ -67,49 +84,87 @@ def check_same(chain, data, pm, pd, rng):
                                    rtol=1e-9, atol=1e-9)
 
 
-def main():
-    """Check, time and print the table."""
-    chain = ur_like_arm()
+def measure(chain, rng):
+    """Check one arm against Pinocchio, then time it: per-batch samples of every operation."""
     data = chain.create_data()
     pm = common.to_pinocchio(chain)
     pd = pm.createData()
-    rng = np.random.default_rng(0)
     check_same(chain, data, pm, pd, rng)             # also compiles / loads every kernel
-    q, v, u = rng.uniform(-math.pi, math.pi, 6), rng.normal(0, 2, 6), rng.normal(0, 5, 6)
+    n = chain.nv
+    q, v, u = rng.uniform(-math.pi, math.pi, n), rng.normal(0, 2, n), rng.normal(0, 5, n)
     a = chain.arrays
-    loops = {'forward_dynamics': lambda n: common.forward_dynamics_loop(a, data, q, v, u, n),
-             'mass_matrix': lambda n: common.mass_matrix_loop(a, data, q, n),
-             'rnea': lambda n: common.rnea_loop(a, data, q, v, u, n)}
+    composite = common.composite_forward_dynamics(chain)
+    loops = {'composite': lambda k: common.forward_dynamics_loop(a, data, q, v, u, k),
+             'articulated': lambda k: common.articulated_forward_dynamics_loop(a, data, q, v,
+                                                                               u, k),
+             'mass_matrix': lambda k: common.mass_matrix_loop(a, data, q, k),
+             'rnea': lambda k: common.rnea_loop(a, data, q, v, u, k)}
     for loop in loops.values():
         loop(1)
     common.empty_kernel(a, data)
-    times = common.time_interleaved({
+    samples = common.sample_interleaved({
         'forward_dynamics': lambda: chain.forward_dynamics(data, q, v, u),
         'aba': lambda: pinocchio.aba(pm, pd, q, v, u),
+        'composite': lambda: composite(data, q, v, u),
+        'articulated': lambda: chain.articulated_forward_dynamics(data, q, v, u),
         'mass_matrix': lambda: chain.mass_matrix(data, q),
         'crba': lambda: pinocchio.crba(pm, pd, q),
         'rnea': lambda: chain.rnea(data, q, v, u),
         'pin_rnea': lambda: pinocchio.rnea(pm, pd, q, v, u),
         'empty': lambda: common.empty_kernel(a, data),
     }, CALLS, REPEATS)
-    compiled = common.time_interleaved({name: lambda loop=loop: loop(CALLS)
-                                        for name, loop in loops.items()}, 1, REPEATS)
+    times = {label: s['wall'] for label, s in samples.items()}
+    compiled = common.sample_interleaved({name: lambda loop=loop: loop(CALLS)
+                                          for name, loop in loops.items()}, 1, REPEATS)
+    for name, s in compiled.items():
+        times[name + '_loop'] = [t / CALLS for t in s['wall']]
+    times['forward_dynamics_loop'] = []             # it runs one of the two kernels above
+    times['tuples'] = (len(a), len(data))
+    return times
+
+
+def ratios(times, ours, theirs):
+    """Ratio ours / theirs in each batch (the two were timed in the same round)."""
+    return [x / y for x, y in zip(times[ours], times[theirs])]
+
+
+def main():
+    """Check, time and print the table."""
+    rng = np.random.default_rng(0)
+    arms = [ur_like_arm(joints) for joints in JOINTS]
+    results = {arm.nv: measure(arm, rng) for arm in arms}
     print(f'machine: {common.machine()}; pinocchio {pinocchio.__version__}, '
           f'numba {numba.__version__}')
-    print(f'robot: {chain.name}, {chain.nv} joints; both implementations agree to 1e-9 on 20 '
-          f'random states; median of {REPEATS} batches of {CALLS} calls\n')
-    print('| operation | ours [us/call] | Pinocchio [us/call] | ours / Pinocchio '
-          '| ours in a compiled loop [us/call] |\n|---|---|---|---|---|')
-    for ours, theirs, label in (('forward_dynamics', 'aba', 'forward dynamics (aba)'),
-                                ('mass_matrix', 'crba', 'mass matrix (crba)'),
-                                ('rnea', 'pin_rnea', 'inverse dynamics (rnea)')):
-        print(f'| {label} | {times[ours]:.2f} | {times[theirs]:.2f} '
-              f'| {times[ours] / times[theirs]:.1f} | {compiled[ours] / CALLS:.2f} |')
-    print(f'\nempty numba kernel taking (model arrays, workspace) from Python: '
-          f'{times["empty"]:.2f} us/call (tuples of {len(a)} and {len(data)} arrays)')
-    ratio = times['forward_dynamics'] / times['aba']
-    print(f'\ntarget: forward dynamics within {TARGET:g}x of Pinocchio\'s aba from Python: '
-          f'{ratio:.1f}x -> {"met" if ratio <= TARGET else "NOT met"}')
+    print('robots: ' + '; '.join(f'{arm.name}, {arm.nv} joints (dynamics_algorithm '
+                                 f'{getattr(arm, "dynamics_algorithm", "-")})' for arm in arms)
+          + '; both implementations agree to 1e-9 on 20 random states')
+    print(f'wall time per call, median of {REPEATS} interleaved batches of {CALLS} calls '
+          '(min-max over the batches); the ratio is taken batch by batch\n')
+    print('| joints | operation | ours [us/call] | Pinocchio [us/call] | ours / Pinocchio '
+          '| ours in a compiled loop [us/call] |\n|---|---|---|---|---|---|')
+    for nv, times in results.items():
+        for ours, theirs, label in (
+                ('forward_dynamics', 'aba', 'forward_dynamics vs aba'),
+                ('composite', 'aba', 'composite (M + Cholesky) vs aba'),
+                ('articulated', 'aba', 'articulated_forward_dynamics vs aba'),
+                ('mass_matrix', 'crba', 'mass_matrix vs crba'),
+                ('rnea', 'pin_rnea', 'rnea vs rnea')):
+            loop = times[ours + '_loop']
+            print(f'| {nv} | {label} | {common.with_range(times[ours], 2)} '
+                  f'| {common.with_range(times[theirs], 2)} '
+                  f'| {common.with_range(ratios(times, ours, theirs), 1)} '
+                  f'| {common.with_range(loop, 2) if loop else "one of the next two"} |')
+    print()
+    for nv, times in results.items():
+        print(f'{nv} joints: empty numba kernel taking (model arrays, workspace) from Python: '
+              f'{common.with_range(times["empty"], 2)} us/call (tuples of {times["tuples"][0]} '
+              f'and {times["tuples"][1]} arrays)')
+    print(f'\ntarget: forward dynamics within {TARGET:g}x of pinocchio.aba, per call from '
+          'Python (median ratio):')
+    for nv, times in results.items():
+        ratio = common.spread(ratios(times, 'forward_dynamics', 'aba'))
+        print(f'  {nv} joints: {ratio.median:.1f}x ({ratio.low:.1f}-{ratio.high:.1f}) -> '
+              f'{"met" if ratio.median <= TARGET else "NOT met"}')
 
 
 if __name__ == '__main__':

@@ -399,14 +399,18 @@ class SerialChain:
     # Compiled steppers on this model's equations (see integrators.Stepper). The explicit
     # schemes take the articulated-body algorithm from ARTICULATED_FROM_LINKS links on,
     # where it is the faster (bench/bench_scaling.py); the implicit one needs M itself.
-    rosenbrock_kernel = staticmethod(kernels.rosenbrock_steps)
+    rosenbrock_kernel = staticmethod(entries.rosenbrock_steps)
 
     @property
     def explicit_kernel(self):
         """Compiled explicit stepper for `dynamics_algorithm`."""
         if self.dynamics_algorithm == 'articulated':
-            return kernels.explicit_steps_articulated
-        return kernels.explicit_steps
+            return entries.explicit_steps_articulated
+        return entries.explicit_steps
+
+    def kernel_inputs(self, data):
+        """Return the model's and ``data``'s tables: the first two arguments of its entries."""
+        return self._table, data.table
 
     def _run(self, kernel, data, *args):
         """Run an entry of `chain_kernels.entries` on this model's table and ``data``'s.
@@ -482,12 +486,21 @@ class SerialChain:
                               data, q, v, u, out)
 
     def _dynamics(self, kernel, what, data, q, v, u, out):
-        q = self._q(q)
-        u = arguments.vector('u', u, self.nu, self.name, 'actuator efforts (nu)')
-        if not self._run(kernel, data, q, self._v('v', v), u):
+        # Written out (no helper calls) since a rigid arm's whole kernel takes ~5 us.
+        vector, name = arguments.vector, self.name
+        q = vector('q', q, self.nq, name, 'coordinates (nq)')
+        v = vector('v', v, self.nv, name, 'velocity entries (nv)')
+        u = vector('u', u, self.nu, name, 'actuator efforts (nu)')
+        entry = self._entries.get(kernel)
+        if entry is None:
+            entry = self._entries[kernel] = compiled.entry_point(kernel, self._table,
+                                                                 data.table, q, v, u)
+        if not entry(self._table, data.table, q, v, u):
             raise np.linalg.LinAlgError(f'{"an " if what[0] == "a" else "the "}{what} of '
-                                        f'{self.name!r} is not positive definite at q = '
+                                        f'{name!r} is not positive definite at q = '
                                         f'{q.tolist()}')
+        if out is None:
+            return data.acceleration.copy()
         return arguments.result(data.acceleration, out, kernel.__name__)
 
     def input_matrix(self):

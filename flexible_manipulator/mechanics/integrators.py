@@ -169,10 +169,12 @@ def renamed_message(field, old, new):
 class Stepper:
     """A named method bound to one compiled model: ``advance(x, u, h, count) -> bool``.
 
-    The model object must provide ``nq``, ``nv``, ``arrays`` (its constant tuple) and the
-    compiled instances ``explicit_kernel(arrays, data, x, u, h, count, a, b, stages, trial,
-    theta)`` and ``rosenbrock_kernel(arrays, data, x, u, h, count, stages, trial, theta)`` of the
-    templates above. ``x`` and ``u`` must be float64 arrays of the model's sizes.
+    The model object must provide ``nq``, ``nv``, ``kernel_inputs(data)`` (the kernels'
+    first two arguments: its constants and the workspace ``data``, as tuples or as their
+    tables) and the compiled instances ``explicit_kernel(model, data, x, u, h, count, a, b,
+    stages, trial, theta)`` and ``rosenbrock_kernel(model, data, x, u, h, count, stages,
+    trial, theta)`` of the templates above. ``x`` and ``u`` must be float64 arrays of the
+    model's sizes.
     """
 
     def __init__(self, model, data, method):
@@ -197,10 +199,10 @@ class Stepper:
             self._stages = np.zeros((3, tangent))
             self._extra = (self._stages, self._trial, self._theta)
             kernel = model.rosenbrock_kernel
-        self._kernel = compiled.entry_point(kernel, model.arrays, data, x, u, 0.0, 0,
-                                            *self._extra)
+        self._inputs = model.kernel_inputs(data)
+        self._kernel = compiled.entry_point(kernel, *self._inputs, x, u, 0.0, 0, *self._extra)
 
     def advance(self, x, u, h, count):
         """Advance x in place by ``count`` steps of h; False if the state became invalid."""
-        return self._kernel(self.model.arrays, self.data, x, u, float(h), int(count),
-                            *self._extra)
+        model, data = self._inputs
+        return self._kernel(model, data, x, u, float(h), int(count), *self._extra)

@@ -161,7 +161,7 @@ class ServoSystem:
     n x n), ``a`` and ``b`` as given (``a_unit``, ``b_unit``: normalized copies), ``margin``
     <I^-1 a, b> (a, b as given), ``stabilization`` k [1/s], ``omega_max``, ``output_names``,
     ``initial_q``, ``initial_v`` (neutral and zero unless set by `set_initial_state`), and
-    ``arrays``/``explicit_kernel``/``rosenbrock_kernel`` for `integrators.Stepper`.
+    ``kernel_inputs``/``explicit_kernel``/``rosenbrock_kernel`` for `integrators.Stepper`.
     """
 
     kind = None
@@ -170,6 +170,10 @@ class ServoSystem:
     velocity_names = ()
     explicit_kernel = staticmethod(kernels.explicit_steps)
     rosenbrock_kernel = staticmethod(kernels.rosenbrock_steps)
+
+    def kernel_inputs(self, data):
+        """Return the first two arguments of the kernels: the constant tuple and ``data``."""
+        return self.arrays, data
 
     def _setup(self, name, kind_code, structure, inertia, a, b, realization, stabilization,
                omega_max, a_field, b_field, weight_moment=(0.0, 0.0, 0.0), load=0.0,

@@ -124,6 +124,14 @@ def section_forward(model, data, j, x, phi, slope, g, q, v, a, p, gq, angles, Rz
     cross(data.w[j], pd, data.scratch_a)
     for i in range(3):
         dv[i] += data.scratch_a[i]
+    if model.mode_count[j] == 0:        # no modes, no bending: the rotations are identity
+        if not reuse:
+            for r in range(3):
+                for c in range(3):
+                    Rz[r, c] = Ry[r, c] = 1.0 if r == c else 0.0
+            for i in range(6):
+                angles[i] = 0.0
+        return
     _bending_angles(model, j, slope, q, v, a, angles)
     rotate_step(2, angles[0], angles[1], angles[2], w, vv, dw, dv, Rz, data.scratch_a, reuse)
     rotate_step(1, angles[3], angles[4], angles[5], w, vv, dw, dv, Ry, data.scratch_a, reuse)

@@ -10,7 +10,7 @@ the kernel's only compiled unit. Arguments after the two tables are the kernel's
 from .. import compiled
 from ..chain_layout import DATA_LAYOUT, MODEL_LAYOUT
 from ..tuple_tables import unpack
-from . import aba, energy, frames, kinematics
+from . import aba, energy, frames, kinematics, steppers
 # The package rebinds these module names to their kernels: import the kernels themselves.
 from .forward_dynamics import forward_dynamics as _forward_dynamics
 from .mass_matrix import mass_matrix as _mass_matrix
@@ -92,3 +92,24 @@ def local_transforms(model, data, q, links, xs, is_section, phi, slope, g, R_out
     """`frames.local_transforms` on tables."""
     frames.local_transforms(unpack(model, MODEL), unpack(data, DATA), q, links, xs,
                             is_section, phi, slope, g, R_out, p_out, quat_out)
+
+
+@_jit
+def explicit_steps(model, data, x, u, h, count, a, b, stages, trial, theta):
+    """`steppers.explicit_steps` on tables."""
+    return steppers.explicit_steps(unpack(model, MODEL), unpack(data, DATA), x, u, h, count,
+                                   a, b, stages, trial, theta)
+
+
+@_jit
+def explicit_steps_articulated(model, data, x, u, h, count, a, b, stages, trial, theta):
+    """`steppers.explicit_steps_articulated` on tables."""
+    return steppers.explicit_steps_articulated(unpack(model, MODEL), unpack(data, DATA), x, u,
+                                               h, count, a, b, stages, trial, theta)
+
+
+@_jit
+def rosenbrock_steps(model, data, x, u, h, count, stages, trial, theta):
+    """`steppers.rosenbrock_steps` on tables."""
+    return steppers.rosenbrock_steps(unpack(model, MODEL), unpack(data, DATA), x, u, h, count,
+                                     stages, trial, theta)

@@ -116,21 +116,21 @@ def stiff_solve(model, data, gh, r, out):
         out[i] = r[i] + gh * data.stiff_sol[i]
 
 
-@_jit
+@_inline
 def explicit_steps(model, data, x, u, h, count, a, b, stages, trial, theta):
     """`integrators.explicit_steps` on the chain's equations of motion."""
     return integrators.explicit_steps(rhs, integrate, dexpinv, model, data, x, u, h, count, a,
                                       b, stages, trial, theta)
 
 
-@_jit
+@_inline
 def explicit_steps_articulated(model, data, x, u, h, count, a, b, stages, trial, theta):
     """`integrators.explicit_steps` on the chain's equations by `rhs_articulated`."""
     return integrators.explicit_steps(rhs_articulated, integrate, dexpinv, model, data, x, u,
                                       h, count, a, b, stages, trial, theta)
 
 
-@_jit
+@_inline
 def rosenbrock_steps(model, data, x, u, h, count, stages, trial, theta):
     """`integrators.rosenbrock_steps` on the chain's equations, elastic part implicit."""
     return integrators.rosenbrock_steps(rhs, stiff_factor, stiff_solve, integrate, dexpinv,
