@@ -23,7 +23,7 @@ sampled every 2 ms and compared as the max over the run of the distance between 
 Runs are 2 s (planar) and 1 s (spatial) instead of 5 s, to keep the many reference runs
 within a few minutes. Then a single flexible link (the planar arm's upper arm on a pin,
 massless hub) against PyElastica's Cosserat rod, extrapolated in its element count
-(`cosserat_link`), and, as context, our compiled RK4 step against an RK4 step of the
+(`pyelastica_link`), and, as context, our compiled RK4 step against an RK4 step of the
 planar arm's rigid twin written in Python on Pinocchio's ABA.
 Run: ``.venv/bin/python bench/bench_flexible_simulation.py`` (PyElastica: ``make
 bench-setup``).
@@ -45,7 +45,7 @@ from flexible_manipulator.mechanics.simulation import NonFiniteStateError, Simul
 from flexible_manipulator.model_config import load_yaml, model_from_dict
 from bench_common import (joint_damping, machine, model_path, spread, time_interleaved,
                           to_pinocchio, with_range)
-import cosserat_link
+import pyelastica_link
 
 PERIOD = 2e-3                     # control period and tip sampling [s]
 STEPS = (2e-3, 1e-3, 5e-4, 2.5e-4)
@@ -457,17 +457,17 @@ def resonant_mode():
 def check_section():
     """Assert that the strip's constants give the YAML's rho A and in-plane E I."""
     beam = load_yaml(model_path('two_link_flexible'))['links'][0]['beam']
-    density, stiffness, _, _, _ = cosserat_link.stiffness_summary()
+    density, stiffness, _, _, _ = pyelastica_link.stiffness_summary()
     assert abs(density / beam['linear_density'] - 1.0) < 1e-9
     assert abs(stiffness / beam['bending_stiffness'][0] - 1.0) < 1e-9
 
 
 def print_link_case():
     """Print the single-link case, its parameters and the two models' differences."""
-    density, stiffness, shear, stretch, rotation = cosserat_link.stiffness_summary()
-    print(f'\n## single flexible link against PyElastica {cosserat_link.VERSION}'
+    density, stiffness, shear, stretch, rotation = pyelastica_link.stiffness_summary()
+    print(f'\n## single flexible link against PyElastica {pyelastica_link.VERSION}'
           f' (Cosserat rod)\nbeam: the upper arm of two_link_flexible, aluminium strip 30 mm x '
-          f'3 mm, L = {cosserat_link.LENGTH} m, rho A = {density:.3f} kg/m, in-plane E I = '
+          f'3 mm, L = {pyelastica_link.LENGTH} m, rho A = {density:.3f} kg/m, in-plane E I = '
           f'{stiffness:.3f} N m^2, no structural damping; on a frictionless pin through a '
           f'massless hub, horizontal plane (no gravity in the plane)')
     print(f'input: hub torque {LINK_TORQUE} sin(2 pi t / {LINK_DURATION} s) N m for '
@@ -477,8 +477,8 @@ def print_link_case():
     print(f'PyElastica: node 0 held (rotation free), the torque on element 0; shearable and '
           f'extensible, physical k G A = {shear:.2e} N, E A = {stretch:.2e} N (shear / bending '
           f'compliance E I / (k G A L^2) = '
-          f'{stiffness / (shear * cosserat_link.LENGTH ** 2):.0e}); section rotary '
-          f'inertia rho I; position Verlet dt = {cosserat_link.VERLET_STEP:g} s (stable '
+          f'{stiffness / (shear * pyelastica_link.LENGTH ** 2):.0e}); section rotary '
+          f'inertia rho I; position Verlet dt = {pyelastica_link.VERLET_STEP:g} s (stable '
           f'below 2 / omega = {2.0 / rotation:.1e} s, omega = sqrt(k G A / rho I) = '
           f'{rotation:.1e} rad/s)')
     print('ours: floating frame, clamped-free Euler-Bernoulli modes, no rotary inertia, '
@@ -493,15 +493,15 @@ def pyelastica_reference():
     the finest run's tip; shift: how far the observed order instead of 2 moves the
     reference [m]. None if a run was unstable.
     """
-    runs = [cosserat_link.tip_motion(n, link_torque, LINK_DURATION, PERIOD)
+    runs = [pyelastica_link.tip_motion(n, link_torque, LINK_DURATION, PERIOD)
             for n in LINK_ELEMENTS]
     rods = [tips for tips, _ in runs]
     if any(tips is None for tips in rods):
-        print('PyElastica run unstable: reduce cosserat_link.VERLET_STEP')
+        print('PyElastica run unstable: reduce pyelastica_link.VERLET_STEP')
         return None
-    reference = cosserat_link.richardson(rods[-2], rods[-1])
-    order = cosserat_link.observed_order(rods)
-    shift = distance(cosserat_link.richardson(rods[-2], rods[-1], order), reference)
+    reference = pyelastica_link.richardson(rods[-2], rods[-1])
+    order = pyelastica_link.observed_order(rods)
+    shift = distance(pyelastica_link.richardson(rods[-2], rods[-1], order), reference)
     print('\n| elements | wall [s] | max tip distance [m] to the next count |\n|---|---|---|')
     for i, (n, (_, wall)) in enumerate(zip(LINK_ELEMENTS, runs)):
         step = f'{distance(rods[i], rods[i + 1]):.1e}' if i + 1 < len(rods) else ''
@@ -516,7 +516,7 @@ def pyelastica_reference():
 
 def run_link():
     """Compare the single link with PyElastica extrapolated in its element count."""
-    if cosserat_link.elastica is None:
+    if pyelastica_link.elastica is None:
         print('\n## single flexible link against PyElastica: skipped, PyElastica is not '
               'installed (make bench-setup, or pip install -r bench/requirements.txt)')
         return 'single link: not run (PyElastica missing)'
