@@ -140,6 +140,8 @@ def demo_controller_ticks():
                                        os.path.join(config, node['program_file'] + '.yaml'),
                                        settings)
     controller.switch(node['active_program'])
+    if node.get('start_enabled', True):             # as the node does
+        controller.enable()
     model, n = controller.model, controller.n_joints
     q = np.zeros(model.nq)
     q[:n] = plant['initial_positions']
@@ -207,7 +209,8 @@ def main():
     print('| case | nv | rows | inputs | ours, wall [us/tick] | ours, CPU [us/tick] '
           '| Pinocchio-based tick, CPU [us] | ours / Pinocchio |')
     print('|---|---|---|---|---|---|---|---|')
-    rows = (('two_link_flexible, lambda-point (0.25 L) circle, servo realization', 'flexible',
+    rows = (('two_link_flexible, forearm point (0.25 L) circle, servo realization (fixed state, '
+             'efforts saturated)', 'flexible',
              'rigid8_pinocchio', flexible, 2, flexible.nu),
             (f'{chain8.name} rigid chain, tip circle, servo realization (first {inputs} joints '
              'actuated)', 'rigid8', 'rigid8_pinocchio', chain8, 2, inputs),

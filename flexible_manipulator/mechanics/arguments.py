@@ -8,6 +8,7 @@ argument, what it is, and the size the model expects.
 import numpy as np
 
 FLOAT = np.dtype(np.float64)
+UNIT_STRIDE = (FLOAT.itemsize,)      # strides of a C-contiguous float64 vector
 
 
 def vector(name, values, size, model, meaning):

@@ -41,7 +41,7 @@ import transforms3d
 
 from . import arguments, beam_modes, chain_kernels as kernels, compiled
 from .chain_kernels import entries
-from .chain_layout import MODEL_LAYOUT, WORKSPACE, ChainData, ModelArrays
+from .chain_layout import MODEL_LAYOUT, WORKSPACE, ChainData, ModelArrays, data_table
 
 
 @dataclass(frozen=True)
@@ -196,6 +196,7 @@ class SerialChain:
         self._entries = {}
         self.arrays = self._flatten()
         self._table = MODEL_LAYOUT.table(self.arrays)      # addresses of self.arrays
+        self._shapes = ((self.nq,), (self.nv,), (self.nu,))   # q, v, u
 
     def neutral_configuration(self):
         """Coordinates with zero joint angles, straight links and the base at its pose.
@@ -372,7 +373,9 @@ class SerialChain:
         values = {name: np.zeros([sizes[d] if d in sizes else int(d) for d in shape.split()])
                   for name, shape, _ in WORKSPACE}
         values['eye3'][:] = np.eye(3)
-        return ChainData(**values)
+        data = ChainData(**values)
+        data_table(data)
+        return data
 
     # -- sections --------------------------------------------------------------------
     def section(self, link_index, x):
@@ -410,7 +413,7 @@ class SerialChain:
 
     def kernel_inputs(self, data):
         """Return the model's and ``data``'s tables: the first two arguments of its entries."""
-        return self._table, data.table
+        return self._table, data_table(data)
 
     def _run(self, kernel, data, *args):
         """Run an entry of `chain_kernels.entries` on this model's table and ``data``'s.
@@ -420,7 +423,7 @@ class SerialChain:
         methods coerce them), so that every call has the types of the first.
         """
         entry = self._entries.get(kernel)
-        table = data.table
+        table = data_table(data)
         if entry is None:
             entry = self._entries[kernel] = compiled.entry_point(kernel, self._table, table,
                                                                  *args)
@@ -486,16 +489,27 @@ class SerialChain:
                               data, q, v, u, out)
 
     def _dynamics(self, kernel, what, data, q, v, u, out):
-        # Written out (no helper calls) since a rigid arm's whole kernel takes ~5 us.
-        vector, name = arguments.vector, self.name
-        q = vector('q', q, self.nq, name, 'coordinates (nq)')
-        v = vector('v', v, self.nv, name, 'velocity entries (nv)')
-        u = vector('u', u, self.nu, name, 'actuator efforts (nu)')
+        # Written out, since the whole kernel of a 6-joint arm takes ~4 us: the common case
+        # (float64 C-contiguous vectors of the right sizes) is checked at once, anything
+        # else goes through `arguments.vector` (conversion or a message naming it).
+        name, shapes = self.name, self._shapes
+        if not (q.__class__ is v.__class__ is u.__class__ is np.ndarray
+                and q.dtype is v.dtype is u.dtype is arguments.FLOAT
+                and (q.shape, v.shape, u.shape) == shapes
+                and q.strides == v.strides == u.strides == arguments.UNIT_STRIDE):
+            vector = arguments.vector
+            q = vector('q', q, self.nq, name, 'coordinates (nq)')
+            v = vector('v', v, self.nv, name, 'velocity entries (nv)')
+            u = vector('u', u, self.nu, name, 'actuator efforts (nu)')
+        try:
+            table = data.table
+        except AttributeError:
+            table = data_table(data)
         entry = self._entries.get(kernel)
         if entry is None:
-            entry = self._entries[kernel] = compiled.entry_point(kernel, self._table,
-                                                                 data.table, q, v, u)
-        if not entry(self._table, data.table, q, v, u):
+            entry = self._entries[kernel] = compiled.entry_point(kernel, self._table, table,
+                                                                 q, v, u)
+        if not entry(self._table, table, q, v, u):
             raise np.linalg.LinAlgError(f'{"an " if what[0] == "a" else "the "}{what} of '
                                         f'{name!r} is not positive definite at q = '
                                         f'{q.tolist()}')

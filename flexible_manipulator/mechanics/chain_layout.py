@@ -136,7 +136,6 @@ WORKSPACE = (
     ('aba_ubar', 'n', 'u - d s\' - xi^T p_A - U^T c of each joint'),
     ('aba_Ia', '6 6', 'I_A - U U^T / D of the current joint'),
     ('aba_pa', '6', 'p_A + I_A c + U ubar / D of the current joint'),
-    ('aba_W', '6 6', 'scratch of spatial.add_transformed_inertia'),
     ('aba_Lb', '6 6', 'Cholesky factor of a free-floating base\'s articulated inertia'),
     ('aba_A', '6', 'acceleration of the current parent tip frame (base first)'),
     ('aba_AL', '6', 'acceleration of the current link frame'),
@@ -169,20 +168,21 @@ _ChainDataFields = namedtuple('ChainData', [name for name, _, _ in WORKSPACE])
 
 
 class ChainData(_ChainDataFields):
-    """The workspace of a chain model (`WORKSPACE`); ``table`` describes its arrays.
+    """The workspace of a chain model (`WORKSPACE`), with the table of its arrays.
 
-    A namedtuple with an instance dictionary: `SerialChain.create_data` stores the
-    workspace's table (`tuple_tables`) on it, so that the table lives as long as the
-    arrays its addresses point at.
+    A namedtuple with an instance dictionary: `data_table` stores the workspace's table
+    (`tuple_tables`) on it as ``table``, so that the table lives as long as the arrays its
+    addresses point at.
     """
 
-    @property
-    def table(self):
-        """Return the workspace's table of addresses (`tuple_tables`), built on first use."""
-        table = self.__dict__.get('_table')
-        if table is None:
-            table = self.__dict__['_table'] = DATA_LAYOUT.table(self)
-        return table
+
+def data_table(data):
+    """Return the table of a `ChainData` (built and stored on it on first use)."""
+    try:
+        return data.table
+    except AttributeError:
+        data.table = DATA_LAYOUT.table(data)
+        return data.table
 
 
 def _fields(spec, kinds=None):

@@ -196,7 +196,7 @@ def _backward(model, data, j, u, v, has_child):
     for a in range(6):
         for b in range(6):
             IT[a, b] = 0.0
-    add_transformed_inertia(data.joint_R[j], data.joint_p[j], Ia, data.aba_W, IT)
+    add_transformed_inertia(data.joint_R[j], data.joint_p[j], Ia, IT)
     transport_wrench(data.joint_R[j], data.joint_p[j], pa[:3], pa[3:], pT[:3], pT[3:],
                      data.scratch_a)
     return True

@@ -6,7 +6,7 @@ link j (beam points, rigid body, payload seen through the tip map).
 """
 
 from .. import compiled
-from .spatial import add_transformed_inertia, compose
+from .spatial import add_shifted_inertia, add_transformed_inertia, compose
 from .linalg import add_projected, product
 from .beam_section import section_position
 from .kinematics import JOINT_REVOLUTE, forward_pass
@@ -114,11 +114,14 @@ def add_tip_projected(data, j, count, T, IT, K):
     Ad^-1 of the tip pose (R, data.tip_p[j]), so that block is `add_transformed_inertia`;
     the modal columns T_q go through W = I_T T_q (data.scratch_T).
     """
+    if count == 0:              # no bending: the tip frame is only translated
+        add_shifted_inertia(data.tip_p[j], IT, K)
+        return
     R, W = data.scratch_R, data.scratch_T
     for r in range(3):
         for c in range(3):
             R[r, c] = T[c, r]
-    add_transformed_inertia(R, data.tip_p[j], IT, data.aba_W, K)
+    add_transformed_inertia(R, data.tip_p[j], IT, K)
     for k in range(count):
         for r in range(6):
             s = 0.0
