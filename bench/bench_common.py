@@ -60,31 +60,15 @@ def joint_damping(chain):
     return np.array([link.joint.damping for link in chain.links])
 
 
-def composite_forward_dynamics(chain):
-    """Return the chain's composite forward dynamics (mass matrix + Cholesky) as a method.
-
-    `SerialChain.composite_forward_dynamics` where the chain has it (there
-    `forward_dynamics` picks the algorithm by the number of links), else
-    `SerialChain.forward_dynamics`, which is then the composite one: the kernel of
-    `forward_dynamics_loop` either way.
-    """
-    return getattr(chain, 'composite_forward_dynamics', chain.forward_dynamics)
-
-
 def time_interleaved(functions, calls, repeats):
-    """Median time per call [us] of each function, the batches of calls interleaved.
+    """Median wall time per call [us] of each function, batches interleaved.
 
     ``functions`` maps a label to a no-argument callable; each repeat runs ``calls`` calls of
-    every function in turn, so slow drifts of the machine hit all of them alike.
+    every function in turn, so slow drifts of the machine hit all of them alike (the
+    batches themselves: `sample_interleaved`).
     """
-    samples = {label: [] for label in functions}
-    for _ in range(repeats):
-        for label, function in functions.items():
-            start = time.perf_counter()
-            for _ in range(calls):
-                function()
-            samples[label].append((time.perf_counter() - start) / calls * 1e6)
-    return {label: statistics.median(values) for label, values in samples.items()}
+    samples = sample_interleaved(functions, calls, repeats)
+    return {label: statistics.median(values['wall']) for label, values in samples.items()}
 
 
 Spread = namedtuple('Spread', 'median low high')
@@ -106,8 +90,8 @@ def with_range(values, digits=1):
 def sample_interleaved(functions, calls, repeats):
     """Time per call [us] of each function in every batch: wall and CPU time of the thread.
 
-    As `time_interleaved`, but returns, per label, ``{'wall': [...], 'cpu': [...]}`` with one
-    value per batch, so that callers can print the median and the spread. The CPU time is
+    Returns, per label, ``{'wall': [...], 'cpu': [...]}`` with one value per batch, so that
+    callers can print the median and the spread. The CPU time is
     the calling thread's (``time.thread_time_ns``): the time the machine's other work takes
     from this process does not count.
     """

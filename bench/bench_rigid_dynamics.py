@@ -9,7 +9,7 @@ dynamics on random states (1e-9), it times per call, in one process with interle
 batches (median over the batches, and their range):
 
 * ``forward_dynamics`` vs ``pinocchio.aba``, and the two algorithms it may run: the
-  composite mass matrix and a Cholesky solve (``bench_common.composite_forward_dynamics``)
+  composite mass matrix and a Cholesky solve (``SerialChain.composite_forward_dynamics``)
   and ``articulated_forward_dynamics`` (articulated-body algorithm),
 * ``mass_matrix`` vs ``pinocchio.crba``,
 * ``rnea`` vs ``pinocchio.rnea``,
@@ -74,7 +74,7 @@ def check_same(chain, data, pm, pd, rng):
     for _ in range(20):
         q, v, x = rng.uniform(-math.pi, math.pi, n), rng.normal(0, 2, n), rng.normal(0, 5, n)
         aba = pinocchio.aba(pm, pd, q, v, x)
-        for method in (chain.forward_dynamics, common.composite_forward_dynamics(chain),
+        for method in (chain.forward_dynamics, chain.composite_forward_dynamics,
                        chain.articulated_forward_dynamics):
             np.testing.assert_allclose(method(data, q, v, x), aba, rtol=1e-9, atol=1e-9)
         crba = pinocchio.crba(pm, pd, q)
@@ -93,7 +93,7 @@ def measure(chain, rng):
     n = chain.nv
     q, v, u = rng.uniform(-math.pi, math.pi, n), rng.normal(0, 2, n), rng.normal(0, 5, n)
     a = chain.arrays
-    composite = common.composite_forward_dynamics(chain)
+    composite = chain.composite_forward_dynamics
     loops = {'composite': lambda k: common.forward_dynamics_loop(a, data, q, v, u, k),
              'articulated': lambda k: common.articulated_forward_dynamics_loop(a, data, q, v,
                                                                                u, k),

@@ -4,7 +4,7 @@ Planar chains (vertical joint axes, gravity along -z) of 1, 2, 4, 6 and 8 identi
 every link a beam with 0 (rigid rod), 1, 2, 3 or 5 in-plane modes. For each chain, per call:
 
 * the composite forward dynamics (mass matrix + Cholesky,
-  ``bench_common.composite_forward_dynamics``) called from Python, and the same kernel in
+  ``SerialChain.composite_forward_dynamics``) called from Python, and the same kernel in
   a compiled loop (no Python-to-numba call), and the mass matrix alone in a compiled loop;
 * the articulated-body forward dynamics (``chain_kernels.aba``) in a compiled loop;
 * one RK4 step, inside ``Simulation.advance`` (compiled, many steps per call);
@@ -85,7 +85,7 @@ def measure(links, modes, rng):
     u = rng.normal(0.0, 0.1, links)
     row = {'nv': nv}
 
-    composite = common.composite_forward_dynamics(model)
+    composite = model.composite_forward_dynamics
 
     def python_fd():
         composite(data, q, v, u)
@@ -131,6 +131,19 @@ def exponents(x, samples):
     median = exponent(x, [np.median(s) for s in samples])
     per_batch = [exponent(x, [s[b] for s in samples]) for b in range(len(samples[0]))]
     return median, min(per_batch), max(per_batch)
+
+
+def growth(name, variable, unit, points, samples):
+    """Print and return the exponents (fit over ``points``, local over the last two).
+
+    ``samples[i]``: the batch times at ``points[i]``; each exponent as `exponents` gives it.
+    """
+    x = np.array(points, dtype=float)
+    fit, local = exponents(x, samples), exponents(x[-2:], samples[-2:])
+    print(f'{name}: cost grows as {variable}^{fit[0]:.2f} ({fit[1]:.2f}-{fit[2]:.2f}) over '
+          f'{points[0]}-{points[-1]} {unit}, local exponent {points[-2]}-{points[-1]}: '
+          f'{local[0]:.2f} ({local[1]:.2f}-{local[2]:.2f})')
+    return fit, local
 
 
 def median(samples):
@@ -204,7 +217,7 @@ def interleaved_chains(chains, rng):
         # links), so they agree to about cond(M) * eps of the largest acceleration, and
         # their residuals against M are of the same size.
         articulated = model.articulated_forward_dynamics(data, q, v, u)
-        composite = common.composite_forward_dynamics(model)(data, q, v, u)
+        composite = model.composite_forward_dynamics(data, q, v, u)
         assert np.max(np.abs(articulated - composite)) <= 1e-8 * np.max(np.abs(composite))
         for key, loop in (('fd', common.forward_dynamics_loop),
                           ('aba', common.articulated_forward_dynamics_loop)):
@@ -232,14 +245,9 @@ def link_scaling(rng, links=(1, 2, 4, 8, 16, 32), modes=2):
         t = times[n]
         print(f'| {n} | {model.nv} | {common.with_range(t["fd"])} '
               f'| {common.with_range(t["aba"])} | {median(t["fd"]) / median(t["aba"]):.2f} |')
-    n = np.array(links, dtype=float)
     local = {}
     for name, key in (('composite', 'fd'), ('articulated', 'aba')):
-        samples = [times[k][key] for k in links]
-        fit, local[key] = exponents(n, samples), exponents(n[-2:], samples[-2:])
-        print(f'{name}: cost grows as links^{fit[0]:.2f} ({fit[1]:.2f}-{fit[2]:.2f}) over '
-              f'{links[0]}-{links[-1]} links, local exponent {links[-2]}-{links[-1]}: '
-              f'{local[key][0]:.2f} ({local[key][1]:.2f}-{local[key][2]:.2f})')
+        _, local[key] = growth(name, 'links', 'links', links, [times[k][key] for k in links])
     value = local['aba'][0]
     print(f'target: articulated local exponent {links[-2]}-{links[-1]} links <= '
           f'{LINKS_TARGET:g}: {value:.2f} -> {"met" if value <= LINKS_TARGET else "NOT met"}')
@@ -256,12 +264,8 @@ def mode_scaling(rng, modes=(1, 2, 3, 4, 5, 6, 8), links=8, fit_from=2):
         print(f'| {k} | {model.nv} | {common.with_range(times[k]["aba"])} '
               f'| {common.with_range(times[k]["fd"])} |')
     large = [k for k in modes if k >= fit_from]
-    k = np.array(large, dtype=float)
-    samples = [times[m]['aba'] for m in large]
-    fit, local = exponents(k, samples), exponents(k[-2:], samples[-2:])
-    print(f'articulated: cost grows as modes^{fit[0]:.2f} ({fit[1]:.2f}-{fit[2]:.2f}) over '
-          f'{large[0]}-{large[-1]} modes per link, local exponent {large[-2]}-{large[-1]}: '
-          f'{local[0]:.2f} ({local[1]:.2f}-{local[2]:.2f})')
+    fit, local = growth('articulated', 'modes', 'modes per link', large,
+                        [times[m]['aba'] for m in large])
     print(f'target: articulated exponent in the modes per link <= {MODES_TARGET:g} (dense '
           f'per-link blocks): fit {fit[0]:.2f}, local {local[0]:.2f} -> '
           f'{"met" if max(fit[0], local[0]) <= MODES_TARGET else "NOT met"}')

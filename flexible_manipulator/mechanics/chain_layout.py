@@ -102,7 +102,7 @@ WORKSPACE = (
     ('link_E', '6+k nv', 'link_jac stacked on the modal-rate rows of the current link'),
     ('tip_map', '6 6+k', 'tip twist of the current link from its (w, v, modal rates)'),
     ('scratch_E', '6+k nv', 'scratch for M_link E'),
-    ('scratch_T', '6 6+k', 'scratch for I_payload T'),
+    ('scratch_T', '6 6+k', 'scratch for I T_q (mass_matrix.add_tip_projected)'),
     # -- forward dynamics and the implicit stepper -------------------------------------
     ('rhs', 'nv', 'B u - h(q, v) (scratch zeros in the section kernels)'),
     ('chol', 'nv nv', 'Cholesky factor of mass'),
