@@ -16,7 +16,8 @@ What this module does instead:
 * a kernel is one job, run in its own process, as many at once as there are CPUs,
   longest first;
 * ``--only demo`` compiles just the kernels of the demo's two nodes (the plant's rk4
-  stepper and TF, the controller's mass matrix, bias forces and section kinematics); the
+  stepper and TF, the controller's mass matrix, bias forces, section kinematics, servo
+  solve and estimator step); the
   rest follows when the test suite's set-up asks for ``all``;
 * a line per finished kernel and a heartbeat name what is being compiled and how far it
   is, so a long first run is never silent.
@@ -81,6 +82,20 @@ def _servo():
         Simulation(model, 1e-3, method, q, v).advance(u, 1e-3)
 
 
+def _control():
+    from .control import control_kernels
+    nv, nu, m, count = 3, 2, 1, 1
+    M = np.eye(nv)
+    control_kernels.servo_solve(
+        M, np.zeros(nv), np.ones((m, nv)), np.zeros(m), np.eye(nv, nu), np.zeros(nu), False,
+        np.ones(nu), 1e-9, 1e4, np.zeros((nv, nu + 1)), np.zeros((m, nu)), np.zeros(m),
+        np.zeros(nu), np.zeros(nu), np.zeros(nu, dtype=bool), np.zeros(nv), np.zeros(m),
+        np.zeros(6))
+    control_kernels.trapezoidal_modal_step(M, np.zeros(nv), nv - count, np.zeros(nv - count),
+                                           1e-3, np.ones(count), np.ones(count),
+                                           np.zeros(count), np.zeros(count))
+
+
 def _section(method):
     def run():
         model, data, q, v = _chain()
@@ -119,6 +134,7 @@ JOBS = tuple(Job(*job) for job in (
     ('mass_matrix', 'controller: M(q)', True, 25, _call('mass_matrix')),
     ('rnea', 'controller: bias forces h(q, v)', True, 18, _call('bias_forces')),
     ('local_transforms', 'plant: TF frames', True, 19, _frame_transforms),
+    ('control_kernels', 'controller: servo solve, modal estimator step', True, 10, _control),
     ('rosenbrock_steps', 'plant: rosenbrock2 (stiff) stepper', False, 85,
      lambda: _simulate('rosenbrock2')),
     ('explicit_steps_articulated', 'plant: explicit steppers on chains of 4+ links', False,

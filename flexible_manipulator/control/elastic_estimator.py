@@ -26,6 +26,8 @@ import math
 
 import numpy as np
 
+from .control_kernels import trapezoidal_modal_step
+
 
 class ElasticStateEstimator:
     """Modal coordinates driven by the measured joint motion (module doc).
@@ -48,7 +50,6 @@ class ElasticStateEstimator:
         self.velocity = np.zeros(self.count)
         self._q = np.zeros(model.nv)
         self._v = np.zeros(model.nv)
-        self._lhs = np.zeros((self.count, self.count))
         self._dt = None
 
     def initialize(self, joint_positions, iterations=20):
@@ -104,23 +105,9 @@ class ElasticStateEstimator:
         that is (M_ee + dt/2 D + dt^2/4 K) w+ = M_ee w + (dt/2 D - dt^2/4 K) w
         - dt (M_e,theta a + h_e).
         """
-        n = self.n
         if dt != self._dt:
             self._dt = dt
             self._lhs_diagonal = 0.5 * dt * self.damping + 0.25 * dt * dt * self.stiffness
             self._w_factor = 0.5 * dt * self.damping - 0.25 * dt * dt * self.stiffness
-        m_ee = mass[n:, n:]
-        eta, w = self.position, self.velocity
-        rhs = mass[n:, :n] @ joint_acceleration
-        rhs += bias[n:]
-        rhs *= -dt
-        rhs += m_ee @ w
-        rhs += self._w_factor * w
-        lhs = self._lhs
-        lhs[:] = m_ee
-        lhs.flat[::self.count + 1] += self._lhs_diagonal
-        w_next = np.linalg.solve(lhs, rhs)
-        w += w_next
-        w *= 0.5 * dt
-        eta += w
-        w[:] = w_next
+        trapezoidal_modal_step(mass, bias, self.n, joint_acceleration, dt, self._lhs_diagonal,
+                               self._w_factor, self.position, self.velocity)

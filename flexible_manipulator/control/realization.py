@@ -38,6 +38,9 @@ the constraint-acceleration error |A q''_clipped - b| that results.
 
 import numpy as np
 
+from .control_kernels import (CONSTRAINT_ERROR, DAMPING, RANK, RESIDUAL, SIGMA_MAX, SIGMA_MIN,
+                              servo_solve)
+
 
 class RealizabilityError(ValueError):
     """The program cannot be realized by the given forces (A M^-1 B lacks row rank)."""
@@ -319,55 +322,33 @@ class ServoRealization(_Realization):
         """
         super().__init__(nv, nu, size, effort_limit, 'servo')
         self.rcond, self.condition_limit, self.strict = rcond, condition_limit, strict
-        self._rhs = np.zeros((self.nv, self.nu + 1))
         self._solution = np.zeros((self.nv, self.nu + 1))
         self.gain = np.zeros((self.size, self.nu))
         self.deficit = np.zeros(self.size)
-        self._free = np.zeros(self.nv)
-        self._weights = np.zeros(min(self.size, self.nu))
+        self._no_preference = np.zeros(self.nu)
+        self._report = np.zeros(6)
 
     def realize(self, M, h, A, b, B, preferred_effort=None):
         """Realize A q'' = b with forces B u; return the clipped efforts u.
 
         ``preferred_effort`` (nu), if given, is added in the null space of A M^-1 B (it
         changes nothing in A q'' when m < nu: a secondary objective for spare inputs).
+        The numbers are computed by ``control_kernels.servo_solve`` (one compiled call).
         """
-        status = self.status
-        # One factorization for M^-1 B and the free acceleration a = -M^-1 h.
-        self._rhs[:, :self.nu] = B
-        np.negative(h, out=self._rhs[:, self.nu])
-        self._solution[:] = np.linalg.solve(M, self._rhs)
-        np.matmul(A, self._solution[:, :self.nu], out=self.gain)
-        self._free[:] = self._solution[:, self.nu]
-        np.matmul(A, self._free, out=self.deficit)
-        np.subtract(b, self.deficit, out=self.deficit)
-        u_, s, vt = np.linalg.svd(self.gain, full_matrices=False)
+        status, report = self.status, self._report
+        use_preferred = preferred_effort is not None
+        servo_solve(M, h, A, b, B, preferred_effort if use_preferred else self._no_preference,
+                    use_preferred, self.effort_limit, self.rcond, self.condition_limit,
+                    self._solution, self.gain, self.deficit, self.unsaturated, self.effort,
+                    status.clipped, self.acceleration, self.constraint_error, report)
         status.size, status.missing_force = self.size, 0.0
-        status.rank = _rank(s, self.rcond)
-        status.sigma_max = float(s[0]) if s.size else 0.0
-        status.sigma_min = float(s[self.size - 1]) if s.size >= self.size else 0.0
+        status.rank = int(report[RANK])
+        status.sigma_max, status.sigma_min = float(report[SIGMA_MAX]), float(report[SIGMA_MIN])
+        status.damping, status.residual = float(report[DAMPING]), float(report[RESIDUAL])
+        status.constraint_error = float(report[CONSTRAINT_ERROR])
         realizable = status.rank == self.size
         if not realizable and self.strict:
             check_realizability(M, A, B, self.rcond)
-        eps = status.sigma_max / self.condition_limit
-        damping2 = max(eps * eps - status.sigma_min ** 2, 0.0) if status.sigma_min < eps else 0.0
-        status.damping = float(np.sqrt(damping2))
-        # Pseudo-inverse weights 1/s (or s/(s^2 + lambda^2) when damped) on the rank's
-        # directions only: the rest carries no information and must not blow up.
-        weights = self._weights[:s.size]
-        weights[:] = 0.0
-        np.divide(s[:status.rank], s[:status.rank] ** 2 + damping2, out=weights[:status.rank])
-        self.unsaturated[:] = vt.T @ (weights * (u_.T @ self.deficit))
-        if preferred_effort is not None:
-            basis = vt[:status.rank]
-            self.unsaturated += preferred_effort - basis.T @ (basis @ preferred_effort)
-        status.residual = float(np.linalg.norm(self.gain @ self.unsaturated - self.deficit))
         status.code = ('unrealizable' if not realizable else
-                       'damped' if damping2 > 0.0 else 'exact')
-        self._saturate()
-        np.matmul(self._solution[:, :self.nu], self.effort, out=self.acceleration)
-        self.acceleration += self._free
-        np.matmul(self.gain, self.effort, out=self.constraint_error)
-        self.constraint_error -= self.deficit
-        status.constraint_error = float(np.linalg.norm(self.constraint_error))
+                       'damped' if status.damping > 0.0 else 'exact')
         return self.effort

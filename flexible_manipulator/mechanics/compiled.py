@@ -6,6 +6,9 @@
   NaN and infinity.
 * ``inline``: the same, inlined at every call site. Helpers that take a model's constant
   tuple or its workspace tuple are inlined: a call would pass every array of the tuple.
+* ``allocating``: a cached kernel with reference counting on, for small solves that call
+  LAPACK through ``np.linalg`` (which allocates its results): the controller's tick
+  (``control.control_kernels``), never a chain kernel.
 * ``template``: an inlined, uncached generic routine (the integrators' steppers) that a
   model module instantiates with its own compiled functions as globals; passing those as
   run-time arguments to a cached kernel breaks numba's on-disk cache.
@@ -25,6 +28,7 @@ import numba
 FASTMATH = {'contract', 'reassoc', 'arcp', 'nsz'}
 jit = numba.njit(cache=True, nogil=True, _nrt=False, fastmath=FASTMATH)
 inline = numba.njit(cache=True, nogil=True, inline='always', _nrt=False, fastmath=FASTMATH)
+allocating = numba.njit(cache=True, nogil=True, fastmath=FASTMATH)
 template = numba.njit(nogil=True, _nrt=False, inline='always')
 
 
