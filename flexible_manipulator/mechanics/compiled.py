@@ -17,7 +17,10 @@ Numba's cache of a kernel is keyed by the time stamp of the file that defines it
 a kernel embeds the code of the helpers and templates it calls from other files. The rule
 here cannot miss a dependency however the files are split: when this module is imported
 (before any kernel compiles), every cache file under `mechanics/` older than the newest
-source file of `mechanics/` is deleted, so an edit to any kernel file recompiles them all.
+kernel source is deleted, so an edit to any kernel file recompiles them all. A kernel
+source is a ``.py`` file under `mechanics/` that names numba or this module (only such a
+file can define or call compiled code); plain NumPy modules (``lie``, ``cosserat``, ...)
+can change without a recompile.
 """
 
 import glob
@@ -35,10 +38,17 @@ template = numba.njit(nogil=True, _nrt=False, inline='always')
 KERNEL_SOURCES = os.path.dirname(os.path.abspath(__file__))
 
 
+def _is_kernel_source(path):
+    """Whether the file at ``path`` names numba or this module (module doc)."""
+    with open(path, encoding='utf-8') as stream:
+        text = stream.read()
+    return 'numba' in text or 'compiled' in text
+
+
 def _newest_source(sources):
-    """Return the modification time of the newest ``.py`` file under ``sources`` [s]."""
+    """Return the modification time of the newest kernel source under ``sources`` [s]."""
     paths = glob.glob(os.path.join(sources, '**', '*.py'), recursive=True)
-    return max(os.path.getmtime(path) for path in paths)
+    return max(os.path.getmtime(path) for path in paths if _is_kernel_source(path))
 
 
 def drop_stale_caches(directory=KERNEL_SOURCES, sources=KERNEL_SOURCES):
