@@ -1,0 +1,289 @@
+"""Serial chain of one-axis joints and Cosserat links: M(q), h(q, v), energies, poses.
+
+Link j, in order from the fixed base: a fixed offset from the parent's tip frame (the
+base frame for the first link), a revolute or prismatic joint about ``axis`` (coordinate
+theta_j, joint frame = offset * exp(theta_j axis)), a rigid hub at the joint frame, the
+rod (``rod.CosseratRod``, its root at the joint frame, E_1 along the link) and a rigid
+payload at its tip frame, the parent of the next link. Coordinates: the n joint
+coordinates first, then each link's strain coordinates (``StrainBasis.names``), so
+nq = nv = n + sum of the links' basis sizes (the layout of ``chain.SerialChain``).
+
+One forward pass (Newton-Euler recursion in body twists, angular first) gives every body
+b (hubs, rod nodes, payloads) its pose, twist eta_b, Jacobian J_b (eta_b = J_b v) and
+bias acceleration alpha_b (eta'_b = J_b v' + alpha_b; gravity enters as an upward base
+acceleration). Then, with the body inertia matrices M_b (6 x 6, about the body frame),
+
+    M = sum_b J_b^T M_b J_b + diag(armature),
+    h = sum_b J_b^T (M_b alpha_b - ad*_{eta_b} M_b eta_b) + K q + D v + joint damping,
+
+the Poincare (Newton-Euler on SE(3)) equations projected on the coordinates; their cost is
+O(bodies nv^2), the reference form to check a recursive one against.
+"""
+
+import numpy as np
+
+from .. import lie
+from .rod import CosseratRod, _ad
+
+REVOLUTE, PRISMATIC = 'revolute', 'prismatic'
+
+
+def rigid_inertia(mass, com, inertia):
+    """6 x 6 inertia [[I_O, m hat(c)], [m hat(c)^T, m I]] about a frame, angular first.
+
+    ``inertia``: 3 x 3 about the centre of mass ``com`` (in the frame) [kg m^2].
+    """
+    c = np.asarray(com, dtype=float)
+    C = lie.hat3(c)
+    out = np.zeros((6, 6))
+    out[:3, :3] = np.asarray(inertia, dtype=float) + mass * C.T @ C
+    out[:3, 3:] = mass * C
+    out[3:, :3] = mass * C.T
+    out[3:, 3:] = mass * np.eye(3)
+    return out
+
+
+class CosseratLink:
+    """One link of a ``CosseratChain``: offset, joint, hub, rod, payload (module doc).
+
+    ``offset``: 4x4 pose of the joint frame at zero joint coordinate in the parent's tip
+    frame; ``joint``: REVOLUTE or PRISMATIC; ``axis``: unit axis in the joint frame;
+    ``hub``, ``payload``: 6 x 6 inertias (``rigid_inertia``) at the joint and tip frames;
+    ``damping`` [N m s/rad or N s/m] and ``armature`` [kg m^2 or kg] of the joint.
+    """
+
+    def __init__(self, name, rod, joint=REVOLUTE, axis=(0.0, 0.0, 1.0), offset=None,
+                 hub=None, payload=None, damping=0.0, armature=0.0):
+        """Check the joint type and axis."""
+        if not isinstance(rod, CosseratRod):
+            raise TypeError(f'link {name!r}: rod must be a CosseratRod')
+        if joint not in (REVOLUTE, PRISMATIC):
+            raise ValueError(f'link {name!r}: joint must be {REVOLUTE!r} or {PRISMATIC!r}, '
+                             f'got {joint!r}')
+        axis = np.asarray(axis, dtype=float)
+        if axis.shape != (3,) or not np.isclose(np.linalg.norm(axis), 1.0):
+            raise ValueError(f'link {name!r}: axis must be a unit 3-vector, got {axis}')
+        self.name, self.rod, self.joint, self.axis = name, rod, joint, axis
+        self.offset = np.eye(4) if offset is None else np.asarray(offset, dtype=float)
+        self.hub = np.zeros((6, 6)) if hub is None else np.asarray(hub, dtype=float)
+        self.payload = np.zeros((6, 6)) if payload is None else np.asarray(payload, dtype=float)
+        self.damping, self.armature = float(damping), float(armature)
+        self.motion = np.zeros(6)            # the joint's twist per unit rate, joint frame
+        if joint == REVOLUTE:
+            self.motion[:3] = axis
+        else:
+            self.motion[3:] = axis
+
+    def joint_pose(self, theta):
+        """exp(theta hat(motion)): the joint's motion at coordinate ``theta``."""
+        return lie.se3_exp(theta * self.motion)
+
+
+class Bodies:
+    """Result of a forward pass: per body its pose (world), twist, bias, Jacobian, inertia."""
+
+    def __init__(self):
+        """Start empty; ``add`` appends one body."""
+        self.poses, self.twists, self.biases, self.jacobians, self.inertias = [], [], [], [], []
+
+    def add(self, pose, twist, bias, jacobian, inertia):
+        """Append a body (copies of the running frame state)."""
+        self.poses.append(pose.copy())
+        self.twists.append(twist.copy())
+        self.biases.append(bias.copy())
+        self.jacobians.append(jacobian.copy())
+        self.inertias.append(inertia)
+
+
+class CosseratChain:
+    """A fixed-base serial chain of ``CosseratLink`` (module doc).
+
+    ``base``: 4x4 pose of the base frame in the world; ``gravity``: world gravity [m/s^2].
+    """
+
+    def __init__(self, links, base=None, gravity=(0.0, 0.0, -9.80665)):
+        """Lay out the coordinates: joints first, then each link's strains."""
+        if not links:
+            raise ValueError('a chain needs at least one link')
+        self.links = list(links)
+        self.base = np.eye(4) if base is None else np.asarray(base, dtype=float)
+        self.gravity = np.asarray(gravity, dtype=float)
+        self.n_joints = len(self.links)
+        starts, start = [], self.n_joints
+        for link in self.links:
+            starts.append(start)
+            start += link.rod.size
+        self.strain_start = starts
+        self.nq = self.nv = start
+        self.nu = self.n_joints
+        self.coordinate_names = ([link.name + '_joint' for link in self.links]
+                                 + [f'{link.name}_{name}' for link in self.links
+                                    for name in link.rod.basis.names])
+        self.stiffness = np.zeros((self.nv, self.nv))
+        self.damping = np.zeros((self.nv, self.nv))
+        for j, link in enumerate(self.links):
+            cols = self._strains(j)
+            self.stiffness[cols, cols] = link.rod.stiffness_matrix
+            self.damping[cols, cols] = link.rod.damping_matrix
+            self.damping[j, j] = link.damping
+
+    def _strains(self, j):
+        start = self.strain_start[j]
+        return slice(start, start + self.links[j].rod.size)
+
+    def _check(self, q, v=None):
+        q = np.asarray(q, dtype=float)
+        if q.shape != (self.nq,):
+            raise ValueError(f'q must have {self.nq} entries, got {q.shape}')
+        if v is not None:
+            v = np.asarray(v, dtype=float)
+            if v.shape != (self.nv,):
+                raise ValueError(f'v must have {self.nv} entries, got {v.shape}')
+        return q, v
+
+    def forward_pass(self, q, v=None, gravity=True):
+        """Bodies of the chain at (q, v) (module doc); v None: at rest, bias = gravity only."""
+        q, v = self._check(q, v)
+        rates = np.zeros(self.nv) if v is None else v
+        bodies = Bodies()
+        pose = self.base.copy()
+        twist = np.zeros(6)
+        bias = np.zeros(6)
+        if gravity:
+            bias[3:] = -pose[:3, :3].T @ self.gravity     # upward base acceleration
+        jacobian = np.zeros((6, self.nv))
+        for j, link in enumerate(self.links):
+            pose, twist, bias, jacobian = _moved(link.offset, pose, twist, bias, jacobian)
+            pose, twist, bias, jacobian = _moved(link.joint_pose(q[j]), pose, twist, bias,
+                                                 jacobian)
+            jacobian[:, j] += link.motion
+            step = link.motion * rates[j]
+            twist += step
+            bias += _ad(twist) @ step
+            bodies.add(pose, twist, bias, jacobian, link.hub)
+            rod, cols = link.rod, self._strains(j)
+            poses, motions, offsets = rod.steps_at(q[cols], None if v is None else v[cols])
+            for k in range(rod.segments):
+                pose, twist, bias, jacobian = _moved(poses[k], pose, twist, bias, jacobian)
+                jacobian[:, cols] += motions[k]
+                step = motions[k] @ rates[cols]
+                twist += step
+                bias += _ad(twist) @ step + offsets[k]
+                if rod.masses[k + 1] > 0.0:
+                    bodies.add(pose, twist, bias, jacobian,
+                               rod.weights[k + 1] * rod.section.inertia)
+            bodies.add(pose, twist, bias, jacobian, link.payload)
+        return bodies
+
+    def mass_matrix(self, q):
+        """M(q) (nv x nv) [kg m^2, kg, ...]."""
+        bodies = self.forward_pass(q, gravity=False)
+        M = sum(J.T @ I @ J for J, I in zip(bodies.jacobians, bodies.inertias))
+        joints = np.arange(self.n_joints)
+        M[joints, joints] += [link.armature for link in self.links]
+        return M
+
+    def bias_forces(self, q, v, gravity=True):
+        """h(q, v) = C(q, v) v + g(q) + K q + D v (nv) [N m, N]."""
+        q, v = self._check(q, v)
+        bodies = self.forward_pass(q, v, gravity)
+        h = self.stiffness @ q + self.damping @ v
+        for J, I, eta, alpha in zip(bodies.jacobians, bodies.inertias, bodies.twists,
+                                    bodies.biases):
+            momentum = I @ eta
+            h += J.T @ (I @ alpha - _ad(eta).T @ momentum)
+        return h
+
+    def forward_dynamics(self, q, v, u):
+        """Return v' = M^-1 (B u - h) for the efforts u (nu) on the joints."""
+        u = np.asarray(u, dtype=float)
+        if u.shape != (self.nu,):
+            raise ValueError(f'u must have {self.nu} entries, got {u.shape}')
+        force = -self.bias_forces(q, v)
+        force[:self.n_joints] += u
+        return np.linalg.solve(self.mass_matrix(q), force)
+
+    def kinetic_energy(self, q, v):
+        """(1/2) v^T M v [J]."""
+        return 0.5 * v @ self.mass_matrix(q) @ v
+
+    def potential_energy(self, q):
+        """Elastic (1/2) q^T K q plus gravity -sum_b m_b g . c_b [J]."""
+        q, _ = self._check(q)
+        energy = 0.5 * q @ self.stiffness @ q
+        bodies = self.forward_pass(q, gravity=False)
+        for pose, I in zip(bodies.poses, bodies.inertias):
+            mass = I[5, 5]
+            if mass > 0.0:
+                com = lie.vee3(I[:3, 3:] / mass)                 # hat(c) = I_12 / m
+                energy -= mass * self.gravity @ (pose[:3, :3] @ com + pose[:3, 3])
+        return energy
+
+    def link_frames(self, q):
+        """World poses (4x4) of each link's joint frame and tip frame: two lists."""
+        q, _ = self._check(q)
+        roots, tips, pose = [], [], self.base.copy()
+        for j, link in enumerate(self.links):
+            pose = pose @ link.offset @ link.joint_pose(q[j])
+            roots.append(pose)
+            pose = pose @ link.rod.section_pose(q[self._strains(j)], link.rod.length)
+            tips.append(pose)
+        return roots, tips
+
+    def section_pose(self, q, j, X):
+        """World pose (4x4) of the section at arc length X [m] of link j."""
+        roots, _ = self.link_frames(q)
+        return roots[j] @ self.links[j].rod.section_pose(q[self._strains(j)], X)
+
+    def section_jacobian(self, q, j, X):
+        """Body Jacobian (6 x nv) of the section at X [m] of link j (eta = J v).
+
+        From the pass's frame at the last node before X, one Magnus step to X.
+        """
+        q, _ = self._check(q)
+        rod, cols = self.links[j].rod, self._strains(j)
+        root_j = self._root_jacobian(q, j)
+        poses, motions, _ = rod.steps_at(q[cols])
+        k = min(int(np.searchsorted(rod.nodes, X, side='right')) - 1, rod.segments - 1)
+        J = root_j
+        for i in range(k):
+            J = lie.se3_adjoint_inv(poses[i]) @ J
+            J[:, cols] += motions[i]
+        h = X - rod.nodes[k]
+        if h > 0.0:
+            sub = _partial_step(rod, q[cols], rod.nodes[k], h)
+            J = lie.se3_adjoint_inv(sub[0]) @ J
+            J[:, cols] += sub[1]
+        return J
+
+    def _root_jacobian(self, q, j):
+        jacobian = np.zeros((6, self.nv))
+        pose, twist, bias = self.base.copy(), np.zeros(6), np.zeros(6)
+        for i, link in enumerate(self.links[:j + 1]):
+            if i > 0:
+                prev = self.links[i - 1].rod
+                poses, motions, _ = prev.steps_at(q[self._strains(i - 1)])
+                for k in range(prev.segments):
+                    pose, twist, bias, jacobian = _moved(poses[k], pose, twist, bias, jacobian)
+                    jacobian[:, self._strains(i - 1)] += motions[k]
+            pose, twist, bias, jacobian = _moved(link.offset @ link.joint_pose(q[i]), pose,
+                                                 twist, bias, jacobian)
+            jacobian[:, i] += link.motion
+        return jacobian
+
+
+def _moved(g, pose, twist, bias, jacobian):
+    """Carry the frame state to the frame g (4x4) relative to it (no relative motion)."""
+    X = lie.se3_adjoint_inv(g)
+    return pose @ g, X @ twist, X @ bias, X @ jacobian
+
+
+def _partial_step(rod, q, start, h):
+    """(pose, S) of one Magnus step of length h [m] from the arc length ``start``."""
+    Z = start + np.array([0.5 - np.sqrt(3.0) / 6.0, 0.5 + np.sqrt(3.0) / 6.0]) * h
+    B1, B2 = rod.basis.matrix(Z)
+    xi1, xi2 = rod.basis.strain(q, Z)
+    c = np.sqrt(3.0) / 12.0 * h * h
+    omega = 0.5 * h * (xi1 + xi2) + c * (_ad(xi1) @ xi2)
+    phi = 0.5 * h * (B1 + B2) + c * (_ad(xi1) @ B2 - _ad(xi2) @ B1)
+    return lie.se3_exp(omega), lie.se3_right_jacobian(omega) @ phi

@@ -1,0 +1,229 @@
+"""One Cosserat link: section, quadrature nodes, and the Magnus steps between them.
+
+Kinematics (Boyer & Primault §4.1, §8.5 G3). The section frames g(X) in SE(3) along the
+arc length X [m] of a link solve g' = g hat(eta_1), eta_1 = eta_1^0 + B(X) q
+(``strain_basis``). Between consecutive nodes X_k < X_k+1 (h = X_k+1 - X_k) the
+fourth-order Magnus (Zanna) step with the two Gauss points Z_1 < Z_2 of the segment,
+
+    g_k+1 = g_k exp(hat(Omega_k)),   Omega = h/2 (xi_1 + xi_2) + sqrt(3) h^2/12 [xi_1, xi_2],
+
+xi_i = eta_1(Z_i), is exact for constant strain and locally O(h^5). Its time derivative
+gives the node twists eta_0 (angular first, body components) recursively,
+
+    eta_k+1 = Ad_{g_k,k+1}^-1 eta_k + S_k q',    S_k = J_r(Omega_k) Phi_k,
+    Phi = dOmega/dq = h/2 (B_1 + B_2) + sqrt(3) h^2/12 (ad_{xi_1} B_2 - ad_{xi_2} B_1),
+
+(J_r = dexp_{-Omega}, ``lie.se3_right_jacobian``), and the accelerations
+
+    eta'_k+1 = Ad^-1 eta'_k + ad_{eta_k+1} S_k q' + S_k q'' + c_k,
+    c_k = J_r(Omega) sqrt(3) h^2/6 [B_1 q', B_2 q'] + (d/dt J_r(Omega)) Omega',
+
+the last term from the series J_r(Omega) = sum_n (-ad_Omega)^n / (n+1)! (per-segment
+rotations stay below ~1 rad, where 20 terms reach round-off).
+
+Dynamics. The nodes are X = 0, the Gauss-Legendre points of [0, L] and X = L; the inner
+ones carry the section inertia w_i diag(rho J, rho A I_3) (Gauss weights w_i [m]), so the
+kinetic energy is (1/2) sum_i w_i eta_i^T diag(rho J, rho A) eta_i, which is exact for the
+discrete kinematics: the equations are those of a Lagrangian system (energy conserved).
+The elastic energy (1/2) int (eta_1 - eta_1^0)^T H (eta_1 - eta_1^0) dX = (1/2) q^T K q,
+K = int B^T H B dX, H = diag(GJ, EI_y, EI_z, EA, GA_y, GA_z), is integrated exactly;
+Kelvin-Voigt damping adds D q' with D = damping_time K.
+"""
+
+import math
+
+import numpy as np
+
+from .. import lie
+from .strain_basis import StrainBasis
+
+SERIES_TERMS = 20
+_GAUSS_2 = (0.5 - math.sqrt(3.0) / 6.0, 0.5 + math.sqrt(3.0) / 6.0)
+# section stiffness order, the strain twist's: (GJ, EI_y, EI_z, EA, GA_y, GA_z)
+STIFFNESS_NAMES = ('torsion', 'bending_y', 'bending_z', 'extension', 'shear_y', 'shear_z')
+
+
+class Section:
+    """Cross-section of a uniform rod (SI units), the fields of a model file's ``rod``.
+
+    ``linear_density`` rho A [kg/m]; ``rotary_inertia`` rho (I_p, I_y, I_z) [kg m] (the
+    section's mass moments per unit length); ``stiffness`` (GJ, EI_y, EI_z) [N m^2] and
+    (EA, GA_y, GA_z) [N] in ``STIFFNESS_NAMES`` order; ``damping_time`` Kelvin-Voigt
+    relaxation time [s] (stress rate factor, 0: undamped).
+    """
+
+    def __init__(self, linear_density, rotary_inertia, stiffness, damping_time=0.0):
+        """Check every field is finite and positive (damping: non-negative)."""
+        self.linear_density = _positive('linear_density', linear_density)
+        self.rotary_inertia = np.array([_positive(f'rotary_inertia[{i}]', x)
+                                        for i, x in enumerate(_triple(rotary_inertia,
+                                                                      'rotary_inertia'))])
+        stiffness = np.asarray(stiffness, dtype=float)
+        if stiffness.shape != (6,):
+            raise ValueError(f'rod stiffness: 6 values ({", ".join(STIFFNESS_NAMES)}) '
+                             f'expected, got {stiffness.size}')
+        for name, value in zip(STIFFNESS_NAMES, stiffness):
+            _positive(f'stiffness {name}', value)
+        self.stiffness = stiffness
+        if not (math.isfinite(damping_time) and damping_time >= 0.0):
+            raise ValueError(f'rod damping_time must be finite and >= 0 s, got {damping_time!r}')
+        self.damping_time = float(damping_time)
+        self.inertia = np.diag(np.concatenate([self.rotary_inertia,
+                                               np.full(3, self.linear_density)]))
+
+
+def _positive(name, value):
+    value = float(value)
+    if not (math.isfinite(value) and value > 0.0):
+        raise ValueError(f'rod {name} must be finite and positive, got {value!r}')
+    return value
+
+
+def _triple(values, name):
+    values = np.atleast_1d(np.asarray(values, dtype=float))
+    if values.shape != (3,):
+        raise ValueError(f'rod {name}: 3 values expected, got {values.size}')
+    return values
+
+
+class CosseratRod:
+    """A uniform Cosserat link of length L on ``points`` Gauss nodes (module doc).
+
+    ``basis``: its ``StrainBasis``; ``section``: its ``Section``; ``points``: number of
+    Gauss-Legendre nodes carrying inertia (default 2 (p + 1) + 2 for the highest strain
+    order p). Fields: ``nodes`` X [m] (0, the Gauss points, L), ``weights`` [m] (0 at the
+    ends), ``stiffness_matrix`` K, ``damping_matrix`` D, ``size`` (strain coordinates).
+    """
+
+    def __init__(self, basis, section, points=None):
+        """Place the nodes and precompute B at each segment's two Magnus points and K."""
+        if not isinstance(basis, StrainBasis):
+            raise TypeError('basis must be a StrainBasis')
+        self.basis, self.section = basis, section
+        self.length, self.size = basis.length, basis.size
+        points = 2 * (basis.highest_order + 1) + 2 if points is None else int(points)
+        if points < basis.highest_order + 1:
+            raise ValueError(f'rod points: {points} Gauss points cannot integrate a strain '
+                             f'of order {basis.highest_order}; give at least '
+                             f'{basis.highest_order + 1}')
+        s, w = np.polynomial.legendre.leggauss(points)
+        half = 0.5 * self.length
+        self.nodes = np.concatenate([[0.0], half * (s + 1.0), [self.length]])
+        self.weights = np.concatenate([[0.0], half * w, [0.0]])
+        self.steps = np.diff(self.nodes)                               # h_k [m]
+        starts = self.nodes[:-1]
+        self.B1 = basis.matrix(starts + _GAUSS_2[0] * self.steps)      # (segments, 6, size)
+        self.B2 = basis.matrix(starts + _GAUSS_2[1] * self.steps)
+        B = basis.matrix(self.nodes[1:-1])
+        self.stiffness_matrix = np.einsum('k,kai,a,kaj->ij', self.weights[1:-1], B,
+                                          section.stiffness, B)
+        self.damping_matrix = section.damping_time * self.stiffness_matrix
+        self.masses = self.weights * section.linear_density            # node masses [kg]
+
+    @property
+    def segments(self):
+        """Number of Magnus steps (nodes - 1)."""
+        return self.steps.size
+
+    def magnus(self, q, v=None):
+        """Per segment: Omega (S, 6), Phi = dOmega/dq (S, 6, size), and Omega'' - Phi q''.
+
+        ``v`` (strain rates) None: the last array is zero.
+        """
+        h = self.steps
+        c = math.sqrt(3.0) / 12.0 * h * h
+        xi1 = _REFERENCE + self.B1 @ q
+        xi2 = _REFERENCE + self.B2 @ q
+        omega = 0.5 * h[:, None] * (xi1 + xi2) + c[:, None] * _bracket(xi1, xi2)
+        phi = (0.5 * h[:, None, None] * (self.B1 + self.B2)
+               + c[:, None, None] * (_ad(xi1) @ self.B2 - _ad(xi2) @ self.B1))
+        drift = np.zeros_like(omega)
+        if v is not None:
+            drift = 2.0 * c[:, None] * _bracket(self.B1 @ v, self.B2 @ v)
+        return omega, phi, drift
+
+    def steps_at(self, q, v=None):
+        """Relative poses g_k,k+1 (S, 4, 4), S_k (S, 6, size) and c_k (S, 6) (module doc)."""
+        omega, phi, drift = self.magnus(q, v)
+        poses = np.array([lie.se3_exp(o) for o in omega])
+        right = np.array([lie.se3_right_jacobian(o) for o in omega])
+        motion = right @ phi
+        bias = np.zeros_like(omega)
+        if v is not None:
+            rate = phi @ v
+            bias = np.einsum('kab,kb->ka', right, drift) + right_jacobian_rate(omega, rate)
+        return poses, motion, bias
+
+    def section_pose(self, q, X):
+        """Pose g(X) (4x4) of the section at X [m] in the link's root frame."""
+        if not 0.0 <= X <= self.length:
+            raise ValueError(f'abscissa {X!r} m outside the link [0, {self.length}] m')
+        k = int(np.searchsorted(self.nodes, X, side='right')) - 1
+        k = min(k, self.segments - 1)
+        poses, _, _ = self.steps_at(q)
+        g = np.eye(4)
+        for pose in poses[:k]:
+            g = g @ pose
+        h = X - self.nodes[k]
+        if h > 0.0:
+            Z = self.nodes[k] + np.array(_GAUSS_2) * h
+            xi1, xi2 = self.basis.strain(q, Z)
+            omega = 0.5 * h * (xi1 + xi2) + math.sqrt(3.0) / 12.0 * h * h * _bracket(xi1, xi2)
+            g = g @ lie.se3_exp(omega)
+        return g
+
+    def elastic_energy(self, q):
+        """(1/2) q^T K q [J]."""
+        return 0.5 * q @ self.stiffness_matrix @ q
+
+
+_REFERENCE = np.array([0.0, 0.0, 0.0, 1.0, 0.0, 0.0])
+
+
+def _ad(xi):
+    """ad_xi for an array (..., 6) of twists: (..., 6, 6)."""
+    out = np.zeros(xi.shape[:-1] + (6, 6))
+    w, u = _hat(xi[..., :3]), _hat(xi[..., 3:])
+    out[..., :3, :3] = w
+    out[..., 3:, 3:] = w
+    out[..., 3:, :3] = u
+    return out
+
+
+def _hat(a):
+    out = np.zeros(a.shape[:-1] + (3, 3))
+    out[..., 0, 1], out[..., 0, 2] = -a[..., 2], a[..., 1]
+    out[..., 1, 0], out[..., 1, 2] = a[..., 2], -a[..., 0]
+    out[..., 2, 0], out[..., 2, 1] = -a[..., 1], a[..., 0]
+    return out
+
+
+def _bracket(a, b):
+    """Return [a, b] = ad_a b for arrays (..., 6) of twists."""
+    return np.concatenate([np.cross(a[..., :3], b[..., :3]),
+                           np.cross(a[..., :3], b[..., 3:]) - np.cross(b[..., :3], a[..., 3:])],
+                          axis=-1)
+
+
+def right_jacobian_rate(omega, rate, terms=SERIES_TERMS):
+    """(d/dt J_r(Omega)) Omega' for arrays (..., 6) of Omega and Omega' = ``rate``.
+
+    J_r(Omega) = sum_n c_n ad_Omega^n, c_n = (-1)^n / (n+1)!, so with y_m = ad_Omega^m Omega'
+    the derivative along Omega' applied to Omega' is
+    sum_n c_n sum_{j+m = n-1} ad_Omega^j ad_Omega' y_m = sum_j ad_Omega^j z_j,
+    z_j = ad_Omega' sum_{m >= 1} c_{m+j+1} y_m (ad_Omega' y_0 = 0), summed by Horner's rule.
+    """
+    c = [(-1.0) ** n / math.factorial(n + 1) for n in range(terms + 2)]
+    ad = _ad(omega)
+    ad_rate = _ad(rate)
+    y = [rate]
+    for _ in range(terms):
+        y.append(np.einsum('...ab,...b->...a', ad, y[-1]))
+    out = np.zeros_like(omega)
+    for j in range(terms - 1, -1, -1):
+        partial = np.zeros_like(omega)
+        for m in range(1, terms - j):
+            partial += c[m + j + 1] * y[m]
+        z = np.einsum('...ab,...b->...a', ad_rate, partial)
+        out = np.einsum('...ab,...b->...a', ad, out) + z
+    return out
