@@ -96,6 +96,20 @@ def _control():
                                            np.zeros(count), np.zeros(count))
 
 
+def _cosserat():
+    from .mechanics.cosserat.chain import CosseratChain, CosseratLink
+    from .mechanics.cosserat.rod import CosseratRod, Section
+    from .mechanics.cosserat.strain_basis import StrainBasis
+    from .mechanics.simulation import Simulation
+    rod = CosseratRod(StrainBasis({'bending_z': 1}, 1.0), Section(1.0, [1.0] * 3, [1.0] * 6))
+    chain = CosseratChain([CosseratLink('link', rod)])
+    data, q = chain.create_data(), chain.neutral_configuration()
+    chain.forward_dynamics(data, q, q, np.zeros(chain.nu))
+    chain.bias_forces(data, q, q)
+    for method in ('rk4', 'rosenbrock2'):
+        Simulation(chain, 1e-3, method).advance(np.zeros(chain.nu), 1e-3)
+
+
 def _section(method):
     def run():
         model, data, q, v = _chain()
@@ -149,6 +163,7 @@ JOBS = tuple(Job(*job) for job in (
     ('placements', 'tests: link placements', False, 10, _call('frame_placements')),
     ('section_placement', 'tests: section pose', False, 5, _section('section_pose')),
     ('servo_kernels', 'servo plant: Suslov top, sleigh', False, 10, _servo),
+    ('cosserat.kernels', 'Cosserat chains: dynamics, steppers', False, 55, _cosserat),
 ))
 
 

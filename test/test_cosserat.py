@@ -100,7 +100,7 @@ def test_convergence_in_strain_order_and_nodes():
 
 def _frequencies(chain, count=3):
     """Lowest natural frequencies [rad/s] of the strain rows with the joint held, at q = 0."""
-    M = chain.mass_matrix(np.zeros(chain.nq))[1:, 1:]
+    M = chain.reference_mass_matrix(np.zeros(chain.nq))[1:, 1:]
     return np.sqrt(eigh(chain.stiffness[1:, 1:], M, eigvals_only=True)[:count])
 
 
@@ -152,20 +152,37 @@ def test_the_equations_are_lagrangian():
         twist = lie.se3_vee(np.linalg.inv(chain.section_pose(q, j, X)) @ rate / (2 * eps))
         np.testing.assert_allclose(chain.section_jacobian(q, j, X) @ v, twist, atol=1e-8)
     unit = np.eye(chain.nq)
-    M = chain.mass_matrix
+    M = chain.reference_mass_matrix
     m_rate = (M(q + eps * v) - M(q - eps * v)) / (2 * eps)
     gradient = np.array([(v @ M(q + eps * e) @ v - v @ M(q - eps * e) @ v) / (2 * eps)
                          for e in unit])
-    velocity_terms = (chain.bias_forces(q, v, gravity=False) - chain.stiffness @ q
-                      - chain.damping @ v)
+    velocity_terms = (chain.reference_bias_forces(q, v, gravity=False)
+                      - chain.stiffness @ q - chain.damping @ v)
     np.testing.assert_allclose(velocity_terms, m_rate @ v - 0.5 * gradient, atol=1e-8)
-    gravity = chain.bias_forces(q, np.zeros(chain.nv)) - chain.stiffness @ q
+    gravity = chain.reference_bias_forces(q, np.zeros(chain.nv)) - chain.stiffness @ q
     potential = np.array([(chain.potential_energy(q + 1e-5 * e)
                            - chain.potential_energy(q - 1e-5 * e)) / 2e-5 for e in unit])
     np.testing.assert_allclose(gravity, potential - chain.stiffness @ q, atol=1e-7)
     mass = M(q)
     np.testing.assert_allclose(mass, mass.T, atol=1e-14)
     assert np.linalg.eigvalsh(mass)[0] > 0.0
+
+
+def test_the_kernels_equal_the_reference():
+    """The kernels' M, h and v' equal `CosseratChain.forward_pass`'s on random states."""
+    chain = mixed_chain()
+    data = chain.create_data()
+    rng = np.random.default_rng(2)
+    for _ in range(3):
+        q, v, u = 0.3 * rng.normal(size=chain.nq), rng.normal(size=chain.nv), rng.normal(size=3)
+        mass = chain.mass_matrix(data, q)
+        np.testing.assert_allclose(mass, chain.reference_mass_matrix(q), atol=1e-13)
+        bias = chain.bias_forces(data, q, v)
+        np.testing.assert_allclose(bias, chain.reference_bias_forces(q, v),
+                                   atol=1e-12 * np.abs(bias).max())
+        acceleration = chain.forward_dynamics(data, q, v, u)
+        reference = chain.reference_forward_dynamics(q, v, u)
+        np.testing.assert_allclose(acceleration, reference, atol=1e-10 * np.abs(reference).max())
 
 
 def test_a_spinning_straight_link_only_stretches():
@@ -179,7 +196,7 @@ def test_a_spinning_straight_link_only_stretches():
     omega = 3.0
     v = np.zeros(chain.nv)
     v[0] = omega
-    h = chain.bias_forces(np.zeros(chain.nq), v)
+    h = chain.reference_bias_forces(np.zeros(chain.nq), v)
     names = ['joint'] + basis.names
     s, w = np.polynomial.legendre.leggauss(20)
     X = 0.5 * L * (s + 1)
@@ -204,12 +221,12 @@ def test_energy_is_conserved_without_damping():
         CosseratLink('fore', rod(0.4, {'bending_z': 1, 'extension': 0}), axis=(0, 1, 0),
                      payload=rigid_inertia(0.05, [0.01, 0, 0], np.eye(3) * 1e-5))],
         gravity=(0.0, 0.0, -9.81))
-    n = chain.nq
+    n, data = chain.nq, chain.create_data()
     y0 = np.zeros(2 * n)
     y0[:2], y0[n] = (0.3, 0.5), 1.0
 
     def rhs(_, y):
-        return np.concatenate([y[n:], chain.forward_dynamics(y[:n], y[n:], np.zeros(2))])
+        return np.concatenate([y[n:], chain.forward_dynamics(data, y[:n], y[n:], np.zeros(2))])
     solution = solve_ivp(rhs, (0.0, 0.3), y0, method='DOP853', rtol=1e-10, atol=1e-10)
 
     def energy(y):

@@ -23,6 +23,7 @@ O(bodies nv^2), the reference form to check a recursive one against.
 import numpy as np
 
 from .. import lie
+from . import kernels, layout
 from .rod import CosseratRod, _ad
 
 REVOLUTE, PRISMATIC = 'revolute', 'prismatic'
@@ -126,6 +127,8 @@ class CosseratChain:
             self.stiffness[cols, cols] = link.rod.stiffness_matrix
             self.damping[cols, cols] = link.rod.damping_matrix
             self.damping[j, j] = link.damping
+        self.arrays = layout.model_arrays(self)
+        self._zero = np.zeros(self.nv)
 
     def _strains(self, j):
         start = self.strain_start[j]
@@ -175,16 +178,16 @@ class CosseratChain:
             bodies.add(pose, twist, bias, jacobian, link.payload)
         return bodies
 
-    def mass_matrix(self, q):
-        """M(q) (nv x nv) [kg m^2, kg, ...]."""
+    def reference_mass_matrix(self, q):
+        """M(q) (nv x nv) [kg m^2, kg, ...] from `forward_pass` (the readable reference)."""
         bodies = self.forward_pass(q, gravity=False)
         M = sum(J.T @ I @ J for J, I in zip(bodies.jacobians, bodies.inertias))
         joints = np.arange(self.n_joints)
         M[joints, joints] += [link.armature for link in self.links]
         return M
 
-    def bias_forces(self, q, v, gravity=True):
-        """h(q, v) = C(q, v) v + g(q) + K q + D v (nv) [N m, N]."""
+    def reference_bias_forces(self, q, v, gravity=True):
+        """h(q, v) = C(q, v) v + g(q) + K q + D v (nv) [N m, N] from `forward_pass`."""
         q, v = self._check(q, v)
         bodies = self.forward_pass(q, v, gravity)
         h = self.stiffness @ q + self.damping @ v
@@ -194,18 +197,56 @@ class CosseratChain:
             h += J.T @ (I @ alpha - _ad(eta).T @ momentum)
         return h
 
-    def forward_dynamics(self, q, v, u):
-        """Return v' = M^-1 (B u - h) for the efforts u (nu) on the joints."""
+    def reference_forward_dynamics(self, q, v, u):
+        """Return v' = M^-1 (B u - h) for the efforts u (nu) on the joints (reference)."""
         u = np.asarray(u, dtype=float)
         if u.shape != (self.nu,):
             raise ValueError(f'u must have {self.nu} entries, got {u.shape}')
-        force = -self.bias_forces(q, v)
+        force = -self.reference_bias_forces(q, v)
         force[:self.n_joints] += u
-        return np.linalg.solve(self.mass_matrix(q), force)
+        return np.linalg.solve(self.reference_mass_matrix(q), force)
+
+    # -- the kernels' model API (data = create_data(); Simulation's Stepper hooks) ----------
+    explicit_kernel = staticmethod(kernels.explicit_steps)
+    rosenbrock_kernel = staticmethod(kernels.rosenbrock_steps)
+
+    def create_data(self):
+        """Workspace of the kernels (`layout.Workspace`)."""
+        return layout.workspace(self.nv, self.arrays.seg_B1.shape[2])
+
+    def kernel_inputs(self, data):
+        """Return the kernels' first two arguments: the model's arrays and ``data``."""
+        return self.arrays, data
+
+    def neutral_configuration(self):
+        """Joints at zero, links straight and unstrained: q = 0."""
+        return np.zeros(self.nq)
+
+    def mass_matrix(self, data, q, out=None):
+        """M(q) (nv x nv) [kg m^2, kg, ...]; ``out`` (if given) receives it."""
+        q, _ = self._check(q)
+        kernels.mass_bias_entry(self.arrays, data, q, self._zero, False)
+        return _result(data.mass, out)
+
+    def bias_forces(self, data, q, v, out=None, gravity=True):
+        """h(q, v) = C(q, v) v + g(q) + K q + D v (nv) [N m, N]."""
+        q, v = self._check(q, v)
+        kernels.mass_bias_entry(self.arrays, data, q, v, gravity)
+        return _result(data.bias, out)
+
+    def forward_dynamics(self, data, q, v, u, out=None):
+        """Return v' = M^-1 (B u - h) for the efforts u (nu) on the joints."""
+        q, v = self._check(q, v)
+        u = np.asarray(u, dtype=float)
+        if u.shape != (self.nu,):
+            raise ValueError(f'u must have {self.nu} entries, got {u.shape}')
+        if not kernels.forward_dynamics_entry(self.arrays, data, q, v, u):
+            raise np.linalg.LinAlgError('mass matrix not positive definite')
+        return _result(data.acceleration, out)
 
     def kinetic_energy(self, q, v):
         """(1/2) v^T M v [J]."""
-        return 0.5 * v @ self.mass_matrix(q) @ v
+        return 0.5 * v @ self.reference_mass_matrix(q) @ v
 
     def potential_energy(self, q):
         """Elastic (1/2) q^T K q plus gravity -sum_b m_b g . c_b [J]."""
@@ -270,6 +311,13 @@ class CosseratChain:
                                                  twist, bias, jacobian)
             jacobian[:, i] += link.motion
         return jacobian
+
+
+def _result(array, out):
+    if out is None:
+        return array.copy()
+    out[...] = array
+    return out
 
 
 def _moved(g, pose, twist, bias, jacobian):

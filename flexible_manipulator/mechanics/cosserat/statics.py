@@ -43,13 +43,14 @@ def static_equilibrium(chain, q_start, loads=(), gravity=True, increments=4, tol
     q = np.array(q_start, dtype=float)
     strains = slice(chain.n_joints, chain.nv)
     zero = np.zeros(chain.nv)
+    data = chain.create_data()
 
     def residual(x, factor):
         q[strains] = x
         scaled = [load._replace(wrench=factor * np.asarray(load.wrench, dtype=float))
                   for load in loads]
-        full = chain.bias_forces(q, zero, gravity) - generalized_load(chain, q, scaled)
-        return full[strains]
+        full = chain.bias_forces(data, q, zero, gravity=gravity)
+        return (full - generalized_load(chain, q, scaled))[strains]
 
     x = q[strains].copy()
     for step in range(1, increments + 1):

@@ -1,0 +1,397 @@
+"""Compiled forward dynamics and time steppers of a Cosserat chain (numba, no allocation).
+
+The same equations as the NumPy reference (``chain.CosseratChain.forward_pass``, module
+docs of ``rod`` and ``chain``), written on preallocated arrays: one forward pass over the
+joints and the Magnus steps of every rod carries the frame's body Jacobian J (6 x nv),
+twist eta and bias acceleration alpha, and each body with inertia I adds
+
+    M += J^T I J,    h += J^T (I alpha - ad*_eta I eta)
+
+on the columns that can be non-zero (the coordinates of the links passed so far). Then
+v' = M^-1 (B u - h) by Cholesky. The tangent map J_r(Omega) = sum_n (-ad_Omega)^n/(n+1)!
+and its rate are summed as series on vectors until the terms fall below round-off (the
+per-segment rotation stays below ~1 rad). K and D are diagonal (Legendre strains on a
+uniform section), so the chain's linearly implicit stepper hooks apply unchanged.
+"""
+
+import math
+
+from .. import compiled, integrators
+from ..chain_kernels.linalg import cholesky_factor, cholesky_substitute
+from ..chain_kernels.steppers import stiff_factor, stiff_solve
+
+_jit, _inline = compiled.jit, compiled.inline
+SQRT3_12 = math.sqrt(3.0) / 12.0
+MAX_TERMS = 40
+
+
+@_jit
+def ad_apply(x, y, out):
+    """Write ad_x y = (w_x * w_y, w_x * v_y - w_y * v_x) for twists (w, v); out not x, y."""
+    out[0] = x[1] * y[2] - x[2] * y[1]
+    out[1] = x[2] * y[0] - x[0] * y[2]
+    out[2] = x[0] * y[1] - x[1] * y[0]
+    out[3] = x[1] * y[5] - x[2] * y[4] - (y[1] * x[5] - y[2] * x[4])
+    out[4] = x[2] * y[3] - x[0] * y[5] - (y[2] * x[3] - y[0] * x[5])
+    out[5] = x[0] * y[4] - x[1] * y[3] - (y[0] * x[4] - y[1] * x[3])
+
+
+@_jit
+def coad_apply(x, f, out):
+    """Write ad*_x f = (m * w + n * v, n * w) for a twist x = (w, v), wrench f = (m, n)."""
+    out[0] = f[1] * x[2] - f[2] * x[1] + f[4] * x[5] - f[5] * x[4]
+    out[1] = f[2] * x[0] - f[0] * x[2] + f[5] * x[3] - f[3] * x[5]
+    out[2] = f[0] * x[1] - f[1] * x[0] + f[3] * x[4] - f[4] * x[3]
+    out[3] = f[4] * x[2] - f[5] * x[1]
+    out[4] = f[5] * x[0] - f[3] * x[2]
+    out[5] = f[3] * x[1] - f[4] * x[0]
+
+
+@_jit
+def se3_exp(omega, R, p):
+    """R = exp(hat(w)) (Rodrigues), p = J_l(w) v for omega = (w, v) [rad, m].
+
+    Coefficients sin t/t, (1 - cos t)/t^2, (t - sin t)/t^3 from their series below 0.1 rad.
+    """
+    t2 = omega[0] * omega[0] + omega[1] * omega[1] + omega[2] * omega[2]
+    t = math.sqrt(t2)
+    if t < 0.1:
+        a = 1.0 - t2 / 6.0 * (1.0 - t2 / 20.0 * (1.0 - t2 / 42.0 * (1.0 - t2 / 72.0)))
+        b = 0.5 * (1.0 - t2 / 12.0 * (1.0 - t2 / 30.0 * (1.0 - t2 / 56.0 * (1.0 - t2 / 90.0))))
+        c = (1.0 - t2 / 20.0 * (1.0 - t2 / 42.0 * (1.0 - t2 / 72.0 * (1.0 - t2 / 110.0)))) / 6.0
+    else:
+        s = math.sin(t)
+        half = math.sin(0.5 * t)
+        a, b, c = s / t, 2.0 * half * half / t2, (t - s) / (t2 * t)
+    w0, w1, w2 = omega[0], omega[1], omega[2]
+    # hat(w)^2 = w w^T - t^2 I
+    for r in range(3):
+        for col in range(3):
+            R[r, col] = b * omega[r] * omega[col]
+        R[r, r] += 1.0 - b * t2
+    R[0, 1] -= a * w2
+    R[0, 2] += a * w1
+    R[1, 0] += a * w2
+    R[1, 2] -= a * w0
+    R[2, 0] -= a * w1
+    R[2, 1] += a * w0
+    v0, v1, v2 = omega[3], omega[4], omega[5]
+    wv = w0 * v0 + w1 * v1 + w2 * v2
+    cx0, cx1, cx2 = w1 * v2 - w2 * v1, w2 * v0 - w0 * v2, w0 * v1 - w1 * v0
+    # J_l v = v + b w x v + c w x (w x v),  w x (w x v) = w (w.v) - t^2 v
+    p[0] = v0 + b * cx0 + c * (w0 * wv - t2 * v0)
+    p[1] = v1 + b * cx1 + c * (w1 * wv - t2 * v1)
+    p[2] = v2 + b * cx2 + c * (w2 * wv - t2 * v2)
+
+
+@_jit
+def adinv_apply(R, p, x, out, tmp):
+    """Write Ad_g^-1 x = (R^T w, R^T (v - p * w)) for g = (R, p); out may be x."""
+    tmp[0], tmp[1], tmp[2] = x[0], x[1], x[2]
+    tmp[3] = x[3] - (p[1] * x[2] - p[2] * x[1])
+    tmp[4] = x[4] - (p[2] * x[0] - p[0] * x[2])
+    tmp[5] = x[5] - (p[0] * x[1] - p[1] * x[0])
+    for i in range(3):
+        out[i] = R[0, i] * tmp[0] + R[1, i] * tmp[1] + R[2, i] * tmp[2]
+        out[3 + i] = R[0, i] * tmp[3] + R[1, i] * tmp[4] + R[2, i] * tmp[5]
+
+
+@_jit
+def adinv_columns(R, p, J, cols, count, column, tmp):
+    """Ad_g^-1 on the columns ``cols[:count]`` of J (6 x nv), in place."""
+    for k in range(count):
+        c = cols[k]
+        for i in range(6):
+            column[i] = J[i, c]
+        adinv_apply(R, p, column, column, tmp)
+        for i in range(6):
+            J[i, c] = column[i]
+
+
+@_jit
+def series_terms(omega):
+    """Terms n of the series in ad_Omega: the first with (2 |Omega|_1)^n / (n+1)! < 1e-17.
+
+    |ad_Omega| <= 2 |Omega|_1 (in the 1-norm of twists), so the neglected tail of
+    sum_n ad_Omega^n / (n+1)! is below ~1e-17 of its first term.
+    """
+    size = 0.0
+    for i in range(6):
+        size += abs(omega[i])
+    size *= 2.0
+    bound = 1.0
+    for n in range(1, MAX_TERMS):
+        bound *= size / (n + 1)
+        if bound < 1e-17:
+            return n
+    return MAX_TERMS - 1
+
+
+@_jit
+def right_jacobian_apply(omega, terms, x, out, term, nxt):
+    """Write J_r(Omega) x = sum_{n <= terms} (-1)^n ad_Omega^n x / (n+1)!."""
+    for i in range(6):
+        term[i] = x[i]
+        out[i] = x[i]
+    for n in range(1, terms + 1):
+        ad_apply(omega, term, nxt)
+        for i in range(6):
+            term[i] = -nxt[i] / (n + 1)
+            out[i] += term[i]
+
+
+@_jit
+def right_jacobian_rate(omega, terms, rate, out, powers, partial, nxt):
+    """Write (d/dt J_r(Omega)) Omega' for Omega' = ``rate`` (``rod.right_jacobian_rate``).
+
+    With y_m = ad_Omega^m Omega' (rows of ``powers``) and c_n = (-1)^n/(n+1)!:
+    out = sum_j ad_Omega^j z_j, z_j = ad_Omega' sum_{m>=1} c_{m+j+1} y_m, by Horner's rule.
+    """
+    used = terms + 1
+    for i in range(6):
+        powers[0, i] = rate[i]
+    for m in range(1, used):
+        ad_apply(omega, powers[m - 1], powers[m])
+    for i in range(6):
+        out[i] = 0.0
+    for j in range(used - 1, -1, -1):
+        for i in range(6):
+            partial[i] = 0.0
+        for m in range(1, used - j):
+            c = _coefficient(m + j + 1)
+            for i in range(6):
+                partial[i] += c * powers[m, i]
+        ad_apply(omega, out, nxt)
+        ad_apply(rate, partial, out)
+        for i in range(6):
+            out[i] += nxt[i]
+
+
+@_jit
+def _coefficient(n):
+    """Return (-1)^n / (n+1)!."""
+    value = 1.0
+    for k in range(2, n + 2):
+        value /= k
+    return -value if n % 2 else value
+
+
+@_inline
+def _accumulate(inertia, data, count):
+    """Add J^T I J to M and J^T (I alpha - ad*_eta I eta) on the active columns."""
+    J, IJ, cols = data.J, data.IJ, data.cols
+    for k in range(count):
+        c = cols[k]
+        for r in range(6):
+            acc = 0.0
+            for i in range(6):
+                acc += inertia[r, i] * J[i, c]
+            IJ[r, c] = acc
+    for a_ in range(count):
+        ca = cols[a_]
+        for b_ in range(a_, count):
+            cb = cols[b_]
+            acc = 0.0
+            for r in range(6):
+                acc += J[r, ca] * IJ[r, cb]
+            data.mass[ca, cb] += acc
+            if cb != ca:
+                data.mass[cb, ca] += acc
+    force, momentum, twist_load = data.t1, data.t2, data.t3
+    for r in range(6):
+        acc_f = 0.0
+        acc_m = 0.0
+        for i in range(6):
+            acc_f += inertia[r, i] * data.alpha[i]
+            acc_m += inertia[r, i] * data.eta[i]
+        force[r] = acc_f
+        momentum[r] = acc_m
+    coad_apply(data.eta, momentum, twist_load)
+    for r in range(6):
+        force[r] -= twist_load[r]
+    for k in range(count):
+        c = cols[k]
+        acc = 0.0
+        for r in range(6):
+            acc += J[r, c] * force[r]
+        data.bias[c] += acc
+
+
+@_inline
+def _transport(R, p, data, count):
+    """Carry J, eta, alpha to the frame g = (R, p) relative to the current one."""
+    adinv_columns(R, p, data.J, data.cols, count, data.column, data.t1)
+    adinv_apply(R, p, data.eta, data.eta, data.t1)
+    adinv_apply(R, p, data.alpha, data.alpha, data.t1)
+
+
+@_inline
+def _add_motion(data, s):
+    """Add s to eta and ad_eta s to alpha (a relative twist s added in the current frame)."""
+    for i in range(6):
+        data.eta[i] += s[i]
+    ad_apply(data.eta, s, data.t1)
+    for i in range(6):
+        data.alpha[i] += data.t1[i]
+
+
+@_inline
+def _rod_segment(model, data, k, start, m, q, v):
+    """One Magnus step of segment k (strains q[start:start+m]): transport and add S, s, c."""
+    h = model.seg_h[k]
+    c = SQRT3_12 * h * h
+    B1, B2 = model.seg_B1[k], model.seg_B2[k]
+    xi1, xi2, d1, d2 = data.xi1, data.xi2, data.d1, data.d2
+    for i in range(6):
+        a1 = model.reference[i]
+        a2 = model.reference[i]
+        r1 = 0.0
+        r2 = 0.0
+        for col in range(m):
+            a1 += B1[i, col] * q[start + col]
+            a2 += B2[i, col] * q[start + col]
+            r1 += B1[i, col] * v[start + col]
+            r2 += B2[i, col] * v[start + col]
+        xi1[i], xi2[i], d1[i], d2[i] = a1, a2, r1, r2
+    omega = data.omega
+    ad_apply(xi1, xi2, data.t1)
+    for i in range(6):
+        omega[i] = 0.5 * h * (xi1[i] + xi2[i]) + c * data.t1[i]
+    # Phi = h/2 (B1 + B2) + c (ad_xi1 B2 - ad_xi2 B1), column by column; rate = Phi v
+    phi, rate = data.phi, data.rate
+    for i in range(6):
+        rate[i] = 0.0
+    for col in range(m):
+        for i in range(6):
+            data.t2[i] = B2[i, col]
+            data.t3[i] = B1[i, col]
+        ad_apply(xi1, data.t2, data.t1)
+        ad_apply(xi2, data.t3, data.column)
+        for i in range(6):
+            value = 0.5 * h * (B1[i, col] + B2[i, col]) + c * (data.t1[i] - data.column[i])
+            phi[i, col] = value
+            rate[i] += value * v[start + col]
+    terms = series_terms(omega)
+    se3_exp(omega, data.R, data.p)
+    _transport(data.R, data.p, data, data.count[0])
+    # S = J_r(Omega) Phi into J's columns; s = J_r rate; bias J_r drift + D(Omega, rate)
+    for col in range(m):
+        for i in range(6):
+            data.t2[i] = phi[i, col]
+        right_jacobian_apply(omega, terms, data.t2, data.t3, data.term, data.column)
+        for i in range(6):
+            data.J[i, start + col] += data.t3[i]
+    right_jacobian_apply(omega, terms, rate, data.s, data.term, data.column)
+    _add_motion(data, data.s)
+    ad_apply(d1, d2, data.t2)
+    for i in range(6):
+        data.t2[i] *= 2.0 * c
+    right_jacobian_apply(omega, terms, data.t2, data.t3, data.term, data.column)
+    right_jacobian_rate(omega, terms, rate, data.t1, data.powers, data.partial, data.column)
+    for i in range(6):
+        data.alpha[i] += data.t3[i] + data.t1[i]
+
+
+@_inline
+def mass_and_bias(model, data, q, v, gravity):
+    """Write M(q) into data.mass and h(q, v) into data.bias (module doc)."""
+    n = model.joint_motion.shape[0]
+    nv = model.stiffness.shape[0]
+    for r in range(nv):
+        data.bias[r] = model.stiffness[r] * q[r] + model.damping[r] * v[r]
+        for c in range(nv):
+            data.mass[r, c] = 0.0
+    for r in range(6):
+        for c in range(nv):
+            data.J[r, c] = 0.0
+        data.eta[r] = 0.0
+        data.alpha[r] = 0.0
+    if gravity:
+        for i in range(3):
+            data.alpha[3 + i] = -(model.base_R[0, i] * model.gravity[0]
+                                  + model.base_R[1, i] * model.gravity[1]
+                                  + model.base_R[2, i] * model.gravity[2])
+    count = 0
+    for j in range(n):
+        data.mass[j, j] += model.armature[j]
+        _transport(model.offset_R[j], model.offset_p[j], data, count)
+        for i in range(6):
+            data.t2[i] = model.joint_motion[j, i] * q[j]
+        se3_exp(data.t2, data.R, data.p)
+        data.cols[count] = j
+        count += 1
+        data.count[0] = count
+        _transport(data.R, data.p, data, count - 1)
+        for i in range(6):
+            data.J[i, j] += model.joint_motion[j, i]
+            data.s[i] = model.joint_motion[j, i] * v[j]
+        _add_motion(data, data.s)
+        _accumulate(model.hub[j], data, count)
+        start, m = model.strain_start[j], model.strain_count[j]
+        for col in range(m):
+            data.cols[count] = start + col
+            count += 1
+        data.count[0] = count - m            # the new strain columns are zero until added
+        for k in range(model.segment_start[j], model.segment_start[j] + model.segment_count[j]):
+            _rod_segment(model, data, k, start, m, q, v)
+            data.count[0] = count
+            if model.node_inertia[k, 5, 5] > 0.0:
+                _accumulate(model.node_inertia[k], data, count)
+        data.count[0] = count
+        _accumulate(model.payload[j], data, count)
+
+
+@_inline
+def forward_dynamics(model, data, q, v, u):
+    """Write v' = M^-1 (B u - h) into data.acceleration; False if M is not positive definite."""
+    n = model.joint_motion.shape[0]
+    nv = model.stiffness.shape[0]
+    mass_and_bias(model, data, q, v, True)
+    for r in range(nv):
+        data.force[r] = -data.bias[r]
+    for j in range(n):
+        data.force[j] += u[j]
+    if not cholesky_factor(data.mass, data.chol, nv):
+        return False
+    cholesky_substitute(data.chol, data.force, data.acceleration, nv)
+    return True
+
+
+@_inline
+def rhs(model, data, x, u, out):
+    """Write (v, M^-1 (B u - h)) into out for x = (q, v); False if M is singular."""
+    nv = model.stiffness.shape[0]
+    ok = forward_dynamics(model, data, x[:nv], x[nv:], u)
+    for i in range(nv):
+        out[i] = x[nv + i]
+        out[nv + i] = data.acceleration[i]
+    return ok
+
+
+@_jit
+def mass_bias_entry(model, data, q, v, gravity):
+    """`mass_and_bias` from Python."""
+    mass_and_bias(model, data, q, v, gravity)
+
+
+@_jit
+def forward_dynamics_entry(model, data, q, v, u):
+    """`forward_dynamics` from Python."""
+    return forward_dynamics(model, data, q, v, u)
+
+
+@_jit
+def explicit_steps(model, data, x, u, h, count, a, b, stages, trial, theta):
+    """`integrators.explicit_steps` on the Cosserat chain."""
+    return integrators.explicit_steps(rhs, integrators.vector_integrate,
+                                      integrators.vector_dexpinv, model, data, x, u, h, count,
+                                      a, b, stages, trial, theta)
+
+
+@_jit
+def rosenbrock_steps(model, data, x, u, h, count, stages, trial, theta):
+    """`integrators.rosenbrock_steps`, the elastic forces implicit (the chain's hooks)."""
+    return integrators.rosenbrock_steps(rhs, stiff_factor, stiff_solve,
+                                        integrators.vector_integrate,
+                                        integrators.vector_dexpinv, model, data, x, u, h,
+                                        count, stages, trial, theta)

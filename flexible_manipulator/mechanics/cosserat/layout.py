@@ -1,0 +1,136 @@
+"""The arrays a Cosserat chain's kernels read (``Model``) and write (``Workspace``).
+
+n links, S Magnus segments in all, nv coordinates, m = the largest strain basis of a link
+(bases padded with zero columns). Every field is a float64 array unless said otherwise.
+"""
+
+from collections import namedtuple
+
+import numpy as np
+
+from .kernels import MAX_TERMS
+from .rod import _REFERENCE
+
+MODEL_FIELDS = {
+    'joint_motion': "(n, 6) the joint's twist per unit rate in its frame",
+    'offset_R': "(n, 3, 3) rotation of the joint frame at zero in the parent's tip frame",
+    'offset_p': '(n, 3) position of the same [m]',
+    'hub': '(n, 6, 6) inertia of the hub at the joint frame',
+    'payload': '(n, 6, 6) inertia of the payload at the tip frame',
+    'armature': '(n,) rotor inertia on the joint coordinate [kg m^2 or kg]',
+    'strain_start': '(n,) int64 index of the link\'s first strain coordinate in q',
+    'strain_count': '(n,) int64 size of the link\'s strain basis',
+    'segment_start': '(n,) int64 index of the link\'s first Magnus segment',
+    'segment_count': '(n,) int64 Magnus segments of the link',
+    'seg_h': '(S,) segment lengths [m]',
+    'seg_B1': '(S, 6, m) strain basis at the first Gauss point of each segment',
+    'seg_B2': '(S, 6, m) strain basis at the second Gauss point',
+    'node_inertia': '(S, 6, 6) section inertia w diag(rho J, rho A) at each segment\'s end '
+                    '(zero at the tip)',
+    'reference': '(6,) the unstrained strain twist (0, 0, 0, 1, 0, 0)',
+    'base_R': '(3, 3) rotation of the base frame in the world',
+    'gravity': '(3,) gravity in the world [m/s^2]',
+    'stiffness': '(nv,) diagonal of K (zero on joints) [N m/rad, N m^2, ...]',
+    'damping': '(nv,) diagonal of D: joint damping and Kelvin-Voigt strain damping',
+}
+
+
+def _documented(name, fields, doc):
+    """A namedtuple class with a docstring per field."""
+    cls = namedtuple(name, tuple(fields))
+    cls.__doc__ = doc
+    for field, text in fields.items():
+        getattr(cls, field).__doc__ = text
+    return cls
+
+
+Model = _documented('Model', MODEL_FIELDS, 'Constant arrays of a Cosserat chain (module doc).')
+
+WORKSPACE_FIELDS = {
+    'J': '(6, nv) body Jacobian of the current frame',
+    'IJ': '(6, nv) I J of the current body',
+    'eta': '(6,) twist of the current frame',
+    'alpha': '(6,) bias acceleration of the current frame (J v\' + alpha = eta\')',
+    'cols': '(nv,) int64 active columns of J, in the order they became non-zero',
+    'count': '(1,) int64 number of active columns',
+    'mass': '(nv, nv) M(q)',
+    'bias': '(nv,) h(q, v)',
+    'chol': '(nv, nv) Cholesky factor of M',
+    'force': '(nv,) B u - h',
+    'acceleration': '(nv,) v\'',
+    'R': '(3, 3) rotation of the current relative step',
+    'p': '(3,) position of the current relative step [m]',
+    'omega': '(6,) Magnus Omega of the segment',
+    'phi': '(6, m) dOmega/dq of the segment',
+    'rate': '(6,) Omega\' = Phi v',
+    'xi1': '(6,) strain twist at the first Gauss point',
+    'xi2': '(6,) strain twist at the second Gauss point',
+    'd1': '(6,) its rate B1 v',
+    'd2': '(6,) B2 v',
+    's': '(6,) relative twist of a joint or segment',
+    'term': '(6,) current term of a series',
+    'powers': '(MAX_TERMS + 1, 6) ad_Omega^m Omega\'',
+    'partial': '(6,) partial sum of a series',
+    'column': '(6,) one column of J',
+    't1': '(6,) scratch',
+    't2': '(6,) scratch',
+    't3': '(6,) scratch',
+    'stiff_M': '(nv, nv) M kept by the implicit stepper',
+    'stiff_W': '(nv, nv) M + gh D + gh^2 K',
+    'stiff_chol': '(nv, nv) its Cholesky factor',
+    'stiff_rhs': '(nv,) right-hand side of the implicit stage',
+    'stiff_sol': '(nv,) its solution',
+}
+Workspace = _documented('Workspace', WORKSPACE_FIELDS,
+                        "Workspace of a Cosserat chain's kernels (module doc).")
+
+
+def model_arrays(chain):
+    """Build the ``Model`` of a ``chain.CosseratChain`` (K and D must be diagonal)."""
+    links = chain.links
+    n = len(links)
+    width = max(link.rod.size for link in links)
+    segments = sum(link.rod.segments for link in links)
+    arrays = dict(
+        joint_motion=np.array([link.motion for link in links]),
+        offset_R=np.array([link.offset[:3, :3] for link in links]),
+        offset_p=np.array([link.offset[:3, 3] for link in links]),
+        hub=np.array([link.hub for link in links]),
+        payload=np.array([link.payload for link in links]),
+        armature=np.array([link.armature for link in links]),
+        strain_start=np.array(chain.strain_start, dtype=np.int64),
+        strain_count=np.array([link.rod.size for link in links], dtype=np.int64),
+        segment_start=np.zeros(n, dtype=np.int64),
+        segment_count=np.array([link.rod.segments for link in links], dtype=np.int64),
+        seg_h=np.zeros(segments), seg_B1=np.zeros((segments, 6, width)),
+        seg_B2=np.zeros((segments, 6, width)), node_inertia=np.zeros((segments, 6, 6)),
+        reference=_REFERENCE.copy(), base_R=chain.base[:3, :3].copy(),
+        gravity=chain.gravity.copy(), stiffness=np.diag(chain.stiffness).copy(),
+        damping=np.diag(chain.damping).copy())
+    for K, name in ((chain.stiffness, 'stiffness'), (chain.damping, 'damping')):
+        off = np.abs(K - np.diag(np.diag(K))).max()
+        if off > 1e-9 * max(np.abs(K).max(), 1e-300):
+            raise ValueError(f'Cosserat chain: the {name} matrix is not diagonal (off-diagonal '
+                             f'{off:.3g}); the kernels need Legendre strains on a uniform rod')
+    start = 0
+    for j, link in enumerate(links):
+        rod = link.rod
+        arrays['segment_start'][j] = start
+        span = slice(start, start + rod.segments)
+        arrays['seg_h'][span] = rod.steps
+        arrays['seg_B1'][span, :, :rod.size] = rod.B1
+        arrays['seg_B2'][span, :, :rod.size] = rod.B2
+        arrays['node_inertia'][span] = rod.weights[1:, None, None] * rod.section.inertia
+        start += rod.segments
+    return Model(**{name: np.ascontiguousarray(arrays[name]) for name in MODEL_FIELDS})
+
+
+def workspace(nv, width):
+    """Allocate a ``Workspace`` for nv coordinates and strain bases of at most ``width``."""
+    shapes = dict(J=(6, nv), IJ=(6, nv), cols=(nv,), count=(1,), mass=(nv, nv), bias=(nv,),
+                  chol=(nv, nv), force=(nv,), acceleration=(nv,), R=(3, 3), p=(3,),
+                  phi=(6, width), powers=(MAX_TERMS + 1, 6), stiff_M=(nv, nv),
+                  stiff_W=(nv, nv), stiff_chol=(nv, nv), stiff_rhs=(nv,), stiff_sol=(nv,))
+    return Workspace(**{name: np.zeros(shapes.get(name, (6,)),
+                                       dtype=np.int64 if name in ('cols', 'count') else float)
+                        for name in WORKSPACE_FIELDS})
