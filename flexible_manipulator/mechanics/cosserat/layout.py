@@ -36,7 +36,7 @@ MODEL_FIELDS = {
 
 
 def _documented(name, fields, doc):
-    """A namedtuple class with a docstring per field."""
+    """Return a namedtuple class with a docstring per field."""
     cls = namedtuple(name, tuple(fields))
     cls.__doc__ = doc
     for field, text in fields.items():
