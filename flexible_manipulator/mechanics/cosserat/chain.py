@@ -26,7 +26,7 @@ from .. import lie
 from . import kernels, layout
 from .rod import CosseratRod, _ad
 
-REVOLUTE, PRISMATIC = 'revolute', 'prismatic'
+REVOLUTE, PRISMATIC, FIXED = 'revolute', 'prismatic', 'fixed'
 
 
 def rigid_inertia(mass, com, inertia):
@@ -48,7 +48,8 @@ class CosseratLink:
     """One link of a ``CosseratChain``: offset, joint, hub, rod, payload (module doc).
 
     ``offset``: 4x4 pose of the joint frame at zero joint coordinate in the parent's tip
-    frame; ``joint``: REVOLUTE or PRISMATIC; ``axis``: unit axis in the joint frame;
+    frame; ``joint``: REVOLUTE, PRISMATIC or FIXED (a clamp: no coordinate); ``axis``: unit
+    axis in the joint frame;
     ``hub``, ``payload``: 6 x 6 inertias (``rigid_inertia``) at the joint and tip frames;
     ``damping`` [N m s/rad or N s/m] and ``armature`` [kg m^2 or kg] of the joint.
     """
@@ -58,9 +59,9 @@ class CosseratLink:
         """Check the joint type and axis."""
         if not isinstance(rod, CosseratRod):
             raise TypeError(f'link {name!r}: rod must be a CosseratRod')
-        if joint not in (REVOLUTE, PRISMATIC):
-            raise ValueError(f'link {name!r}: joint must be {REVOLUTE!r} or {PRISMATIC!r}, '
-                             f'got {joint!r}')
+        if joint not in (REVOLUTE, PRISMATIC, FIXED):
+            raise ValueError(f'link {name!r}: joint must be {REVOLUTE!r}, {PRISMATIC!r} or '
+                             f'{FIXED!r}, got {joint!r}')
         axis = np.asarray(axis, dtype=float)
         if axis.shape != (3,) or not np.isclose(np.linalg.norm(axis), 1.0):
             raise ValueError(f'link {name!r}: axis must be a unit 3-vector, got {axis}')
@@ -72,7 +73,7 @@ class CosseratLink:
         self.motion = np.zeros(6)            # the joint's twist per unit rate, joint frame
         if joint == REVOLUTE:
             self.motion[:3] = axis
-        else:
+        elif joint == PRISMATIC:
             self.motion[3:] = axis
 
     def joint_pose(self, theta):
@@ -109,7 +110,12 @@ class CosseratChain:
         self.links = list(links)
         self.base = np.eye(4) if base is None else np.asarray(base, dtype=float)
         self.gravity = np.asarray(gravity, dtype=float)
-        self.n_joints = len(self.links)
+        # the moving joints' coordinates come first, in link order; -1: a fixed joint
+        self.joint_index, moving = [], 0
+        for link in self.links:
+            self.joint_index.append(moving if link.joint != FIXED else -1)
+            moving += link.joint != FIXED
+        self.n_joints = moving
         starts, start = [], self.n_joints
         for link in self.links:
             starts.append(start)
@@ -117,7 +123,8 @@ class CosseratChain:
         self.strain_start = starts
         self.nq = self.nv = start
         self.nu = self.n_joints
-        self.coordinate_names = ([link.name + '_joint' for link in self.links]
+        self.coordinate_names = ([link.name + '_joint' for link in self.links
+                                  if link.joint != FIXED]
                                  + [f'{link.name}_{name}' for link in self.links
                                     for name in link.rod.basis.names])
         self.stiffness = np.zeros((self.nv, self.nv))
@@ -126,7 +133,8 @@ class CosseratChain:
             cols = self._strains(j)
             self.stiffness[cols, cols] = link.rod.stiffness_matrix
             self.damping[cols, cols] = link.rod.damping_matrix
-            self.damping[j, j] = link.damping
+            if self.joint_index[j] >= 0:
+                self.damping[self.joint_index[j], self.joint_index[j]] = link.damping
         self.arrays = layout.model_arrays(self)
         self._zero = np.zeros(self.nv)
 
@@ -157,12 +165,14 @@ class CosseratChain:
         jacobian = np.zeros((6, self.nv))
         for j, link in enumerate(self.links):
             pose, twist, bias, jacobian = _moved(link.offset, pose, twist, bias, jacobian)
-            pose, twist, bias, jacobian = _moved(link.joint_pose(q[j]), pose, twist, bias,
-                                                 jacobian)
-            jacobian[:, j] += link.motion
-            step = link.motion * rates[j]
-            twist += step
-            bias += _ad(twist) @ step
+            i = self.joint_index[j]
+            if i >= 0:
+                pose, twist, bias, jacobian = _moved(link.joint_pose(q[i]), pose, twist, bias,
+                                                     jacobian)
+                jacobian[:, i] += link.motion
+                step = link.motion * rates[i]
+                twist += step
+                bias += _ad(twist) @ step
             bodies.add(pose, twist, bias, jacobian, link.hub)
             rod, cols = link.rod, self._strains(j)
             poses, motions, offsets = rod.steps_at(q[cols], None if v is None else v[cols])
@@ -182,8 +192,9 @@ class CosseratChain:
         """M(q) (nv x nv) [kg m^2, kg, ...] from `forward_pass` (the readable reference)."""
         bodies = self.forward_pass(q, gravity=False)
         M = sum(J.T @ I @ J for J, I in zip(bodies.jacobians, bodies.inertias))
-        joints = np.arange(self.n_joints)
-        M[joints, joints] += [link.armature for link in self.links]
+        for j, link in enumerate(self.links):
+            if self.joint_index[j] >= 0:
+                M[self.joint_index[j], self.joint_index[j]] += link.armature
         return M
 
     def reference_bias_forces(self, q, v, gravity=True):
@@ -265,7 +276,7 @@ class CosseratChain:
         q, _ = self._check(q)
         roots, tips, pose = [], [], self.base.copy()
         for j, link in enumerate(self.links):
-            pose = pose @ link.offset @ link.joint_pose(q[j])
+            pose = pose @ link.offset @ self._joint_pose(j, q)
             roots.append(pose)
             pose = pose @ link.rod.section_pose(q[self._strains(j)], link.rod.length)
             tips.append(pose)
@@ -307,10 +318,16 @@ class CosseratChain:
                 for k in range(prev.segments):
                     pose, twist, bias, jacobian = _moved(poses[k], pose, twist, bias, jacobian)
                     jacobian[:, self._strains(i - 1)] += motions[k]
-            pose, twist, bias, jacobian = _moved(link.offset @ link.joint_pose(q[i]), pose,
+            pose, twist, bias, jacobian = _moved(link.offset @ self._joint_pose(i, q), pose,
                                                  twist, bias, jacobian)
-            jacobian[:, i] += link.motion
+            if self.joint_index[i] >= 0:
+                jacobian[:, self.joint_index[i]] += link.motion
         return jacobian
+
+    def _joint_pose(self, j, q):
+        """Pose of link j's joint motion at q (the identity for a fixed joint)."""
+        i = self.joint_index[j]
+        return self.links[j].joint_pose(q[i]) if i >= 0 else np.eye(4)
 
 
 def _result(array, out):

@@ -8,10 +8,11 @@ twist eta and bias acceleration alpha, and each body with inertia I adds
     M += J^T I J,    h += J^T (I alpha - ad*_eta I eta)
 
 on the columns that can be non-zero (the coordinates of the links passed so far). Then
-v' = M^-1 (B u - h) by Cholesky. The tangent map J_r(Omega) = sum_n (-ad_Omega)^n/(n+1)!
-and its rate are summed as series on vectors until the terms fall below round-off (the
-per-segment rotation stays below ~1 rad). K and D are diagonal (Legendre strains on a
-uniform section), so the chain's linearly implicit stepper hooks apply unchanged.
+v' = M^-1 (B u - h) by Cholesky. The rate of the tangent map J_r(Omega) =
+sum_n (-ad_Omega)^n/(n+1)! is summed as a series on vectors to round-off (the
+per-segment rotation stays below ~1 rad); J_r itself in closed form. K and D are
+diagonal (Legendre strains on a uniform section), so the chain's linearly implicit
+stepper hooks apply unchanged.
 """
 
 import math
@@ -128,16 +129,67 @@ def series_terms(omega):
 
 
 @_jit
-def right_jacobian_apply(omega, terms, x, out, term, nxt):
-    """Write J_r(Omega) x = sum_{n <= terms} (-1)^n ad_Omega^n x / (n+1)!."""
-    for i in range(6):
-        term[i] = x[i]
-        out[i] = x[i]
-    for n in range(1, terms + 1):
-        ad_apply(omega, term, nxt)
-        for i in range(6):
-            term[i] = -nxt[i] / (n + 1)
-            out[i] += term[i]
+def right_jacobian_coefficients(omega, out):
+    """Write (b, c1, c2, c3) of J_r(Omega) for the rotation angle t = |w| of omega = (w, v).
+
+    b = (1 - cos t)/t^2, c1 = (t - sin t)/t^3, c2 = (t^2 + 2 cos t - 2)/(2 t^4),
+    c3 = (2 t - 3 sin t + t cos t)/(2 t^5); from their series below 0.1 rad (they cancel).
+    """
+    t2 = omega[0] * omega[0] + omega[1] * omega[1] + omega[2] * omega[2]
+    if t2 < 0.01:
+        out[0] = 0.5 - t2 * (1.0 / 24.0 - t2 * (1.0 / 720.0 - t2 * (1.0 / 40320.0)))
+        out[1] = 1.0 / 6.0 - t2 * (1.0 / 120.0 - t2 * (1.0 / 5040.0 - t2 / 362880.0))
+        out[2] = 1.0 / 24.0 - t2 * (1.0 / 720.0 - t2 * (1.0 / 40320.0 - t2 / 3628800.0))
+        out[3] = 1.0 / 120.0 - t2 * (1.0 / 2520.0 - t2 * (1.0 / 120960.0 - t2 / 9979200.0))
+    else:
+        t = math.sqrt(t2)
+        half = math.sin(0.5 * t)
+        out[0] = 2.0 * half * half / t2
+        out[1] = (t - math.sin(t)) / (t2 * t)
+        out[2] = (0.5 - out[0]) / t2
+        out[3] = (3.0 * out[1] - out[0]) / (2.0 * t2)
+
+
+@_jit
+def _cross(a, b, out):
+    out[0] = a[1] * b[2] - a[2] * b[1]
+    out[1] = a[2] * b[0] - a[0] * b[2]
+    out[2] = a[0] * b[1] - a[1] * b[0]
+
+
+@_jit
+def right_jacobian_apply(omega, coefficients, x, out, work):
+    """Write J_r(Omega) x = [[A, 0], [Q_r, A]] x, closed form (``lie.se3_right_jacobian``).
+
+    With P = hat(w), R = hat(v) of Omega = (w, v) and ``coefficients`` (b, c1, c2, c3)
+    (`right_jacobian_coefficients`): A = I - b P + c1 P^2 and
+    Q_r = -R/2 + c1 (PR + RP - PRP) + c2 (3 PRP - PPR - RPP) + c3 (PRPP + PPRP)
+    (Barfoot's Q at (-w, -v)). ``work``: (10, 3) scratch; out must not be x.
+    """
+    b, c1, c2, c3 = coefficients[0], coefficients[1], coefficients[2], coefficients[3]
+    w, v = omega[:3], omega[3:]
+    xa, xl = x[:3], x[3:]
+    px, ppx, rx, prx, rpx, prpx, pprx, rppx, prppx, pprpx = (
+        work[0], work[1], work[2], work[3], work[4], work[5], work[6], work[7], work[8],
+        work[9])
+    _cross(w, xa, px)
+    _cross(w, px, ppx)
+    _cross(v, xa, rx)
+    _cross(w, rx, prx)
+    _cross(v, px, rpx)
+    _cross(w, rpx, prpx)
+    _cross(w, prx, pprx)
+    _cross(v, ppx, rppx)
+    _cross(w, rppx, prppx)
+    _cross(w, prpx, pprpx)
+    for i in range(3):
+        out[i] = xa[i] - b * px[i] + c1 * ppx[i]
+        out[3 + i] = (-0.5 * rx[i] + c1 * (prx[i] + rpx[i] - prpx[i])
+                      + c2 * (3.0 * prpx[i] - pprx[i] - rppx[i]) + c3 * (prppx[i] + pprpx[i]))
+    _cross(w, xl, px)
+    _cross(w, px, ppx)
+    for i in range(3):
+        out[3 + i] += xl[i] - b * px[i] + c1 * ppx[i]
 
 
 @_jit
@@ -272,21 +324,22 @@ def _rod_segment(model, data, k, start, m, q, v):
             phi[i, col] = value
             rate[i] += value * v[start + col]
     terms = series_terms(omega)
+    right_jacobian_coefficients(omega, data.coefficients)
     se3_exp(omega, data.R, data.p)
     _transport(data.R, data.p, data, data.count[0])
     # S = J_r(Omega) Phi into J's columns; s = J_r rate; bias J_r drift + D(Omega, rate)
     for col in range(m):
         for i in range(6):
             data.t2[i] = phi[i, col]
-        right_jacobian_apply(omega, terms, data.t2, data.t3, data.term, data.column)
+        right_jacobian_apply(omega, data.coefficients, data.t2, data.t3, data.work)
         for i in range(6):
             data.J[i, start + col] += data.t3[i]
-    right_jacobian_apply(omega, terms, rate, data.s, data.term, data.column)
+    right_jacobian_apply(omega, data.coefficients, rate, data.s, data.work)
     _add_motion(data, data.s)
     ad_apply(d1, d2, data.t2)
     for i in range(6):
         data.t2[i] *= 2.0 * c
-    right_jacobian_apply(omega, terms, data.t2, data.t3, data.term, data.column)
+    right_jacobian_apply(omega, data.coefficients, data.t2, data.t3, data.work)
     right_jacobian_rate(omega, terms, rate, data.t1, data.powers, data.partial, data.column)
     for i in range(6):
         data.alpha[i] += data.t3[i] + data.t1[i]
@@ -313,19 +366,20 @@ def mass_and_bias(model, data, q, v, gravity):
                                   + model.base_R[2, i] * model.gravity[2])
     count = 0
     for j in range(n):
-        data.mass[j, j] += model.armature[j]
         _transport(model.offset_R[j], model.offset_p[j], data, count)
-        for i in range(6):
-            data.t2[i] = model.joint_motion[j, i] * q[j]
-        se3_exp(data.t2, data.R, data.p)
-        data.cols[count] = j
-        count += 1
-        data.count[0] = count
-        _transport(data.R, data.p, data, count - 1)
-        for i in range(6):
-            data.J[i, j] += model.joint_motion[j, i]
-            data.s[i] = model.joint_motion[j, i] * v[j]
-        _add_motion(data, data.s)
+        ji = model.joint_index[j]
+        if ji >= 0:
+            data.mass[ji, ji] += model.armature[j]
+            for i in range(6):
+                data.t2[i] = model.joint_motion[j, i] * q[ji]
+            se3_exp(data.t2, data.R, data.p)
+            _transport(data.R, data.p, data, count)
+            data.cols[count] = ji
+            count += 1
+            for i in range(6):
+                data.J[i, ji] += model.joint_motion[j, i]
+                data.s[i] = model.joint_motion[j, i] * v[ji]
+            _add_motion(data, data.s)
         _accumulate(model.hub[j], data, count)
         start, m = model.strain_start[j], model.strain_count[j]
         for col in range(m):
@@ -344,12 +398,11 @@ def mass_and_bias(model, data, q, v, gravity):
 @_inline
 def forward_dynamics(model, data, q, v, u):
     """Write v' = M^-1 (B u - h) into data.acceleration; False if M is not positive definite."""
-    n = model.joint_motion.shape[0]
     nv = model.stiffness.shape[0]
     mass_and_bias(model, data, q, v, True)
     for r in range(nv):
         data.force[r] = -data.bias[r]
-    for j in range(n):
+    for j in range(u.shape[0]):        # the moving joints' coordinates come first
         data.force[j] += u[j]
     if not cholesky_factor(data.mass, data.chol, nv):
         return False

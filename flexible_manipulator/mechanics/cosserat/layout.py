@@ -13,6 +13,7 @@ from .rod import _REFERENCE
 
 MODEL_FIELDS = {
     'joint_motion': "(n, 6) the joint's twist per unit rate in its frame",
+    'joint_index': "(n,) int64 the joint's coordinate in q, -1 for a fixed joint",
     'offset_R': "(n, 3, 3) rotation of the joint frame at zero in the parent's tip frame",
     'offset_p': '(n, 3) position of the same [m]',
     'hub': '(n, 6, 6) inertia of the hub at the joint frame',
@@ -68,7 +69,8 @@ WORKSPACE_FIELDS = {
     'd1': '(6,) its rate B1 v',
     'd2': '(6,) B2 v',
     's': '(6,) relative twist of a joint or segment',
-    'term': '(6,) current term of a series',
+    'coefficients': '(4,) coefficients of the closed-form J_r of the segment',
+    'work': '(10, 3) scratch of J_r products',
     'powers': '(MAX_TERMS + 1, 6) ad_Omega^m Omega\'',
     'partial': '(6,) partial sum of a series',
     'column': '(6,) one column of J',
@@ -93,6 +95,7 @@ def model_arrays(chain):
     segments = sum(link.rod.segments for link in links)
     arrays = dict(
         joint_motion=np.array([link.motion for link in links]),
+        joint_index=np.array(chain.joint_index, dtype=np.int64),
         offset_R=np.array([link.offset[:3, :3] for link in links]),
         offset_p=np.array([link.offset[:3, 3] for link in links]),
         hub=np.array([link.hub for link in links]),
@@ -129,8 +132,9 @@ def workspace(nv, width):
     """Allocate a ``Workspace`` for nv coordinates and strain bases of at most ``width``."""
     shapes = dict(J=(6, nv), IJ=(6, nv), cols=(nv,), count=(1,), mass=(nv, nv), bias=(nv,),
                   chol=(nv, nv), force=(nv,), acceleration=(nv,), R=(3, 3), p=(3,),
-                  phi=(6, width), powers=(MAX_TERMS + 1, 6), stiff_M=(nv, nv),
-                  stiff_W=(nv, nv), stiff_chol=(nv, nv), stiff_rhs=(nv,), stiff_sol=(nv,))
+                  phi=(6, width), powers=(MAX_TERMS + 1, 6), coefficients=(4,), work=(10, 3),
+                  stiff_M=(nv, nv), stiff_W=(nv, nv), stiff_chol=(nv, nv), stiff_rhs=(nv,),
+                  stiff_sol=(nv,))
     return Workspace(**{name: np.zeros(shapes.get(name, (6,)),
                                        dtype=np.int64 if name in ('cols', 'count') else float)
                         for name in WORKSPACE_FIELDS})
