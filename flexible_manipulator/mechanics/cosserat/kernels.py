@@ -19,6 +19,7 @@ import math
 
 from .. import compiled, integrators
 from ..chain_kernels.linalg import cholesky_factor, cholesky_substitute
+from ..chain_kernels.spatial import cross
 from ..chain_kernels.steppers import stiff_factor, stiff_solve
 
 _jit, _inline = compiled.jit, compiled.inline
@@ -151,13 +152,6 @@ def right_jacobian_coefficients(omega, out):
 
 
 @_jit
-def _cross(a, b, out):
-    out[0] = a[1] * b[2] - a[2] * b[1]
-    out[1] = a[2] * b[0] - a[0] * b[2]
-    out[2] = a[0] * b[1] - a[1] * b[0]
-
-
-@_jit
 def right_jacobian_apply(omega, coefficients, x, out, work):
     """Write J_r(Omega) x = [[A, 0], [Q_r, A]] x, closed form (``lie.se3_right_jacobian``).
 
@@ -172,22 +166,22 @@ def right_jacobian_apply(omega, coefficients, x, out, work):
     px, ppx, rx, prx, rpx, prpx, pprx, rppx, prppx, pprpx = (
         work[0], work[1], work[2], work[3], work[4], work[5], work[6], work[7], work[8],
         work[9])
-    _cross(w, xa, px)
-    _cross(w, px, ppx)
-    _cross(v, xa, rx)
-    _cross(w, rx, prx)
-    _cross(v, px, rpx)
-    _cross(w, rpx, prpx)
-    _cross(w, prx, pprx)
-    _cross(v, ppx, rppx)
-    _cross(w, rppx, prppx)
-    _cross(w, prpx, pprpx)
+    cross(w, xa, px)
+    cross(w, px, ppx)
+    cross(v, xa, rx)
+    cross(w, rx, prx)
+    cross(v, px, rpx)
+    cross(w, rpx, prpx)
+    cross(w, prx, pprx)
+    cross(v, ppx, rppx)
+    cross(w, rppx, prppx)
+    cross(w, prpx, pprpx)
     for i in range(3):
         out[i] = xa[i] - b * px[i] + c1 * ppx[i]
         out[3 + i] = (-0.5 * rx[i] + c1 * (prx[i] + rpx[i] - prpx[i])
                       + c2 * (3.0 * prpx[i] - pprx[i] - rppx[i]) + c3 * (prppx[i] + pprpx[i]))
-    _cross(w, xl, px)
-    _cross(w, px, ppx)
+    cross(w, xl, px)
+    cross(w, px, ppx)
     for i in range(3):
         out[3 + i] += xl[i] - b * px[i] + c1 * ppx[i]
 
