@@ -35,7 +35,7 @@ def cantilever(orders, points=None, rotary=1e-12, length=L):
 
 def tip_under(chain, loads):
     q = static_equilibrium(chain, np.zeros(chain.nq), loads, gravity=False)
-    g = chain.section_pose(q, 0, chain.links[0].rod.length)
+    g = chain.section_pose(q, 0, chain.parts[0].rod.length)
     return math.atan2(g[1, 0], g[0, 0]), g[:3, 3], q
 
 
@@ -123,7 +123,8 @@ def test_small_amplitude_frequencies_are_the_beam_theory_ones():
 
 
 def mixed_chain(gravity=(0.0, 0.0, -9.81)):
-    """Two links, every strain kind, a y-axis elbow with an offset, hubs and payloads."""
+    """Every strain kind, a y-axis elbow with an offset, a prismatic joint, a rigid link,
+    hubs and payloads."""
     def rod(length, orders, points=None):
         section = Section(0.5, [1e-4, 5e-5, 5e-5], [5.0, 3.0, 3.0, 1e4, 8e3, 8e3])
         return CosseratRod(StrainBasis(orders, length), section, points)
@@ -136,7 +137,10 @@ def mixed_chain(gravity=(0.0, 0.0, -9.81)):
                           offset=lie.se3_exp(np.array([0.0, 0.0, 0.3, 0.02, 0.0, 0.0])),
                           payload=rigid_inertia(0.1, [0.0, 0.0, 0.0], np.eye(3) * 1e-5)),
              CosseratLink('slide', rod(0.2, {'bending_z': 0}), joint=PRISMATIC,
-                          axis=(1.0, 0.0, 0.0))]
+                          axis=(1.0, 0.0, 0.0)),
+             CosseratLink('rigid', None, axis=(0.0, 1.0, 0.0), length=0.3,
+                          hub=rigid_inertia(0.2, [0.15, 0.01, 0.0], np.eye(3) * 1e-3),
+                          payload=rigid_inertia(0.05, [0.0, 0.0, 0.02], np.eye(3) * 1e-5))]
     return CosseratChain(links, gravity=gravity)
 
 
@@ -147,7 +151,7 @@ def test_the_equations_are_lagrangian():
     rng = np.random.default_rng(1)
     q, v = 0.3 * rng.normal(size=chain.nq), rng.normal(size=chain.nv)
     eps = 1e-6
-    for j, X in [(0, 0.6), (1, 0.25), (1, 0.4), (2, 0.1)]:
+    for j, X in [(0, 0.6), (1, 0.25), (1, 0.4), (2, 0.1), (3, 0.2)]:
         rate = (chain.section_pose(q + eps * v, j, X) - chain.section_pose(q - eps * v, j, X))
         twist = lie.se3_vee(np.linalg.inv(chain.section_pose(q, j, X)) @ rate / (2 * eps))
         np.testing.assert_allclose(chain.section_jacobian(q, j, X) @ v, twist, atol=1e-8)
@@ -174,7 +178,8 @@ def test_the_kernels_equal_the_reference():
     data = chain.create_data()
     rng = np.random.default_rng(2)
     for _ in range(3):
-        q, v, u = 0.3 * rng.normal(size=chain.nq), rng.normal(size=chain.nv), rng.normal(size=3)
+        q, v = 0.3 * rng.normal(size=chain.nq), rng.normal(size=chain.nv)
+        u = rng.normal(size=chain.nu)
         mass = chain.mass_matrix(data, q)
         np.testing.assert_allclose(mass, chain.reference_mass_matrix(q), atol=1e-13)
         bias = chain.bias_forces(data, q, v)
@@ -192,7 +197,7 @@ def test_a_spinning_straight_link_only_stretches():
     orders = {'torsion': 2, 'bending_y': 2, 'bending_z': 2, 'extension': 3, 'shear_y': 2,
               'shear_z': 2}
     chain = cantilever(orders)
-    basis = chain.links[0].rod.basis
+    basis = chain.parts[0].rod.basis
     omega = 3.0
     v = np.zeros(chain.nv)
     v[0] = omega
@@ -293,7 +298,7 @@ def spin_up_deflection(model, spin):
         chain = CosseratChain([CosseratLink('beam', rod)], gravity=(0.0, 0.0, 0.0))
 
         def tip(x):
-            return rod.section_pose(x[1:], length)[1, 3]
+            return chain.section_pose(x, 0, length)[1, 3]
     else:
         chain = single_link(length, 1.2, 1.4e4, (3, 0), stiffening=True)
 

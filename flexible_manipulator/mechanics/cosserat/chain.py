@@ -47,18 +47,21 @@ def rigid_inertia(mass, com, inertia):
 class CosseratLink:
     """One link of a ``CosseratChain``: offset, joint, hub, rod, payload (module doc).
 
-    ``offset``: 4x4 pose of the joint frame at zero joint coordinate in the parent's tip
-    frame; ``joint``: REVOLUTE, PRISMATIC or FIXED (a clamp: no coordinate); ``axis``: unit
-    axis in the joint frame;
-    ``hub``, ``payload``: 6 x 6 inertias (``rigid_inertia``) at the joint and tip frames;
-    ``damping`` [N m s/rad or N s/m] and ``armature`` [kg m^2 or kg] of the joint.
+    ``rod``: its ``CosseratRod``, or None for a rigid link of ``length`` [m] (its tip frame
+    at (length, 0, 0) of the joint frame); ``offset``: 4x4 pose of the joint frame at zero
+    joint coordinate in the parent's tip frame; ``joint``: REVOLUTE, PRISMATIC or FIXED (a
+    clamp: no coordinate); ``axis``: unit axis in the joint frame; ``hub``, ``payload``:
+    6 x 6 inertias (``rigid_inertia``) at the joint and tip frames; ``damping``
+    [N m s/rad or N s/m] and ``armature`` [kg m^2 or kg] of the joint.
     """
 
     def __init__(self, name, rod, joint=REVOLUTE, axis=(0.0, 0.0, 1.0), offset=None,
-                 hub=None, payload=None, damping=0.0, armature=0.0):
-        """Check the joint type and axis."""
-        if not isinstance(rod, CosseratRod):
-            raise TypeError(f'link {name!r}: rod must be a CosseratRod')
+                 hub=None, payload=None, damping=0.0, armature=0.0, length=None):
+        """Check the joint type, the axis and the rod."""
+        if rod is not None and not isinstance(rod, CosseratRod):
+            raise TypeError(f'link {name!r}: rod must be a CosseratRod or None')
+        if rod is None and not (length is not None and length >= 0.0):
+            raise ValueError(f'link {name!r}: a rigid link needs its length >= 0')
         if joint not in (REVOLUTE, PRISMATIC, FIXED):
             raise ValueError(f'link {name!r}: joint must be {REVOLUTE!r}, {PRISMATIC!r} or '
                              f'{FIXED!r}, got {joint!r}')
@@ -66,6 +69,8 @@ class CosseratLink:
         if axis.shape != (3,) or not np.isclose(np.linalg.norm(axis), 1.0):
             raise ValueError(f'link {name!r}: axis must be a unit 3-vector, got {axis}')
         self.name, self.rod, self.joint, self.axis = name, rod, joint, axis
+        self.length = rod.length if rod is not None else float(length)
+        self.size = rod.size if rod is not None else 0
         self.offset = np.eye(4) if offset is None else np.asarray(offset, dtype=float)
         self.hub = np.zeros((6, 6)) if hub is None else np.asarray(hub, dtype=float)
         self.payload = np.zeros((6, 6)) if payload is None else np.asarray(payload, dtype=float)
@@ -79,6 +84,39 @@ class CosseratLink:
     def joint_pose(self, theta):
         """exp(theta hat(motion)): the joint's motion at coordinate ``theta``."""
         return lie.se3_exp(theta * self.motion)
+
+    def steps(self, q, v=None):
+        """Per segment: relative pose (4x4), S_k (6 x size), c_k (6) (``rod.steps_at``).
+
+        A rigid link is one segment: the translation by its length, no strain.
+        """
+        if self.rod is None:
+            return _translation(self.length)[None], np.zeros((1, 6, 0)), np.zeros((1, 6))
+        return self.rod.steps_at(q, v)
+
+    def node_inertias(self):
+        """Section inertia carried at the end of each segment (zero at the tip)."""
+        if self.rod is None:
+            return np.zeros((1, 6, 6))
+        return self.rod.weights[1:, None, None] * self.rod.section.inertia
+
+    def section_steps(self, q, X):
+        """(poses, S) of the steps from the joint frame to the section at X [m]."""
+        if not 0.0 <= X <= self.length:
+            raise ValueError(f'abscissa {X!r} m outside link {self.name!r} [0, '
+                             f'{self.length}] m')
+        if self.rod is None:
+            return [_translation(X)], [np.zeros((6, 0))]
+        rod = self.rod
+        poses, motions, _ = rod.steps_at(q)
+        k = min(int(np.searchsorted(rod.nodes, X, side='right')) - 1, rod.segments - 1)
+        poses, motions = list(poses[:k]), list(motions[:k])
+        h = X - rod.nodes[k]
+        if h > 0.0:
+            pose, motion = rod.partial_step(q, rod.nodes[k], h)
+            poses.append(pose)
+            motions.append(motion)
+        return poses, motions
 
 
 class Bodies:
@@ -103,36 +141,37 @@ class CosseratChain:
     ``base``: 4x4 pose of the base frame in the world; ``gravity``: world gravity [m/s^2].
     """
 
-    def __init__(self, links, base=None, gravity=(0.0, 0.0, -9.80665)):
+    def __init__(self, parts, base=None, gravity=(0.0, 0.0, -9.80665)):
         """Lay out the coordinates: joints first, then each link's strains."""
-        if not links:
+        if not parts:
             raise ValueError('a chain needs at least one link')
-        self.links = list(links)
+        self.parts = list(parts)
         self.base = np.eye(4) if base is None else np.asarray(base, dtype=float)
         self.gravity = np.asarray(gravity, dtype=float)
         # the moving joints' coordinates come first, in link order; -1: a fixed joint
         self.joint_index, moving = [], 0
-        for link in self.links:
+        for link in self.parts:
             self.joint_index.append(moving if link.joint != FIXED else -1)
             moving += link.joint != FIXED
         self.n_joints = moving
         starts, start = [], self.n_joints
-        for link in self.links:
+        for link in self.parts:
             starts.append(start)
-            start += link.rod.size
+            start += link.size
         self.strain_start = starts
         self.nq = self.nv = start
         self.nu = self.n_joints
-        self.coordinate_names = ([link.name + '_joint' for link in self.links
+        self.coordinate_names = ([link.name + '_joint' for link in self.parts
                                   if link.joint != FIXED]
-                                 + [f'{link.name}_{name}' for link in self.links
-                                    for name in link.rod.basis.names])
+                                 + [f'{link.name}_{name}' for link in self.parts
+                                    if link.rod is not None for name in link.rod.basis.names])
         self.stiffness = np.zeros((self.nv, self.nv))
         self.damping = np.zeros((self.nv, self.nv))
-        for j, link in enumerate(self.links):
+        for j, link in enumerate(self.parts):
             cols = self._strains(j)
-            self.stiffness[cols, cols] = link.rod.stiffness_matrix
-            self.damping[cols, cols] = link.rod.damping_matrix
+            if link.rod is not None:
+                self.stiffness[cols, cols] = link.rod.stiffness_matrix
+                self.damping[cols, cols] = link.rod.damping_matrix
             if self.joint_index[j] >= 0:
                 self.damping[self.joint_index[j], self.joint_index[j]] = link.damping
         self.arrays = layout.model_arrays(self)
@@ -140,7 +179,7 @@ class CosseratChain:
 
     def _strains(self, j):
         start = self.strain_start[j]
-        return slice(start, start + self.links[j].rod.size)
+        return slice(start, start + self.parts[j].size)
 
     def _check(self, q, v=None):
         q = np.asarray(q, dtype=float)
@@ -163,7 +202,7 @@ class CosseratChain:
         if gravity:
             bias[3:] = -pose[:3, :3].T @ self.gravity     # upward base acceleration
         jacobian = np.zeros((6, self.nv))
-        for j, link in enumerate(self.links):
+        for j, link in enumerate(self.parts):
             pose, twist, bias, jacobian = _moved(link.offset, pose, twist, bias, jacobian)
             i = self.joint_index[j]
             if i >= 0:
@@ -174,17 +213,16 @@ class CosseratChain:
                 twist += step
                 bias += _ad(twist) @ step
             bodies.add(pose, twist, bias, jacobian, link.hub)
-            rod, cols = link.rod, self._strains(j)
-            poses, motions, offsets = rod.steps_at(q[cols], None if v is None else v[cols])
-            for k in range(rod.segments):
+            cols = self._strains(j)
+            poses, motions, offsets = link.steps(q[cols], None if v is None else v[cols])
+            for k, inertia in enumerate(link.node_inertias()):
                 pose, twist, bias, jacobian = _moved(poses[k], pose, twist, bias, jacobian)
                 jacobian[:, cols] += motions[k]
                 step = motions[k] @ rates[cols]
                 twist += step
                 bias += _ad(twist) @ step + offsets[k]
-                if rod.masses[k + 1] > 0.0:
-                    bodies.add(pose, twist, bias, jacobian,
-                               rod.weights[k + 1] * rod.section.inertia)
+                if inertia[5, 5] > 0.0:
+                    bodies.add(pose, twist, bias, jacobian, inertia)
             bodies.add(pose, twist, bias, jacobian, link.payload)
         return bodies
 
@@ -192,7 +230,7 @@ class CosseratChain:
         """M(q) (nv x nv) [kg m^2, kg, ...] from `forward_pass` (the readable reference)."""
         bodies = self.forward_pass(q, gravity=False)
         M = sum(J.T @ I @ J for J, I in zip(bodies.jacobians, bodies.inertias))
-        for j, link in enumerate(self.links):
+        for j, link in enumerate(self.parts):
             if self.joint_index[j] >= 0:
                 M[self.joint_index[j], self.joint_index[j]] += link.armature
         return M
@@ -275,59 +313,47 @@ class CosseratChain:
         """World poses (4x4) of each link's joint frame and tip frame: two lists."""
         q, _ = self._check(q)
         roots, tips, pose = [], [], self.base.copy()
-        for j, link in enumerate(self.links):
+        for j, link in enumerate(self.parts):
             pose = pose @ link.offset @ self._joint_pose(j, q)
             roots.append(pose)
-            pose = pose @ link.rod.section_pose(q[self._strains(j)], link.rod.length)
+            for step in link.section_steps(q[self._strains(j)], link.length)[0]:
+                pose = pose @ step
             tips.append(pose)
         return roots, tips
 
     def section_pose(self, q, j, X):
         """World pose (4x4) of the section at arc length X [m] of link j."""
-        roots, _ = self.link_frames(q)
-        return roots[j] @ self.links[j].rod.section_pose(q[self._strains(j)], X)
+        pose = self.link_frames(q)[0][j]
+        for step in self.parts[j].section_steps(q[self._strains(j)], X)[0]:
+            pose = pose @ step
+        return pose
 
     def section_jacobian(self, q, j, X):
-        """Body Jacobian (6 x nv) of the section at X [m] of link j (eta = J v).
-
-        From the pass's frame at the last node before X, one Magnus step to X.
-        """
+        """Body Jacobian (6 x nv) of the section at X [m] of link j (eta = J v)."""
         q, _ = self._check(q)
-        rod, cols = self.links[j].rod, self._strains(j)
-        root_j = self._root_jacobian(q, j)
-        poses, motions, _ = rod.steps_at(q[cols])
-        k = min(int(np.searchsorted(rod.nodes, X, side='right')) - 1, rod.segments - 1)
-        J = root_j
-        for i in range(k):
-            J = lie.se3_adjoint_inv(poses[i]) @ J
-            J[:, cols] += motions[i]
-        h = X - rod.nodes[k]
-        if h > 0.0:
-            sub = _partial_step(rod, q[cols], rod.nodes[k], h)
-            J = lie.se3_adjoint_inv(sub[0]) @ J
-            J[:, cols] += sub[1]
-        return J
-
-    def _root_jacobian(self, q, j):
         jacobian = np.zeros((6, self.nv))
-        pose, twist, bias = self.base.copy(), np.zeros(6), np.zeros(6)
-        for i, link in enumerate(self.links[:j + 1]):
-            if i > 0:
-                prev = self.links[i - 1].rod
-                poses, motions, _ = prev.steps_at(q[self._strains(i - 1)])
-                for k in range(prev.segments):
-                    pose, twist, bias, jacobian = _moved(poses[k], pose, twist, bias, jacobian)
-                    jacobian[:, self._strains(i - 1)] += motions[k]
-            pose, twist, bias, jacobian = _moved(link.offset @ self._joint_pose(i, q), pose,
-                                                 twist, bias, jacobian)
+        zero = np.zeros(6)
+        for i, link in enumerate(self.parts[:j + 1]):
+            if i > 0:           # through link i - 1 to its tip
+                prev = self.parts[i - 1]
+                cols = self._strains(i - 1)
+                for pose, motion in zip(*prev.section_steps(q[cols], prev.length)):
+                    jacobian = _moved(pose, np.eye(4), zero, zero, jacobian)[3]
+                    jacobian[:, cols] += motion
+            jacobian = _moved(link.offset @ self._joint_pose(i, q), np.eye(4), zero, zero,
+                              jacobian)[3]
             if self.joint_index[i] >= 0:
                 jacobian[:, self.joint_index[i]] += link.motion
+        cols = self._strains(j)
+        for pose, motion in zip(*self.parts[j].section_steps(q[cols], X)):
+            jacobian = _moved(pose, np.eye(4), zero, zero, jacobian)[3]
+            jacobian[:, cols] += motion
         return jacobian
 
     def _joint_pose(self, j, q):
         """Pose of link j's joint motion at q (the identity for a fixed joint)."""
         i = self.joint_index[j]
-        return self.links[j].joint_pose(q[i]) if i >= 0 else np.eye(4)
+        return self.parts[j].joint_pose(q[i]) if i >= 0 else np.eye(4)
 
 
 def _result(array, out):
@@ -337,18 +363,14 @@ def _result(array, out):
     return out
 
 
+def _translation(x):
+    """Pose (4x4) of the translation by x [m] along the link's x axis."""
+    pose = np.eye(4)
+    pose[0, 3] = x
+    return pose
+
+
 def _moved(g, pose, twist, bias, jacobian):
     """Carry the frame state to the frame g (4x4) relative to it (no relative motion)."""
     X = lie.se3_adjoint_inv(g)
     return pose @ g, X @ twist, X @ bias, X @ jacobian
-
-
-def _partial_step(rod, q, start, h):
-    """(pose, S) of one Magnus step of length h [m] from the arc length ``start``."""
-    Z = start + np.array([0.5 - np.sqrt(3.0) / 6.0, 0.5 + np.sqrt(3.0) / 6.0]) * h
-    B1, B2 = rod.basis.matrix(Z)
-    xi1, xi2 = rod.basis.strain(q, Z)
-    c = np.sqrt(3.0) / 12.0 * h * h
-    omega = 0.5 * h * (xi1 + xi2) + c * (_ad(xi1) @ xi2)
-    phi = 0.5 * h * (B1 + B2) + c * (_ad(xi1) @ B2 - _ad(xi2) @ B1)
-    return lie.se3_exp(omega), lie.se3_right_jacobian(omega) @ phi

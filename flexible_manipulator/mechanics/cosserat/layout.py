@@ -89,10 +89,10 @@ Workspace = _documented('Workspace', WORKSPACE_FIELDS,
 
 def model_arrays(chain):
     """Build the ``Model`` of a ``chain.CosseratChain`` (K and D must be diagonal)."""
-    links = chain.links
+    links = chain.parts
     n = len(links)
-    width = max(link.rod.size for link in links)
-    segments = sum(link.rod.segments for link in links)
+    width = max([1] + [link.size for link in links])
+    segments = sum(link.node_inertias().shape[0] for link in links)
     arrays = dict(
         joint_motion=np.array([link.motion for link in links]),
         joint_index=np.array(chain.joint_index, dtype=np.int64),
@@ -102,9 +102,10 @@ def model_arrays(chain):
         payload=np.array([link.payload for link in links]),
         armature=np.array([link.armature for link in links]),
         strain_start=np.array(chain.strain_start, dtype=np.int64),
-        strain_count=np.array([link.rod.size for link in links], dtype=np.int64),
+        strain_count=np.array([link.size for link in links], dtype=np.int64),
         segment_start=np.zeros(n, dtype=np.int64),
-        segment_count=np.array([link.rod.segments for link in links], dtype=np.int64),
+        segment_count=np.array([link.node_inertias().shape[0] for link in links],
+                               dtype=np.int64),
         seg_h=np.zeros(segments), seg_B1=np.zeros((segments, 6, width)),
         seg_B2=np.zeros((segments, 6, width)), node_inertia=np.zeros((segments, 6, 6)),
         reference=_REFERENCE.copy(), base_R=chain.base[:3, :3].copy(),
@@ -117,14 +118,17 @@ def model_arrays(chain):
                              f'{off:.3g}); the kernels need Legendre strains on a uniform rod')
     start = 0
     for j, link in enumerate(links):
-        rod = link.rod
+        count = arrays['segment_count'][j]
         arrays['segment_start'][j] = start
-        span = slice(start, start + rod.segments)
-        arrays['seg_h'][span] = rod.steps
-        arrays['seg_B1'][span, :, :rod.size] = rod.B1
-        arrays['seg_B2'][span, :, :rod.size] = rod.B2
-        arrays['node_inertia'][span] = rod.weights[1:, None, None] * rod.section.inertia
-        start += rod.segments
+        span = slice(start, start + count)
+        arrays['node_inertia'][span] = link.node_inertias()
+        if link.rod is None:        # one strain-free step: the translation by the length
+            arrays['seg_h'][span] = link.length
+        else:
+            arrays['seg_h'][span] = link.rod.steps
+            arrays['seg_B1'][span, :, :link.size] = link.rod.B1
+            arrays['seg_B2'][span, :, :link.size] = link.rod.B2
+        start += count
     return Model(**{name: np.ascontiguousarray(arrays[name]) for name in MODEL_FIELDS})
 
 

@@ -154,23 +154,15 @@ class CosseratRod:
             bias = np.einsum('kab,kb->ka', right, drift) + right_jacobian_rate(omega, rate)
         return poses, motion, bias
 
-    def section_pose(self, q, X):
-        """Pose g(X) (4x4) of the section at X [m] in the link's root frame."""
-        if not 0.0 <= X <= self.length:
-            raise ValueError(f'abscissa {X!r} m outside the link [0, {self.length}] m')
-        k = int(np.searchsorted(self.nodes, X, side='right')) - 1
-        k = min(k, self.segments - 1)
-        poses, _, _ = self.steps_at(q)
-        g = np.eye(4)
-        for pose in poses[:k]:
-            g = g @ pose
-        h = X - self.nodes[k]
-        if h > 0.0:
-            Z = self.nodes[k] + np.array(_GAUSS_2) * h
-            xi1, xi2 = self.basis.strain(q, Z)
-            omega = 0.5 * h * (xi1 + xi2) + math.sqrt(3.0) / 12.0 * h * h * _bracket(xi1, xi2)
-            g = g @ lie.se3_exp(omega)
-        return g
+    def partial_step(self, q, start, h):
+        """(pose, S) of one Magnus step of length h [m] from the arc length ``start``."""
+        Z = start + np.array(_GAUSS_2) * h
+        B1, B2 = self.basis.matrix(Z)
+        xi1, xi2 = self.basis.strain(q, Z)
+        c = math.sqrt(3.0) / 12.0 * h * h
+        omega = 0.5 * h * (xi1 + xi2) + c * _bracket(xi1, xi2)
+        phi = 0.5 * h * (B1 + B2) + c * (_ad(xi1) @ B2 - _ad(xi2) @ B1)
+        return lie.se3_exp(omega), lie.se3_right_jacobian(omega) @ phi
 
     def elastic_energy(self, q):
         """(1/2) q^T K q [J]."""
