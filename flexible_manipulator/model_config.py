@@ -28,6 +28,17 @@ A model file of ``type: serial_chain`` describes one serial chain (see
         payload: {mass: 0.1, com: [0, 0, 0], inertia: [...]}   # rigid, at the tip frame
         frames: 4                    # section frames along the link on TF
 
+A link may instead be a geometrically exact (Cosserat) rod, ``rod:`` in place of ``beam:``
+(then no link of the chain has a beam, the base is fixed, and a joint may be ``type:
+fixed``, a clamp)::
+
+        rod:
+          material: {density: 1100, young_modulus: 2.0e6, shear_modulus: 6.7e5}  # SI
+          section: {shape: circle, radius: 0.015}    # or {shape: rectangle, width, height}
+          strains: {bending_z: 4, extension: 1}     # active strains: Legendre order each
+          points: 12                  # optional: Gauss nodes (default 2 (p + 1) + 2)
+          damping_time: 0.0           # optional: Kelvin-Voigt relaxation time [s]
+
 Files of ``type: servo_rigid_body`` or ``type: servo_sleigh`` describe a servoconstraint
 system instead (see `servo_model_from_dict`).
 
@@ -46,6 +57,9 @@ import yaml
 
 from .mechanics.beam_modes import MAX_MODES
 from .mechanics.chain import Beam, Joint, Link, RigidBody, SerialChain
+from .mechanics.cosserat.chain import CosseratChain
+from .mechanics.cosserat.rod import CosseratRod, Section
+from .mechanics.cosserat.strain_basis import StrainBasis
 from .mechanics.servo import REALIZATIONS, ServoRigidBody, ServoSleigh
 
 
@@ -133,7 +147,7 @@ def _body(spec, field):
                      inertia=_inertia(spec.get('inertia', [0.0] * 6), f'{field}.inertia'))
 
 
-JOINT_TYPES = ('revolute', 'prismatic')
+JOINT_TYPES = ('revolute', 'prismatic', 'fixed')      # fixed: Cosserat rods only
 
 
 def _joint(spec, field):
@@ -194,26 +208,93 @@ def _beam(spec, field):
                 quadrature_points=points)
 
 
+def _section(spec, field):
+    """Section constants of a rod's material and shape (`cosserat.rod.Section`).
+
+    Circle of radius r: A = pi r^2, I_y = I_z = pi r^4/4, torsion J = pi r^4/2, Cowper's
+    shear coefficient k = 6 (1 + nu)/(7 + 6 nu). Rectangle ``width`` (along y) x ``height``
+    (along z): I_y = w h^3/12, I_z = h w^3/12, J = a b^3 (1/3 - 0.21 (b/a)(1 - b^4/12a^4))
+    (a >= b its sides), k = 10 (1 + nu)/(12 + 11 nu); nu = E/(2 G) - 1.
+    """
+    check_keys(spec, field, required=('material', 'section', 'strains'),
+               optional=('points', 'damping_time'))
+    material, shape = spec['material'], spec['section']
+    check_keys(material, f'{field}.material',
+               required=('density', 'young_modulus', 'shear_modulus'))
+    rho, young, shear = (number(material[key], f'{field}.material.{key}', 0.0,
+                                strict_minimum=True)
+                         for key in ('density', 'young_modulus', 'shear_modulus'))
+    poisson = young / (2.0 * shear) - 1.0
+    if not -1.0 < poisson <= 0.5:
+        raise ConfigError(f'{field}.material.shear_modulus: E/(2G) - 1 = {poisson:.3g} is not '
+                          'a Poisson ratio in (-1, 0.5]')
+    kind = shape.get('shape') if isinstance(shape, dict) else None
+    if kind == 'circle':
+        check_keys(shape, f'{field}.section', required=('shape', 'radius'))
+        r = number(shape['radius'], f'{field}.section.radius', 0.0, strict_minimum=True)
+        area, bend_y = math.pi * r ** 2, math.pi * r ** 4 / 4.0
+        bend_z, torsion = bend_y, 2.0 * bend_y
+        factor = 6.0 * (1.0 + poisson) / (7.0 + 6.0 * poisson)
+    elif kind == 'rectangle':
+        check_keys(shape, f'{field}.section', required=('shape', 'width', 'height'))
+        w, h = (number(shape[key], f'{field}.section.{key}', 0.0, strict_minimum=True)
+                for key in ('width', 'height'))
+        area, bend_y, bend_z = w * h, w * h ** 3 / 12.0, h * w ** 3 / 12.0
+        a, b = max(w, h), min(w, h)
+        torsion = a * b ** 3 * (1.0 / 3.0 - 0.21 * b / a * (1.0 - b ** 4 / (12.0 * a ** 4)))
+        factor = 10.0 * (1.0 + poisson) / (12.0 + 11.0 * poisson)
+    else:
+        raise ConfigError(f'{field}.section.shape: expected circle or rectangle, got {kind!r}')
+    damping = number(spec.get('damping_time', 0.0), f'{field}.damping_time', 0.0)
+    return Section(rho * area, rho * np.array([bend_y + bend_z, bend_y, bend_z]),
+                   [shear * torsion, young * bend_y, young * bend_z, young * area,
+                    factor * shear * area, factor * shear * area], damping)
+
+
+def _rod(spec, field, length):
+    section = _section(spec, field)
+    strains = spec['strains']
+    if not isinstance(strains, dict):
+        raise ConfigError(f'{field}.strains: expected a mapping strain: order, got {strains!r}')
+    points = spec.get('points')
+    if points is not None and (isinstance(points, bool) or not isinstance(points, int)
+                               or not 1 <= points <= 200):
+        raise ConfigError(f'{field}.points: expected an integer from 1 to 200, got {points!r}')
+    try:
+        return CosseratRod(StrainBasis(strains, length), section, points)
+    except ValueError as error:
+        raise ConfigError(f'{field}.strains: {error}') from None
+
+
 def _link(spec, field):
     check_keys(spec, field, required=('name', 'joint', 'length'),
-               optional=('mass', 'com', 'inertia', 'beam', 'payload', 'frames'))
+               optional=('mass', 'com', 'inertia', 'beam', 'rod', 'payload', 'frames'))
     body = _body({k: spec[k] for k in ('mass', 'com', 'inertia') if k in spec}, field)
     beam = _beam(spec['beam'], f'{field}.beam') if 'beam' in spec else None
+    length = number(spec['length'], f'{field}.length', 0.0, strict_minimum=True)
+    if 'rod' in spec and beam is not None:
+        raise ConfigError(f'{field}.rod: a link has a beam (floating frame) or a rod '
+                          '(Cosserat), not both')
+    rod = _rod(spec['rod'], f'{field}.rod', length) if 'rod' in spec else None
     frames = spec.get('frames', 0)
     if isinstance(frames, bool) or not isinstance(frames, int) or not 0 <= frames <= 50:
         raise ConfigError(f'{field}.frames: expected an integer from 0 to 50, got {frames!r}')
     link = Link(name=name(spec['name'], f'{field}.name'),
-                joint=_joint(spec['joint'], f'{field}.joint'),
-                length=number(spec['length'], f'{field}.length', 0.0, strict_minimum=True),
+                joint=_joint(spec['joint'], f'{field}.joint'), length=length,
                 body=body, beam=beam,
-                payload=_body(spec.get('payload', {}), f'{field}.payload'), frames=frames)
+                payload=_body(spec.get('payload', {}), f'{field}.payload'), frames=frames,
+                rod=rod)
+    if link.joint.type == 'fixed' and rod is None:
+        raise ConfigError(f'{field}.joint.type: a fixed joint (a clamp) is for a Cosserat '
+                          'link (rod:)')
     axis = np.asarray(link.joint.axis)
     inertia = body.inertia_about_origin()
-    if beam is None and link.joint.type == 'revolute' and axis @ inertia @ axis <= 0.0:
+    rigid = beam is None and rod is None
+    if rigid and link.joint.type == 'revolute' and axis @ inertia @ axis <= 0.0:
         # Otherwise the mass matrix is singular whenever this link's joint moves alone.
         raise ConfigError(f'{field}.inertia: the link has no rotational inertia about its '
                           'joint axis')
-    if beam is None and link.joint.type == 'prismatic' and body.mass <= 0.0:
+    if rigid and link.joint.type == 'prismatic' and body.mass <= 0.0:
         raise ConfigError(f'{field}.mass: a link on a prismatic joint needs mass > 0')
     return link
 
@@ -277,6 +358,8 @@ def model_from_dict(spec, source='model'):
                                   'is used twice')
             frames |= owned
             joints.add(link.joint.name)
+        if any(link.rod is not None for link in chain):
+            _check_cosserat(chain, floating)
     except ConfigError as error:
         raise ConfigError(f'{source}: {error}') from None
     # URDF rpy: fixed-axis roll, pitch, yaw, i.e. R = Rz(yaw) Ry(pitch) Rx(roll).
@@ -285,10 +368,23 @@ def model_from_dict(spec, source='model'):
     gravity = gravity_world if floating else base_rotation.T @ gravity_world
     for i, link in enumerate(chain):
         _check_sag(link, float(np.linalg.norm(gravity_world)), f'{source}: links[{i}]')
+    if any(link.rod is not None for link in chain):
+        return CosseratChain.from_links(spec['name'], chain, gravity, base_frame, base_xyz,
+                                        base_rpy, tool_frame)
     return SerialChain(spec['name'], chain, gravity_base=gravity,
                        base_frame=base_frame, base_xyz=base_xyz, base_rpy=base_rpy,
                        tool_frame=tool_frame, geometric_stiffening=stiffening,
                        floating_base=base_body)
+
+
+def _check_cosserat(chain, floating):
+    """Refuse what Cosserat chains do not do yet: floating-frame beams, a floating base."""
+    if floating:
+        raise ConfigError('base.floating: a chain with Cosserat links (rod:) has a fixed base')
+    for i, link in enumerate(chain):
+        if link.beam is not None:
+            raise ConfigError(f'links[{i}].beam: a chain with Cosserat links (rod:) cannot '
+                              'have floating-frame beams yet; make this link a rod too')
 
 
 # Largest gravity sag / length for which the floating-frame model (moderate deflections,

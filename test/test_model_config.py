@@ -303,8 +303,57 @@ BAD_FLEXIBLE_SPECS = [
 ] + [(f'quadrature_points {value!r}', _set(B0 + ['quadrature_points'], value),
       'links[0].beam.quadrature_points') for value in (-1, 201, 2.5, True, 'auto')]
 
-CASES = ([(MODEL_FILE,) + case for case in BAD_SPECS]
-         + [(FLEXIBLE_FILE,) + case for case in BAD_FLEXIBLE_SPECS])
+R0 = L0 + ['rod']
+BAD_SOFT_SPECS = [
+    ('rod density zero', _set(R0 + ['material', 'density'], 0.0),
+     'links[0].rod.material.density'),
+    ('rod E negative', _set(R0 + ['material', 'young_modulus'], -1.0),
+     'links[0].rod.material.young_modulus'),
+    ('rod Poisson ratio 1', _set(R0 + ['material', 'shear_modulus'], 5.0e5),
+     'links[0].rod.material.shear_modulus'),
+    ('rod radius zero', _set(R0 + ['section', 'radius'], 0.0), 'links[0].rod.section.radius'),
+    ('rod section shape', _set(R0 + ['section', 'shape'], 'hexagon'),
+     'links[0].rod.section.shape'),
+    ('rod no strain', _set(R0 + ['strains'], {}), 'links[0].rod.strains'),
+    ('rod order 13', _set(R0 + ['strains'], {'bending_y': 13}), 'links[0].rod.strains'),
+    ('rod strain typo', _set(R0 + ['strains'], {'bend_y': 2}), 'links[0].rod.strains'),
+    ('rod points 0', _set(R0 + ['points'], 0), 'links[0].rod.points'),
+    ('rod damping negative', _set(R0 + ['damping_time'], -1.0), 'links[0].rod.damping_time'),
+    ('rod and beam', _set(L0 + ['beam'], {'linear_density': 1.0, 'bending_stiffness': [1, 1],
+                                          'modes': [1, 0]}), 'links[0].rod'),
+    ('rod and floating base', _set(['base', 'floating'], True), 'base.floating'),
+]
+BAD_RIGID_FIXED = [('fixed joint on a rigid link', _set(L0 + ['joint', 'type'], 'fixed'),
+                    'links[0].joint.type')]
+SOFT_FILE = MODELS / 'two_link_soft.yaml'
+CASES = ([(MODEL_FILE,) + case for case in BAD_SPECS + BAD_RIGID_FIXED]
+         + [(FLEXIBLE_FILE,) + case for case in BAD_FLEXIBLE_SPECS]
+         + [(SOFT_FILE,) + case for case in BAD_SOFT_SPECS])
+
+
+def test_the_soft_arm_has_cosserat_links_with_the_sections_of_its_file():
+    """Circle of radius r: A = pi r^2, I = pi r^4/4, J = pi r^4/2, Cowper's shear factor
+    6 (1 + nu)/(7 + 6 nu) with nu = E/2G - 1; strain coordinates named <link>_<strain>_<k>."""
+    spec = raw_spec(SOFT_FILE)
+    model = load_model(str(SOFT_FILE))
+    assert model.kind == 'cosserat_chain' and model.joint_names == ('shoulder', 'elbow')
+    assert model.mode_names[:7] == tuple(f'upper_arm_bending_y_{k}' for k in range(5)) + (
+        'upper_arm_extension_0', 'upper_arm_extension_1')
+    for link, raw in zip(model.links, spec['links']):
+        material, r = raw['rod']['material'], raw['rod']['section']['radius']
+        rho, young, shear = material['density'], material['young_modulus'], \
+            material['shear_modulus']
+        nu = young / (2 * shear) - 1
+        area, second = math.pi * r ** 2, math.pi * r ** 4 / 4
+        section = link.rod.section
+        assert section.linear_density == pytest.approx(rho * area)
+        np.testing.assert_allclose(section.rotary_inertia, rho * second * np.array([2, 1, 1]))
+        kappa = 6 * (1 + nu) / (7 + 6 * nu)
+        np.testing.assert_allclose(section.stiffness, [
+            shear * 2 * second, young * second, young * second, young * area,
+            kappa * shear * area, kappa * shear * area])
+        assert section.damping_time == raw['rod']['damping_time']
+        assert link.rod.basis.names[:5] == [f'bending_y_{k}' for k in range(5)]
 
 
 @pytest.mark.parametrize('path, change, field', [(c[0],) + c[2:] for c in CASES],

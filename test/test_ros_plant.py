@@ -55,6 +55,16 @@ def to_matrix(t):
     return m
 
 
+def walk_to_root(tree, frame):
+    """Compose ``tree`` (child: (parent, 4x4)) from ``frame`` up: (root frame, pose in it)."""
+    pose = np.eye(4)
+    while frame in tree:
+        parent, local = tree[frame]
+        pose = local @ pose
+        frame = parent
+    return frame, pose
+
+
 def stamp_key(header):
     """Hashable stamp."""
     return header.stamp.sec, header.stamp.nanosec
@@ -202,6 +212,9 @@ def test_pause_and_reset_services(probe, start_node):
     ([('joints', '[shoulder,wrist]')], "'wrist'"),
     ([('integration_step', '0.0007')], 'update_period'),
     ([('initial_positions', '[0.1]')], 'initial_positions'),
+    ([('model', 'two_link_flexible'), ('integration_step', '0.004'),
+      ('update_period', '0.004')], 'past the stability limit of rk4'),
+    ([('model', 'two_link_soft')], 'use rosenbrock2'),
 ])
 def test_bad_parameters_are_refused_with_the_field_named(start_node, parameters, field):
     """A bad parameter stops the node at start-up with exit code 2 and names the field."""
@@ -253,12 +266,7 @@ def test_flexible_plant_publishes_modal_states_and_deformed_frames(probe, start_
     key = stamp_key(state.header)
     q = np.concatenate([state.position, modal_by_stamp[key].position])
     assert np.max(np.abs(q[2:])) > 1e-6, 'the torque step should bend the links'
-    tree = tf_by_stamp[key]
-    frame, pose = 'forearm_tip', np.eye(4)
-    while frame in tree:
-        parent, local = tree[frame]
-        pose = local @ pose
-        frame = parent
+    frame, pose = walk_to_root(tf_by_stamp[key], 'forearm_tip')
     assert frame == 'base_link'
     data = model.create_data()
     rotation, position = model.section_pose(data, q, 1, model.links[1].length)
@@ -266,12 +274,48 @@ def test_flexible_plant_publishes_modal_states_and_deformed_frames(probe, start_
     np.testing.assert_allclose(pose[:3, :3], rotation, atol=1e-9)
 
 
+def test_cosserat_plant_publishes_strains_and_deformed_frames(probe, start_node):
+    """The soft arm (Cosserat links, validated in test_cosserat*.py) falls under gravity:
+    strain coordinates named by the model, section frames on TF where the model puts them."""
+    from sensor_msgs.msg import JointState
+    from std_msgs.msg import Float64MultiArray
+    from tf2_msgs.msg import TFMessage
+    from flexible_manipulator.model_config import load_model
+    model = load_model(f'{CONFIG}/models/two_link_soft.yaml')
+    states = probe.subscribe(JointState, '/joint_states')
+    modal = probe.subscribe(JointState, '/modal_states')
+    dynamic = probe.subscribe(TFMessage, '/tf')
+    pub = probe.publisher(Float64MultiArray, '/effort_controller/commands')
+    lockstep_plant(start_node, model='two_link_soft', integrator='rosenbrock2',
+                   integration_step=0.001, update_period=0.002)
+    probe.spin_until(lambda: states and pub.get_subscription_count(), 30, 'the plant')
+    for _ in range(100):     # 0.2 s of free fall, joints unactuated
+        command_and_wait(probe, pub, states, [0.0, 0.0])
+    probe.spin_for(0.2)
+    assert list(modal[-1].name) == list(model.mode_names)
+    assert modal[-1].name[0] == 'upper_arm_bending_y_0'
+    modal_by_stamp = {stamp_key(m.header): m for m in modal}
+    tree = {}
+    for msg in dynamic:
+        for t in msg.transforms:
+            if stamp_key(t.header) == stamp_key(states[-1].header):
+                tree[t.child_frame_id] = (t.header.frame_id, to_matrix(t.transform))
+    q = np.concatenate([states[-1].position, modal_by_stamp[stamp_key(states[-1].header)]
+                        .position])
+    assert abs(q[2]) > 0.3, 'gravity should bend the upper arm by a large curvature [1/m]'
+    frame, pose = walk_to_root(tree, 'forearm_tip')
+    assert frame == 'base_link'
+    np.testing.assert_allclose(pose, model.section_pose(q, 1, model.links[1].length),
+                               atol=1e-9)
+
+
 def test_integration_blow_up_pauses_the_plant_and_reports_it(probe, start_node):
     """An unstable step pauses the plant: ERROR on /diagnostics, finite states, reset works.
 
     rk4 is stable for h |lambda| < 2.83 on the imaginary axis; the fastest mode of
     config/models/two_link_flexible.yaml at rest is ~1.46e3 rad/s (eigenvalues of its
-    linearized M, K), so a 4 ms step (h |lambda| ~ 5.8) must diverge.
+    linearized M, K), so a 4 ms step (h |lambda| ~ 5.8) must diverge. The plant refuses
+    such a step at start-up unless told to only warn (``step_check:=warn``), as here.
     """
     from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
     from sensor_msgs.msg import JointState
@@ -281,7 +325,7 @@ def test_integration_blow_up_pauses_the_plant_and_reports_it(probe, start_node):
     diagnostics = probe.subscribe(DiagnosticArray, '/diagnostics')
     pub = probe.publisher(Float64MultiArray, '/effort_controller/commands')
     plant = lockstep_plant(start_node, model='two_link_flexible', integration_step=0.004,
-                           update_period=0.004)
+                           update_period=0.004, step_check='warn')
     probe.spin_until(lambda: states and pub.get_subscription_count(), 30, 'the plant')
     for _ in range(200):
         state = command_and_wait(probe, pub, states, [2.0, -1.0])

@@ -290,6 +290,11 @@ class ProgramController(LatchedSafety):
         if getattr(model, 'floating_base', None) is not None:
             raise ConfigError(f'model {model.name!r}: the controller drives fixed-base chains '
                               'only (a floating base needs its pose measured)')
+        if getattr(model, 'kind', None) == 'cosserat_chain':
+            raise ConfigError(f'model {model.name!r} has Cosserat links (rod:): the controller '
+                              'does not take them yet (no rigid twin, lambda-point or '
+                              'zero-dynamics analysis for Cosserat links); drive the plant '
+                              'with efforts of your own or use a floating-frame model')
         self.model = model
         n, nu = model.n_joints, model.nu
         self.n_joints = n

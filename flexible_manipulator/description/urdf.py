@@ -57,8 +57,9 @@ def joint_frames(model, world_frame='world'):
     for j, link in enumerate(model.links):
         joint = link.joint
         frames.append(JointFrame(joint.name, parent, link.name, tuple(joint.xyz),
-                                 tuple(joint.rpy), 'joint', j))
-        flexible = link.beam is not None and sum(link.beam.modes) > 0
+                                 tuple(joint.rpy), 'fixed' if joint.type == 'fixed' else 'joint',
+                                 j))
+        flexible = link.rod is not None or (link.beam is not None and sum(link.beam.modes) > 0)
         for k, x in enumerate(section_abscissae(link) + [link.length]):
             child = f'{link.name}_tip' if k == link.frames else f'{link.name}_s{k + 1}'
             if flexible:
@@ -78,12 +79,13 @@ def _vec(values):
 
 
 def _inertial(body, link=None):
-    """Rigid-body inertia of ``body``, plus the beam of ``link`` as a rod when given."""
+    """Rigid-body inertia of ``body``, plus the beam or rod of ``link`` as a rigid rod."""
     mass = body.mass
     first = body.first_moment()
     inertia_o = body.inertia_about_origin()
-    if link is not None and link.beam is not None:
-        rod_mass, rod_first, rod_inertia = link.beam.as_rod(link.length)
+    slender = None if link is None else link.beam if link.beam is not None else link.rod
+    if slender is not None:
+        rod_mass, rod_first, rod_inertia = slender.as_rod(link.length)
         mass, first, inertia_o = mass + rod_mass, first + rod_first, inertia_o + rod_inertia
     if mass <= 0.0:
         return ''

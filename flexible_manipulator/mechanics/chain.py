@@ -120,6 +120,7 @@ class Link:
     beam: Beam = None
     payload: RigidBody = field(default_factory=RigidBody)
     frames: int = 0                           # section frames on TF between root and tip
+    rod: object = None                        # a cosserat.rod.CosseratRod (Cosserat chains)
 
 
 # Links from which the articulated-body algorithm is faster than the composite mass

@@ -11,6 +11,7 @@ import math
 import numpy as np
 
 from .integrators import Stepper
+from .step_check import check_step
 
 
 class NonFiniteStateError(RuntimeError):
@@ -20,12 +21,15 @@ class NonFiniteStateError(RuntimeError):
 class Simulation:
     """Integrates one model from an initial state; owns the model's workspace."""
 
-    def __init__(self, model, step, integrator='rk4', q0=None, v0=None):
+    def __init__(self, model, step, integrator='rk4', q0=None, v0=None, refuse_unstable=True):
         """Prepare the simulation.
 
         :param model: a model with ``nq``, ``nv``, ``nu``, ``create_data()``,
             ``neutral_configuration()`` and the compiled pieces `integrators.Stepper` needs.
-        :param step: internal integration step [s].
+        :param step: internal integration step [s]; an explicit method's step past the
+            stability limit of the model's elastic modes is refused (`step_check`), or
+            only warned about with ``refuse_unstable=False``; ``step_warning`` keeps the
+            warning's text (None if the step is stable).
         :param q0, v0: initial coordinates (the model's neutral configuration when omitted)
             and velocities (zero when omitted).
         """
@@ -46,6 +50,8 @@ class Simulation:
         self.steps = 0
         self._backup = np.zeros_like(self.state)
         self._stepper = Stepper(model, self.data, integrator)
+        self.step_warning = check_step(model, self.step_size, self._stepper.method,
+                                       self.initial_state[:self.nq], refuse_unstable)
 
     @property
     def time(self):

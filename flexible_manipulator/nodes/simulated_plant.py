@@ -85,6 +85,9 @@ class SimulatedPlant(Node):
         step = common.positive(self, 'integration_step', self.DEFAULT_INTEGRATION_STEP,
                                'Internal step [s]; update_period must be a whole number of '
                                'steps.')
+        step_check = common.choice(self, 'step_check', 'refuse', ('refuse', 'warn'),
+                                   'An explicit integrator whose step is past the stability '
+                                   'limit of the elastic modes: refuse to start, or only warn.')
         self.update_period = common.positive(
             self, 'update_period', self.DEFAULT_UPDATE_PERIOD,
             'Simulated time per state publication, and per command in lockstep [s].')
@@ -100,8 +103,11 @@ class SimulatedPlant(Node):
         self.world_frame = common.declare(self, 'world_frame', 'world', 'Root TF frame.')
         q0, v0 = self.declare_plant_parameters()
         try:
-            self.sim = Simulation(self.model, step, integrator, q0, v0)
+            self.sim = Simulation(self.model, step, integrator, q0, v0,
+                                  refuse_unstable=step_check == 'refuse')
             self.sim.steps_in(self.update_period)
+            if self.sim.step_warning:
+                self.get_logger().warning(self.sim.step_warning)
         except ValueError as error:
             raise ConfigError(f'parameters integration_step/update_period: {error}') from None
 

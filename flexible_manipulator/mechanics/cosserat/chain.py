@@ -21,6 +21,7 @@ O(bodies nv^2), the reference form to check a recursive one against.
 """
 
 import numpy as np
+import transforms3d
 
 from .. import lie
 from . import kernels, layout
@@ -100,15 +101,29 @@ class CosseratLink:
             return np.zeros((1, 6, 6))
         return self.rod.weights[1:, None, None] * self.rod.section.inertia
 
-    def section_steps(self, q, X):
-        """(poses, S) of the steps from the joint frame to the section at X [m]."""
+    def section_pose(self, q, X, poses=None):
+        """Pose (4x4) of the section at X [m] in the joint frame; ``poses``: `steps`'."""
+        poses = self.steps(q)[0] if poses is None else poses
+        pose = np.eye(4)
+        for step in self.section_steps(q, X, poses)[0]:
+            pose = pose @ step
+        return pose
+
+    def section_steps(self, q, X, poses=None):
+        """(poses, S) of the steps from the joint frame to the section at X [m].
+
+        With ``poses`` (of `steps`) given, only the poses are meaningful.
+        """
         if not 0.0 <= X <= self.length:
             raise ValueError(f'abscissa {X!r} m outside link {self.name!r} [0, '
                              f'{self.length}] m')
         if self.rod is None:
             return [_translation(X)], [np.zeros((6, 0))]
         rod = self.rod
-        poses, motions, _ = rod.steps_at(q)
+        if poses is None:
+            poses, motions, _ = rod.steps_at(q)
+        else:
+            motions = [None] * len(poses)     # poses only
         k = min(int(np.searchsorted(rod.nodes, X, side='right')) - 1, rod.segments - 1)
         poses, motions = list(poses[:k]), list(motions[:k])
         h = X - rod.nodes[k]
@@ -139,12 +154,21 @@ class CosseratChain:
     """A fixed-base serial chain of ``CosseratLink`` (module doc).
 
     ``base``: 4x4 pose of the base frame in the world; ``gravity``: world gravity [m/s^2].
+    Built from a model file (`from_links`), it also carries the description the nodes use,
+    as ``chain.SerialChain`` does: ``name``, ``links`` (``chain.Link``), ``joint_names``
+    (moving joints), ``mode_names`` (the strain coordinates, ``<link>_<strain>_<order>``,
+    e.g. ``forearm_bending_z_0``), ``base_frame``, ``base_xyz``, ``base_rpy``,
+    ``tool_frame``, joint limits.
     """
 
-    def __init__(self, parts, base=None, gravity=(0.0, 0.0, -9.80665)):
+    floating_base = None
+    kind = 'cosserat_chain'
+
+    def __init__(self, parts, base=None, gravity=(0.0, 0.0, -9.80665), name='cosserat_chain'):
         """Lay out the coordinates: joints first, then each link's strains."""
         if not parts:
             raise ValueError('a chain needs at least one link')
+        self.name = name
         self.parts = list(parts)
         self.base = np.eye(4) if base is None else np.asarray(base, dtype=float)
         self.gravity = np.asarray(gravity, dtype=float)
@@ -176,6 +200,60 @@ class CosseratChain:
                 self.damping[self.joint_index[j], self.joint_index[j]] = link.damping
         self.arrays = layout.model_arrays(self)
         self._zero = np.zeros(self.nv)
+        moving = [link for link in self.parts if link.joint != FIXED]
+        self.joint_names = tuple(link.name + '_joint' for link in moving)
+        self.link_names = tuple(link.name for link in self.parts)
+        self.mode_names = tuple(self.coordinate_names[self.n_joints:])
+        self.n_modes = len(self.mode_names)
+        self.links, self.base_frame, self.tool_frame = None, 'base_link', 'tool0'
+        self.base_xyz, self.base_rpy = np.zeros(3), np.zeros(3)
+        self.gravity_base = self.gravity
+        self.effort_limit = self.velocity_limit = np.full(self.n_joints, np.inf)
+        self.lower, self.upper = np.full(self.n_joints, -np.inf), np.full(self.n_joints, np.inf)
+
+    @classmethod
+    def from_links(cls, name, links, gravity_base, base_frame='base_link',
+                   base_xyz=(0.0, 0.0, 0.0), base_rpy=(0.0, 0.0, 0.0), tool_frame='tool0'):
+        """Build the chain of a model file's ``chain.Link`` list (rod: None for rigid links).
+
+        Dynamics in the base frame (``gravity_base`` in its components [m/s^2]); base_xyz
+        and base_rpy place it in the world for TF and the robot description.
+        """
+        parts = []
+        for link in links:
+            joint = link.joint
+            offset = np.eye(4)
+            offset[:3, :3] = transforms3d.euler.euler2mat(*joint.rpy, axes='sxyz')
+            offset[:3, 3] = joint.xyz
+            parts.append(CosseratLink(
+                link.name, link.rod, joint.type, joint.axis, offset,
+                rigid_inertia(link.body.mass, link.body.com, link.body.inertia),
+                rigid_inertia(link.payload.mass, link.payload.com, link.payload.inertia),
+                joint.damping, joint.armature, link.length))
+        chain = cls(parts, gravity=gravity_base, name=name)
+        moving = [link.joint for link in links if link.joint.type != FIXED]
+        chain.links = tuple(links)
+        chain.joint_names = tuple(joint.name for joint in moving)
+        chain.base_frame, chain.tool_frame = base_frame, tool_frame
+        chain.base_xyz = np.array(base_xyz, dtype=float)
+        chain.base_rpy = np.array(base_rpy, dtype=float)
+        chain.effort_limit = np.array([joint.effort_limit for joint in moving])
+        chain.velocity_limit = np.array([joint.velocity_limit for joint in moving])
+        chain.lower = np.array([joint.lower for joint in moving])
+        chain.upper = np.array([joint.upper for joint in moving])
+        return chain
+
+    def input_matrix(self):
+        """B (nv x nu): efforts act on the moving joints' coordinates (the first nu)."""
+        return np.eye(self.nv, self.nu)
+
+    def elastic_coefficients(self):
+        """Diagonal stiffness and damping per coordinate (joints: 0 and joint damping)."""
+        return self.arrays.stiffness.copy(), self.arrays.damping.copy()
+
+    def frame_transforms(self, entries):
+        """`FrameTransforms` for entries (link index, abscissa or None for the joint)."""
+        return FrameTransforms(self, entries)
 
     def _strains(self, j):
         start = self.strain_start[j]
@@ -354,6 +432,38 @@ class CosseratChain:
         """Pose of link j's joint motion at q (the identity for a fixed joint)."""
         i = self.joint_index[j]
         return self.parts[j].joint_pose(q[i]) if i >= 0 else np.eye(4)
+
+
+class FrameTransforms:
+    """Parent-to-child transforms of a fixed list of frames (``chain.FrameTransforms``'s API).
+
+    Entry (j, None) is joint j (link frame j in the tip frame of link j-1); (j, x) is the
+    section at abscissa x of link j in link frame j. After ``update(data, q)``, ``R[i]``,
+    its unit quaternion ``quat[i]`` (w, x, y, z; w >= 0) and ``p[i]`` hold entry i.
+    """
+
+    def __init__(self, model, entries):
+        """Sort the entries by link; each link's steps are computed once per update."""
+        self.model, self.entries = model, list(entries)
+        count = len(self.entries)
+        self.R, self.p = np.zeros((count, 3, 3)), np.zeros((count, 3))
+        self.quat = np.zeros((count, 4))
+
+    def update(self, data, q):
+        """Compute every transform at coordinates q (``data`` unused: NumPy)."""
+        model = self.model
+        q, _ = model._check(q)
+        sections = {}
+        for i, (j, x) in enumerate(self.entries):
+            if x is None:
+                pose = model.parts[j].offset @ model._joint_pose(j, q)
+            else:
+                if j not in sections:
+                    sections[j] = model.parts[j].steps(q[model._strains(j)])
+                pose = model.parts[j].section_pose(q[model._strains(j)], x, sections[j][0])
+            self.R[i], self.p[i] = pose[:3, :3], pose[:3, 3]
+            quat = transforms3d.quaternions.mat2quat(pose[:3, :3])
+            self.quat[i] = quat if quat[0] >= 0.0 else -quat
 
 
 def _result(array, out):

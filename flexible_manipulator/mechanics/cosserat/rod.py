@@ -164,9 +164,15 @@ class CosseratRod:
         phi = 0.5 * h * (B1 + B2) + c * (_ad(xi1) @ B2 - _ad(xi2) @ B1)
         return lie.se3_exp(omega), lie.se3_right_jacobian(omega) @ phi
 
-    def elastic_energy(self, q):
-        """(1/2) q^T K q [J]."""
-        return 0.5 * q @ self.stiffness_matrix @ q
+    def as_rod(self, length):
+        """Return the straight rod as a rigid body: (mass, first moment, inertia at the root).
+
+        Mass rho A L [kg] at L/2 on the x axis (``chain.Beam.as_rod``'s convention, for the
+        robot description). ``length`` must be the rod's own.
+        """
+        mass = self.section.linear_density * length
+        return (mass, np.array([0.5 * mass * length, 0.0, 0.0]),
+                np.diag([0.0, mass * length ** 2 / 3, mass * length ** 2 / 3]))
 
 
 _REFERENCE = np.array([0.0, 0.0, 0.0, 1.0, 0.0, 0.0])
