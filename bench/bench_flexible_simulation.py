@@ -116,10 +116,15 @@ def torque_program(model, case, signal):
 def simulate(model, integrator, step, program, q0):
     """Run the program; return (states every 2 ms, wall [s]); states None if unstable.
 
+    Unstable: refused by the step check at start-up, or blown up.
+
     Row k + 1 of the states (q, v) follows control period k; row 0 is the initial state.
     The wall time covers the ``advance`` calls only.
     """
-    sim = Simulation(model, step, integrator, q0)
+    try:
+        sim = Simulation(model, step, integrator, q0)
+    except ValueError:              # refused at start-up: past the stability limit
+        return None, 0.0
     sim.advance(program[0], step)                      # compile or load the kernel
     sim.reset()
     states = np.zeros((len(program) + 1, model.nq + model.nv))

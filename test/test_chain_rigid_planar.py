@@ -17,6 +17,7 @@ from scipy.special import ellipj, ellipk
 from flexible_manipulator.mechanics.chain import Beam, Joint, Link, RigidBody, SerialChain
 from flexible_manipulator.mechanics.integrators import METHODS, Stepper, TABLEAUS
 from flexible_manipulator.mechanics.simulation import NonFiniteStateError, Simulation
+from flexible_manipulator.mechanics.step_check import StepStabilityWarning
 
 G = 9.80665
 
@@ -612,7 +613,11 @@ def test_ros2_stays_stable_where_rk4_blows_up_on_a_stiff_blade():
     step, sample, duration = 1e-3, 0.01, 1.0
     assert step * omega[0] > 2.8
 
-    rk4 = Simulation(model, step, 'rk4', q0=q0, v0=v0)
+    # refused at start-up (step_check: the fastest elastic mode), unless only warned about
+    with pytest.raises(ValueError, match='past the stability limit of rk4'):
+        Simulation(model, step, 'rk4', q0=q0, v0=v0)
+    with pytest.warns(StepStabilityWarning, match='largest stable step'):
+        rk4 = Simulation(model, step, 'rk4', q0=q0, v0=v0, refuse_unstable=False)
     with np.errstate(all='ignore'):
         with pytest.raises(NonFiniteStateError):
             rk4.advance(np.zeros(1), duration)

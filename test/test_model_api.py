@@ -115,15 +115,18 @@ def test_every_workspace_field_is_documented_and_allocated(arm):
 
 
 def test_cache_rule_drops_what_is_older_than_the_newest_source(tmp_path):
-    """A cache file written before the last edit of any source goes; a later one stays."""
+    """A cache file written before the last edit of any kernel source (a file that names
+    numba or compiled) goes; a later one stays; a plain NumPy module's edit drops nothing."""
     sources, caches = tmp_path / 'src', tmp_path / 'pkg' / 'sub' / '__pycache__'
     sources.mkdir()
     caches.mkdir(parents=True)
-    (sources / 'a.py').write_text('')
-    (sources / 'b.py').write_text('')
+    (sources / 'a.py').write_text('from . import compiled\n')
+    (sources / 'b.py').write_text('import numba\n')
+    (sources / 'c.py').write_text('import numpy\n')
     now = time.time()
     os.utime(sources / 'a.py', (now - 100, now - 100))
     os.utime(sources / 'b.py', (now - 50, now - 50))
+    os.utime(sources / 'c.py', (now - 5, now - 5))
     for name, age in (('k.f-1.py311.nbi', 70), ('k.f-1.py311.1.nbc', 70),
                       ('k.g-9.py311.nbi', 10), ('other.pyc', 70)):
         path = caches / name
