@@ -10,9 +10,9 @@ process CPU time of one 0.5 s run, median (min-max) of several runs. PyElastica'
 an accuracy finer than its runs reach is extrapolated from its measured order and its
 cost growth in n (marked 'extrap.').
 
-Part 2, the shipped soft arm (config/models/two_link_soft.yaml) under gravity from rest,
-headless: real-time factor per step with rosenbrock2, and its tip error against a 0.25 ms
-run.
+Part 2, the shipped Cosserat arms (config/models/two_link_soft.yaml, planar, and
+two_link_spatial_soft.yaml) under gravity from rest, joints free, headless: real-time
+factor per step with rosenbrock2, and the tip error against a 0.25 ms run.
 
 Run: python bench/bench_cosserat.py (PyElastica from requirements-test.txt).
 """
@@ -121,9 +121,9 @@ def rod_comparison():
               f'{theirs / cost:.0f}x |')
 
 
-def soft_arm():
-    """Part 2: the shipped soft arm's real-time factor and tip error per step."""
-    model = load_model(model_path('two_link_soft'))
+def soft_arm(name):
+    """Part 2: a shipped Cosserat arm's real-time factor and tip error per step."""
+    model = load_model(model_path(name))
     duration = 2.0
 
     def run(step):
@@ -131,8 +131,8 @@ def soft_arm():
         sim.advance(np.zeros(model.nu), duration)
         return model.section_pose(sim.q, 1, model.links[1].length)[:3, 3]
     reference = run(2.5e-4)
-    print('\n## two_link_soft (20 coordinates, Cosserat links with bending, extension, shear),'
-          ' 2 s falling from rest under gravity, rosenbrock2')
+    print(f'\n## {name} ({model.nq} coordinates), 2 s falling from rest under gravity, '
+          'joints free, rosenbrock2')
     print('| step | tip error at 2 s [m] | CPU [s], median (min-max) of 5 | real-time factor |')
     print('|---|---|---|---|')
     for step in (4e-3, 2e-3, 1e-3):
@@ -145,7 +145,8 @@ def main():
     """Print the machine, then both parts."""
     print(machine())
     rod_comparison()
-    soft_arm()
+    for name in ('two_link_soft', 'two_link_spatial_soft'):
+        soft_arm(name)
 
 
 if __name__ == '__main__':
