@@ -14,6 +14,11 @@ Part 2, the shipped Cosserat arms (config/models/two_link_soft.yaml, planar, and
 two_link_spatial_soft.yaml) under gravity from rest, joints free, headless: real-time
 factor per step with rosenbrock2, and the tip error against a 0.25 ms run.
 
+Part 3, the cost of one forward dynamics (M, h and v', called from Python) of planar
+chains of n Cosserat links with bending of order p, extension and shear of order 1, on
+the default 2(p + 1) + 2 nodes per link: median of 7 interleaved batches, and the
+exponents in links and in strain order fitted over the large end.
+
 Run: python bench/bench_cosserat.py (PyElastica from requirements-test.txt).
 """
 
@@ -32,6 +37,10 @@ sys.path.insert(0, HERE)
 from bench_common import machine, model_path  # noqa: E402
 import test_cosserat_pyelastica as soft  # noqa: E402  (the rod's one definition)
 
+from flexible_manipulator.mechanics.cosserat.chain import (  # noqa: E402
+    CosseratChain, CosseratLink)
+from flexible_manipulator.mechanics.cosserat.rod import CosseratRod  # noqa: E402
+from flexible_manipulator.mechanics.cosserat.strain_basis import StrainBasis  # noqa: E402
 from flexible_manipulator.mechanics.simulation import Simulation  # noqa: E402
 from flexible_manipulator.model_config import load_model  # noqa: E402
 
@@ -141,12 +150,56 @@ def soft_arm(name):
               f'{duration / statistics.median(times):.1f}x |')
 
 
+def planar_chain(links, order):
+    """n identical soft links (0.3 m, r = 1 cm) on revolute joints about y."""
+    section = soft.same_section()
+    parts = [CosseratLink(f'link{j}', CosseratRod(StrainBasis(
+        {'bending_y': order, 'extension': 1, 'shear_z': 1}, 0.3), section), axis=(0, 1, 0))
+        for j in range(links)]
+    return CosseratChain(parts, gravity=soft.GRAVITY)
+
+
+def scaling():
+    """Part 3: microseconds per forward dynamics against links and strain order."""
+    links, orders = (1, 2, 4, 8), (1, 2, 4, 8)
+    chains = {(n, p): planar_chain(n, p) for n in links for p in orders}
+    calls = {}
+    for key, chain in chains.items():
+        data = chain.create_data()
+        q = 0.1 * np.ones(chain.nq)
+        u = np.zeros(chain.nu)
+        chain.forward_dynamics(data, q, q, u)
+        calls[key] = (chain, data, q, u)
+    samples = {key: [] for key in chains}
+    for _ in range(7):
+        for key, (chain, data, q, u) in calls.items():
+            start = time.perf_counter()
+            for _ in range(50):
+                chain.forward_dynamics(data, q, q, u)
+            samples[key].append((time.perf_counter() - start) / 50 * 1e6)
+    print('\n## forward dynamics per call [us], median of 7 batches: n links x bending '
+          'order p (+ extension and shear of order 1)')
+    print('| links | ' + ' | '.join(f'p = {p} (nv)' for p in orders) + ' |')
+    print('|---|' + '---|' * len(orders))
+    median = {key: statistics.median(v) for key, v in samples.items()}
+    for n in links:
+        print(f'| {n} | ' + ' | '.join(f'{median[n, p]:.1f} ({chains[n, p].nv})'
+                                       for p in orders) + ' |')
+    for p in orders:
+        local = math.log(median[8, p] / median[4, p]) / math.log(2.0)
+        print(f'p = {p}: local exponent in links (4 -> 8) {local:.2f}')
+    for n in links:
+        local = math.log(median[n, 8] / median[n, 4]) / math.log(2.0)
+        print(f'{n} links: local exponent in bending order (4 -> 8) {local:.2f}')
+
+
 def main():
-    """Print the machine, then both parts."""
+    """Print the machine, then the three parts."""
     print(machine())
     rod_comparison()
     for name in ('two_link_soft', 'two_link_spatial_soft'):
         soft_arm(name)
+    scaling()
 
 
 if __name__ == '__main__':
