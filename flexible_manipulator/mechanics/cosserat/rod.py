@@ -118,7 +118,6 @@ class CosseratRod:
         self.stiffness_matrix = np.einsum('k,kai,a,kaj->ij', self.weights[1:-1], B,
                                           section.stiffness, B)
         self.damping_matrix = section.damping_time * self.stiffness_matrix
-        self.masses = self.weights * section.linear_density            # node masses [kg]
 
     @property
     def segments(self):
