@@ -50,7 +50,7 @@ class Simulation:
         self.steps = 0
         self._backup = np.zeros_like(self.state)
         self._stepper = Stepper(model, self.data, integrator)
-        self.step_warning = check_step(model, self.step_size, self._stepper.method,
+        self.step_warning = check_step(model, self.data, self.step_size, self._stepper.method,
                                        self.initial_state[:self.nq], refuse_unstable)
 
     @property

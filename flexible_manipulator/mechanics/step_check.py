@@ -27,10 +27,10 @@ class StepStabilityWarning(UserWarning):
     """A fixed step that slowly amplifies an elastic mode."""
 
 
-def elastic_eigenvalues(model, q):
+def elastic_eigenvalues(model, data, q):
     """Eigenvalues [1/s] of the linearized elastic state matrix A at q (module doc)."""
     stiffness, damping = model.elastic_coefficients()
-    mass = model.mass_matrix(model.create_data(), q)
+    mass = model.mass_matrix(data, q)
     nv = stiffness.size
     matrix = np.zeros((2 * nv, 2 * nv))
     matrix[:nv, nv:] = np.eye(nv)
@@ -62,16 +62,17 @@ def largest_stable_step(method, eigenvalues, upper):
     return low
 
 
-def check_step(model, step, method, q, refuse=True):
+def check_step(model, data, step, method, q, refuse=True):
     """Refuse (ValueError) or warn about ``step`` [s] of explicit ``method`` (module doc).
 
+    ``data``: the model's workspace (the simulation's own).
     Returns the warning's message (also issued as a `StepStabilityWarning`), or None when
     the step is stable. ``refuse=False`` warns past REFUSE_GROWTH too (to study a blow-up).
     Models without ``elastic_coefficients`` (servo systems) and implicit methods pass.
     """
     if method not in TABLEAUS or not hasattr(model, 'elastic_coefficients'):
         return None
-    eigenvalues = elastic_eigenvalues(model, q)
+    eigenvalues = elastic_eigenvalues(model, data, q)
     growth = amplification(method, step * eigenvalues)
     worst = int(np.argmax(growth))
     if growth[worst] <= 1.0 + WARN_GROWTH:

@@ -23,7 +23,9 @@ O(bodies nv^2), the reference form to check a recursive one against.
 import numpy as np
 import transforms3d
 
-from .. import lie
+from .. import arguments, lie
+from ..chain import RigidBody
+from ..chain_kernels.spatial import spatial_inertia
 from . import kernels, layout
 from .rod import CosseratRod, _ad
 
@@ -33,16 +35,12 @@ REVOLUTE, PRISMATIC, FIXED = 'revolute', 'prismatic', 'fixed'
 def rigid_inertia(mass, com, inertia):
     """6 x 6 inertia [[I_O, m hat(c)], [m hat(c)^T, m I]] about a frame, angular first.
 
-    ``inertia``: 3 x 3 about the centre of mass ``com`` (in the frame) [kg m^2].
+    ``inertia``: 3 x 3 about the centre of mass ``com`` (in the frame) [kg m^2]; the
+    chain's `spatial.spatial_inertia` of its `RigidBody`.
     """
-    c = np.asarray(com, dtype=float)
-    C = lie.hat3(c)
-    out = np.zeros((6, 6))
-    out[:3, :3] = np.asarray(inertia, dtype=float) + mass * C.T @ C
-    out[:3, 3:] = mass * C
-    out[3:, :3] = mass * C.T
-    out[3:, 3:] = mass * np.eye(3)
-    return out
+    body = RigidBody(float(mass), tuple(np.asarray(com, dtype=float)), inertia)
+    return np.array(spatial_inertia(body.mass, body.first_moment(),
+                                    body.inertia_about_origin()))
 
 
 class CosseratLink:
@@ -260,13 +258,10 @@ class CosseratChain:
         return slice(start, start + self.parts[j].size)
 
     def _check(self, q, v=None):
-        q = np.asarray(q, dtype=float)
-        if q.shape != (self.nq,):
-            raise ValueError(f'q must have {self.nq} entries, got {q.shape}')
+        """(q, v) as float64 vectors of the model's sizes (`arguments.vector`)."""
+        q = arguments.vector('q', q, self.nq, self.name, 'coordinates (nq)')
         if v is not None:
-            v = np.asarray(v, dtype=float)
-            if v.shape != (self.nv,):
-                raise ValueError(f'v must have {self.nv} entries, got {v.shape}')
+            v = arguments.vector('v', v, self.nv, self.name, 'velocities (nv)')
         return q, v
 
     def forward_pass(self, q, v=None, gravity=True):
@@ -326,9 +321,7 @@ class CosseratChain:
 
     def reference_forward_dynamics(self, q, v, u):
         """Return v' = M^-1 (B u - h) for the efforts u (nu) on the joints (reference)."""
-        u = np.asarray(u, dtype=float)
-        if u.shape != (self.nu,):
-            raise ValueError(f'u must have {self.nu} entries, got {u.shape}')
+        u = arguments.vector('u', u, self.nu, self.name, 'joint efforts (nu)')
         force = -self.reference_bias_forces(q, v)
         force[:self.n_joints] += u
         return np.linalg.solve(self.reference_mass_matrix(q), force)
@@ -353,23 +346,21 @@ class CosseratChain:
         """M(q) (nv x nv) [kg m^2, kg, ...]; ``out`` (if given) receives it."""
         q, _ = self._check(q)
         kernels.mass_bias_entry(self.arrays, data, q, self._zero, False)
-        return _result(data.mass, out)
+        return arguments.result(data.mass, out, 'M')
 
     def bias_forces(self, data, q, v, out=None, gravity=True):
         """h(q, v) = C(q, v) v + g(q) + K q + D v (nv) [N m, N]."""
         q, v = self._check(q, v)
         kernels.mass_bias_entry(self.arrays, data, q, v, gravity)
-        return _result(data.bias, out)
+        return arguments.result(data.bias, out, 'h')
 
     def forward_dynamics(self, data, q, v, u, out=None):
         """Return v' = M^-1 (B u - h) for the efforts u (nu) on the joints."""
         q, v = self._check(q, v)
-        u = np.asarray(u, dtype=float)
-        if u.shape != (self.nu,):
-            raise ValueError(f'u must have {self.nu} entries, got {u.shape}')
+        u = arguments.vector('u', u, self.nu, self.name, 'joint efforts (nu)')
         if not kernels.forward_dynamics_entry(self.arrays, data, q, v, u):
             raise np.linalg.LinAlgError('mass matrix not positive definite')
-        return _result(data.acceleration, out)
+        return arguments.result(data.acceleration, out, "v'")
 
     def kinetic_energy(self, q, v):
         """(1/2) v^T M v [J]."""
@@ -464,13 +455,6 @@ class FrameTransforms:
             self.R[i], self.p[i] = pose[:3, :3], pose[:3, 3]
             quat = transforms3d.quaternions.mat2quat(pose[:3, :3])
             self.quat[i] = quat if quat[0] >= 0.0 else -quat
-
-
-def _result(array, out):
-    if out is None:
-        return array.copy()
-    out[...] = array
-    return out
 
 
 def _translation(x):

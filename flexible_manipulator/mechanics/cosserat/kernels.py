@@ -17,14 +17,19 @@ stepper hooks apply unchanged.
 
 import math
 
+import numpy as np
+
 from .. import compiled, integrators
 from ..chain_kernels.linalg import cholesky_factor, cholesky_substitute
-from ..chain_kernels.spatial import cross
+from ..chain_kernels.spatial import cross, transport_twist
 from ..chain_kernels.steppers import stiff_factor, stiff_solve
 
 _jit, _inline = compiled.jit, compiled.inline
 SQRT3_12 = math.sqrt(3.0) / 12.0
 MAX_TERMS = 40
+# (-1)^n / (n+1)!, the coefficients of J_r(Omega) = sum_n (-1)^n ad_Omega^n / (n+1)!
+SERIES_COEFFICIENTS = np.array([(-1.0) ** n / math.factorial(n + 1)
+                                for n in range(MAX_TERMS + 2)])
 
 
 @_jit
@@ -87,15 +92,14 @@ def se3_exp(omega, R, p):
 
 
 @_jit
-def adinv_apply(R, p, x, out, tmp):
-    """Write Ad_g^-1 x = (R^T w, R^T (v - p * w)) for g = (R, p); out may be x."""
-    tmp[0], tmp[1], tmp[2] = x[0], x[1], x[2]
-    tmp[3] = x[3] - (p[1] * x[2] - p[2] * x[1])
-    tmp[4] = x[4] - (p[2] * x[0] - p[0] * x[2])
-    tmp[5] = x[5] - (p[0] * x[1] - p[1] * x[0])
-    for i in range(3):
-        out[i] = R[0, i] * tmp[0] + R[1, i] * tmp[1] + R[2, i] * tmp[2]
-        out[3 + i] = R[0, i] * tmp[3] + R[1, i] * tmp[4] + R[2, i] * tmp[5]
+def adinv_apply(R, p, x, out, carry):
+    """Write Ad_g^-1 x for g = (R, p) into out (`spatial.transport_twist`); out may be x.
+
+    ``carry``: (9,) scratch (a copy of x, then the transport's own).
+    """
+    for i in range(6):
+        carry[i] = x[i]
+    transport_twist(R, p, carry[:3], carry[3:6], out[:3], out[3:], carry[6:])
 
 
 @_jit
@@ -204,22 +208,13 @@ def right_jacobian_rate(omega, terms, rate, out, powers, partial, nxt):
         for i in range(6):
             partial[i] = 0.0
         for m in range(1, used - j):
-            c = _coefficient(m + j + 1)
+            c = SERIES_COEFFICIENTS[m + j + 1]
             for i in range(6):
                 partial[i] += c * powers[m, i]
         ad_apply(omega, out, nxt)
         ad_apply(rate, partial, out)
         for i in range(6):
             out[i] += nxt[i]
-
-
-@_jit
-def _coefficient(n):
-    """Return (-1)^n / (n+1)!."""
-    value = 1.0
-    for k in range(2, n + 2):
-        value /= k
-    return -value if n % 2 else value
 
 
 @_inline
@@ -266,9 +261,9 @@ def _accumulate(inertia, data, count):
 @_inline
 def _transport(R, p, data, count):
     """Carry J, eta, alpha to the frame g = (R, p) relative to the current one."""
-    adinv_columns(R, p, data.J, data.cols, count, data.column, data.t1)
-    adinv_apply(R, p, data.eta, data.eta, data.t1)
-    adinv_apply(R, p, data.alpha, data.alpha, data.t1)
+    adinv_columns(R, p, data.J, data.cols, count, data.column, data.carry)
+    adinv_apply(R, p, data.eta, data.eta, data.carry)
+    adinv_apply(R, p, data.alpha, data.alpha, data.carry)
 
 
 @_inline

@@ -74,6 +74,7 @@ WORKSPACE_FIELDS = {
     'powers': '(MAX_TERMS + 1, 6) ad_Omega^m Omega\'',
     'partial': '(6,) partial sum of a series',
     'column': '(6,) one column of J',
+    'carry': '(9,) scratch of a twist transport',
     't1': '(6,) scratch',
     't2': '(6,) scratch',
     't3': '(6,) scratch',
@@ -137,8 +138,8 @@ def workspace(nv, width):
     shapes = dict(J=(6, nv), IJ=(6, nv), cols=(nv,), count=(1,), mass=(nv, nv), bias=(nv,),
                   chol=(nv, nv), force=(nv,), acceleration=(nv,), R=(3, 3), p=(3,),
                   phi=(6, width), powers=(MAX_TERMS + 1, 6), coefficients=(4,), work=(10, 3),
-                  stiff_M=(nv, nv), stiff_W=(nv, nv), stiff_chol=(nv, nv), stiff_rhs=(nv,),
-                  stiff_sol=(nv,))
+                  carry=(9,), stiff_M=(nv, nv), stiff_W=(nv, nv), stiff_chol=(nv, nv),
+                  stiff_rhs=(nv,), stiff_sol=(nv,))
     return Workspace(**{name: np.zeros(shapes.get(name, (6,)),
                                        dtype=np.int64 if name in ('cols', 'count') else float)
                         for name in WORKSPACE_FIELDS})
