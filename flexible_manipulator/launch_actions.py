@@ -22,6 +22,16 @@ from launch_ros.actions import Node
 from . import graph
 
 
+def params_file(context):
+    """Return the ``params_file`` argument as a path (a path, or a name in config/).
+
+    ``params_file:=sim_soft`` is config/sim_soft.yaml of the installed package.
+    """
+    from .model_config import resolve_config_path
+    return resolve_config_path(LaunchConfiguration('params_file').perform(context), 'config',
+                               get_package_share_directory(graph.PACKAGE))
+
+
 def optional_rviz(config_name):
     """Start RViz on simulated time with ``config/<config_name>``, if asked and installed."""
     def start(context):

@@ -35,7 +35,8 @@ from launch_ros.actions import Node
 import yaml
 
 from flexible_manipulator import graph
-from flexible_manipulator.launch_actions import (optional_recorder, optional_view, record_argument,
+from flexible_manipulator.launch_actions import (params_file as launch_params_file,
+                                                 optional_recorder, optional_view, record_argument,
                                                  view_argument)
 
 LIST_ARGUMENTS = ('effort_limits', 'effort_rate_limits', 'velocity_limits', 'joints')
@@ -66,7 +67,7 @@ def controller_nodes(context):
     remappings = [('joint_states', LaunchConfiguration('joint_states_topic').perform(context)),
                   ('effort_controller/commands',
                    LaunchConfiguration('effort_command_topic').perform(context))]
-    params_file = LaunchConfiguration('params_file').perform(context)
+    params_file = launch_params_file(context)
     return [Node(package=graph.PACKAGE, executable=spec.executable, name=spec.name,
                  output='screen', parameters=[params_file, overrides], remappings=remappings)
             for spec in graph.HARDWARE_IN_THE_LOOP]

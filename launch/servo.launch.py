@@ -15,18 +15,18 @@ import os
 from ament_index_python.packages import get_package_share_directory
 from launch import LaunchDescription
 from launch.actions import DeclareLaunchArgument, OpaqueFunction
-from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
 
 from flexible_manipulator import graph
-from flexible_manipulator.launch_actions import (given_overrides, optional_recorder, optional_rviz,
+from flexible_manipulator.launch_actions import (params_file as launch_params_file,
+                                                 given_overrides, optional_recorder, optional_rviz,
                                                  optional_view, record_argument, view_argument)
 
 
 def servo_nodes(context):
     """Nodes of graph.SERVO; model and timing mode override the file only when given."""
     overrides = given_overrides(context, ['model', 'timing_mode'])
-    params_file = LaunchConfiguration('params_file').perform(context)
+    params_file = launch_params_file(context)
     return [Node(package=graph.PACKAGE, executable=spec.executable, name=spec.name,
                  output='screen',
                  parameters=[params_file, {**overrides, 'use_sim_time': spec.sim_time}])

@@ -22,13 +22,14 @@ from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
 
 from flexible_manipulator import graph
-from flexible_manipulator.launch_actions import (optional_recorder, optional_rviz, optional_view,
+from flexible_manipulator.launch_actions import (params_file as launch_params_file,
+                                                 optional_recorder, optional_rviz, optional_view,
                                                  record_argument, view_argument)
 
 
 def closed_loop_nodes(context):
     """Nodes of graph.SERVO_CLOSED_LOOP; the model (both) and gain override the file if given."""
-    params_file = LaunchConfiguration('params_file').perform(context)
+    params_file = launch_params_file(context)
     model = LaunchConfiguration('model').perform(context)
     gain = LaunchConfiguration('servo_gain').perform(context)
     nodes = []

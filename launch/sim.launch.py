@@ -23,17 +23,17 @@ import os
 from ament_index_python.packages import get_package_share_directory
 from launch import LaunchDescription
 from launch.actions import DeclareLaunchArgument, OpaqueFunction
-from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
 
 from flexible_manipulator import graph
-from flexible_manipulator.launch_actions import (given_overrides, optional_recorder, optional_rviz,
+from flexible_manipulator.launch_actions import (params_file as launch_params_file,
+                                                 given_overrides, optional_recorder, optional_rviz,
                                                  optional_view, record_argument, view_argument)
 
 
 def simulation_nodes(context):
     """Nodes of graph.SIMULATION with the file's parameters and the given overrides."""
-    params_file = LaunchConfiguration('params_file').perform(context)
+    params_file = launch_params_file(context)
     given = {'plant': given_overrides(context, ['timing_mode']),
              'controller': given_overrides(context, ['active_program'])}
     nodes = []

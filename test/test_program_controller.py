@@ -535,12 +535,3 @@ def test_rows_that_contradict_each_other_later_are_refused(rigid):
     with pytest.raises(ConfigError, match=f'cannot be met at t = {2.0 / ALONG_SAMPLES:.4g} s '
                                           'of 2 s along the reference'):
         ProgramController(rigid, one_program(rows, 5.0), ControllerSettings())
-
-
-def test_a_cosserat_model_is_refused_with_a_clear_message():
-    """The controller does not take Cosserat links yet: it says so instead of failing."""
-    soft = load_model(str(CONFIG / 'models' / 'two_link_soft.yaml'))
-    programs = {'hold': {'rows': [{'type': 'joint', 'joint': 'shoulder',
-                                   'reference': {'type': 'constant', 'value': 0.0}}]}}
-    with pytest.raises(ConfigError, match="two_link_soft.*Cosserat links.*does not take"):
-        ProgramController(soft, programs)

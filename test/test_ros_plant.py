@@ -275,8 +275,9 @@ def test_flexible_plant_publishes_modal_states_and_deformed_frames(probe, start_
 
 
 def test_cosserat_plant_publishes_strains_and_deformed_frames(probe, start_node):
-    """The soft arm (Cosserat links, validated in test_cosserat*.py) falls under gravity:
-    strain coordinates named by the model, section frames on TF where the model puts them."""
+    """The soft arm (Cosserat links, validated in test_cosserat*.py) started straight
+    (initial_modes: zero) falls under gravity: strain coordinates named by the model,
+    section frames on TF where the model puts them."""
     from sensor_msgs.msg import JointState
     from std_msgs.msg import Float64MultiArray
     from tf2_msgs.msg import TFMessage
@@ -287,7 +288,7 @@ def test_cosserat_plant_publishes_strains_and_deformed_frames(probe, start_node)
     dynamic = probe.subscribe(TFMessage, '/tf')
     pub = probe.publisher(Float64MultiArray, '/effort_controller/commands')
     lockstep_plant(start_node, model='two_link_soft', integrator='rosenbrock2',
-                   integration_step=0.001, update_period=0.002)
+                   integration_step=0.001, update_period=0.002, initial_modes='zero')
     probe.spin_until(lambda: states and pub.get_subscription_count(), 30, 'the plant')
     for _ in range(100):     # 0.2 s of free fall, joints unactuated
         command_and_wait(probe, pub, states, [0.0, 0.0])
@@ -307,6 +308,27 @@ def test_cosserat_plant_publishes_strains_and_deformed_frames(probe, start_node)
     assert frame == 'base_link'
     np.testing.assert_allclose(pose, model.section_pose(q, 1, model.links[1].length),
                                atol=1e-9)
+
+
+def test_a_soft_arm_starts_at_rest_under_gravity(probe, start_node):
+    """By default (initial_modes: rest) the strains start at their static equilibrium with
+    the joints held at initial_positions: the first modal state equals the rest that
+    MINPACK's hybrid method finds in load increments (`cosserat.statics`, not the plant's
+    Newton solver), the horizontal upper arm hanging by more than half its length."""
+    from sensor_msgs.msg import JointState
+    from flexible_manipulator.mechanics.cosserat import statics
+    from flexible_manipulator.model_config import load_model
+    model = load_model(f'{CONFIG}/models/two_link_soft.yaml')
+    modal = probe.subscribe(JointState, '/modal_states')
+    lockstep_plant(start_node, model='two_link_soft', integrator='rosenbrock2',
+                   integration_step=0.001, update_period=0.002,
+                   initial_positions='[0.0, 0.5]')
+    probe.spin_until(lambda: modal, 30, 'the initial modal state')
+    q = np.zeros(model.nv)
+    q[1] = 0.5
+    rest = statics.static_equilibrium(model, q)
+    np.testing.assert_allclose(modal[0].position, rest[2:], atol=1e-8)
+    assert model.section_pose(rest, 0, 0.4)[2, 3] < -0.2
 
 
 def test_integration_blow_up_pauses_the_plant_and_reports_it(probe, start_node):

@@ -76,7 +76,10 @@ py="$venv/bin/python"
 # 2. runtime requirements and the package (reinstalled only when they change)
 step "install requirements and flexible_manipulator"
 stamp="$venv/.fm_install_stamp"
-digest=$(cd "$repo" && cat setup.py setup.cfg requirements.txt | sha256sum | cut -d' ' -f1)
+# The data files (config, launch) are copied into the venv's share directory by the
+# install, so a change to any of them reinstalls too.
+digest=$(cd "$repo" && cat setup.py setup.cfg requirements.txt config/*.yaml config/*.rviz \
+  config/models/*.yaml launch/*.py | sha256sum | cut -d' ' -f1)
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$digest" ]; then
   pip_install setuptools wheel -r "$repo/requirements.txt"
   # --no-build-isolation: setuptools is already in the venv, no index round trip needed.

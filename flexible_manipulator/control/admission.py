@@ -20,6 +20,7 @@ from collections import namedtuple
 
 import numpy as np
 
+from ..mechanics.equilibrium import rest_sensitivity, static_equilibrium
 from ..model_config import ConfigError
 from .loop_checks import LinearLoop, row_critical_period, STABILITY_TOLERANCE
 from .realization import check_realizability, dependent_rows, RealizabilityError
@@ -27,6 +28,8 @@ from .zero_dynamics import analyze_output, link_angle_output, stable_fraction
 
 # Program times sampled along the reference by `check_along_reference`.
 ALONG_SAMPLES = 48
+# Largest joint change per Gauss-Newton iteration of `solve_rows` [rad or m].
+MAX_JOINT_STEP = 0.5
 
 Redefinition = namedtuple('Redefinition', 'spec note')
 Redefinition.__doc__ = ('A program to build instead of a refused one: ``spec`` with '
@@ -138,7 +141,7 @@ def _check_rows_at(law, entry, field, t, q, solved, where, start_rank=None):
 def rest_configuration(law, entry):
     """Rest configuration on the program at t = 0: joints solved from the rows.
 
-    From ``law.analysis_positions`` (modes at zero), after the hold rows capture it;
+    From ``law.analysis_positions`` (modes at rest), after the hold rows capture it;
     returns (q, solved) as `solve_rows`.
     """
     q = law.control_model.neutral_configuration().astype(float)
@@ -149,22 +152,33 @@ def rest_configuration(law, entry):
 
 
 def solve_rows(law, entry, t, guess, iterations=50, tolerance=1e-10):
-    """Joints at rest (modes at zero) that meet the rows at program time ``t``.
+    """Joints at rest that meet the rows at program time ``t``, the modes at rest with them.
 
-    Damped Gauss-Newton on the joint columns from ``guess``. Returns (q, True) when
-    |phi| < ``tolerance``, else (``guess``, False).
+    Damped Gauss-Newton on the joints from ``guess``, the elastic coordinates of the
+    control model at their static equilibrium for the current joints
+    (`equilibrium.static_equilibrium`, warm-started) before each evaluation, and so the
+    rows' joint Jacobian at rest J_theta + J_e de/dtheta (`equilibrium.rest_sensitivity`).
+    Returns (q, True) when |phi| < ``tolerance``, else (``guess``, False).
     """
     cm, n = law.control_model, law.n_joints
     q = guess.copy()
     zero = np.zeros(cm.nv)
     program = entry.program
     for _ in range(iterations):
+        try:
+            q = static_equilibrium(cm, q, law.data)
+        except ValueError:
+            break
         program.evaluate(t, q, zero)
         if float(np.linalg.norm(program.phi)) < tolerance:
             return q, True
         J = program.jacobian[:, :n]
+        if cm.nv > n:
+            J = J + program.jacobian[:, n:] @ rest_sensitivity(cm, q, law.data)
         step = J.T @ np.linalg.solve(J @ J.T + 1e-8 * np.eye(J.shape[0]), program.phi)
-        q[:n] -= step
+        # At most MAX_JOINT_STEP per joint and iteration: the rows' Jacobian holds near q
+        # only (a soft arm's rest changes with its joints), so a long step may overshoot.
+        q[:n] -= step * min(1.0, MAX_JOINT_STEP / max(float(np.max(np.abs(step))), 1e-300))
         if not np.all(np.isfinite(q)):
             break
     program.evaluate(t, guess, zero)
@@ -185,7 +199,11 @@ def check_internal_dynamics(law, entry, spec, policy, field, redefined, q0, solv
              f'{"" if solved else ", rows not met: at analysis_positions"})')
     entry.program.evaluate(0.0, q0, np.zeros(cm.nv))
     C = entry.program.jacobian.copy()
-    loop = LinearLoop(full, cm, q0[:n], law.period, law.realization_kind)
+    try:
+        loop = LinearLoop(full, cm, q0[:n], law.period, law.realization_kind)
+    except ValueError as error:
+        raise ConfigError(f'{field}: the arm has no rest at the program start ({error}): a '
+                          'link buckles or is overloaded there; start elsewhere') from None
     problems = []
     if C.shape[0] == full.nu:
         try:

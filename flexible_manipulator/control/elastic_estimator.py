@@ -26,6 +26,7 @@ import math
 
 import numpy as np
 
+from ..mechanics.equilibrium import static_equilibrium
 from .control_kernels import trapezoidal_modal_step
 
 
@@ -52,26 +53,21 @@ class ElasticStateEstimator:
         self._v = np.zeros(model.nv)
         self._dt = None
 
-    def initialize(self, joint_positions, iterations=20):
+    def initialize(self, joint_positions):
         """Start at rest at the static equilibrium of the modal rows, h_e(q, 0) = 0.
 
-        Newton-like iterations with the modal stiffness as Jacobian (exact when gravity is
-        normal to the plane of motion: then the arm is undeformed, eta = 0).
+        `equilibrium.static_equilibrium` (Newton's method from the undeformed arm; e = 0
+        when gravity is normal to the plane of motion). If it fails the estimate starts
+        undeformed.
         """
-        self.position[:] = 0.0
         self.velocity[:] = 0.0
-        q, v = self._q, self._v
+        q = self._q
         q[:self.n] = joint_positions
-        v[:] = 0.0
-        for _ in range(iterations):
-            q[self.n:] = self.position
-            residual = self.model.bias_forces(self.data, q, v)[self.n:]
-            if not np.all(np.isfinite(residual)):
-                self.position[:] = 0.0
-                return
-            self.position -= residual / self.stiffness
-            if np.max(np.abs(residual)) <= 1e-12 * (1.0 + np.max(self.stiffness)):
-                return
+        q[self.n:] = 0.0
+        try:
+            self.position[:] = static_equilibrium(self.model, q, self.data)[self.n:]
+        except ValueError:
+            self.position[:] = 0.0
 
     def advance(self, joint_positions, joint_velocities, joint_acceleration, duration,
                 max_step):

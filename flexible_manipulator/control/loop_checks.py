@@ -21,6 +21,7 @@ Both run when a program is built, before the first tick:
 
 import numpy as np
 
+from ..mechanics.equilibrium import static_equilibrium
 from .programs import POSITION
 from .realization import symmetric_sqrt
 from .stabilization import critical_period, velocity_critical_period
@@ -39,8 +40,9 @@ def row_critical_period(stabilization, row, scheme):
 class LinearLoop:
     """The closed loop linearized at rest, for the start-up check (module doc).
 
-    Plant: the full model M x'' + D x' + K x = B u at rest at q0
-    (``zero_dynamics.linearize``). Control law on the control model, coordinates
+    Plant: the full model M x'' + D x' + K x = B u at rest at q0, its elastic coordinates
+    at their static equilibrium with the joints held (``zero_dynamics.linearize``,
+    `equilibrium.static_equilibrium`). Control law on the control model, coordinates
     x_c = P x (P selects the modelled coordinates by name), for rows with Jacobian C at
     q0, a constant reference and gains K_p = diag(beta^2), K_d = diag(2 alpha):
 
@@ -57,16 +59,17 @@ class LinearLoop:
         import scipy.linalg
         n = full.n_joints
         self.full, self.control, self.period = full, control, float(period)
-        self.q0 = full.neutral_configuration().astype(float)
-        self.q0[:n] = joints
-        qc = control.neutral_configuration().astype(float)
-        qc[:n] = joints
-        M, D, K, B = linearize(full, self.q0)
-        Mc, Dc, Kc, Bc = linearize(control, qc)
         names = list(full.coordinate_names)
         self.P = np.zeros((control.nv, full.nv))
         for j, name in enumerate(control.coordinate_names):
             self.P[j, names.index(name)] = 1.0
+        qc = control.neutral_configuration().astype(float)
+        qc[:n] = joints
+        qc = static_equilibrium(control, qc)
+        # The control model's rest, by name, is the first guess of the full model's.
+        self.q0 = static_equilibrium(full, self.P.T @ qc)
+        M, D, K, B = linearize(full, self.q0)
+        Mc, Dc, Kc, Bc = linearize(control, qc)
         self.Mc, self.Bc, self.realization = Mc, Bc, realization
         self.Mc_inv = np.linalg.inv(Mc)
         self.free_x, self.free_v = -self.Mc_inv @ Kc, -self.Mc_inv @ Dc
@@ -134,6 +137,13 @@ class LinearLoop:
     def mode_hint(self):
         """Advice when even lambda -> 0 is unstable: the modelled modes are too fast."""
         fastest = float(np.max(self.control.mode_frequencies))
-        return (f'the control model\'s fastest mode (clamped-free {fastest:.4g} rad/s, omega T = '
-                f'{fastest * self.period:.3g}) is too fast for it; keep fewer modes per link '
-                f'in the control model (control_modes) or shorten the period')
+        if getattr(self.control, 'kind', None) == 'cosserat_chain':
+            what = 'one strain coordinate alone'
+            fewer = ('leave the stiff strains out of the control model (control_modes: k keeps '
+                     'torsion and bending to k coefficients, drops extension and shear)')
+        else:
+            what = 'clamped-free'
+            fewer = 'keep fewer modes per link in the control model (control_modes)'
+        return (f'the control model\'s fastest mode ({what} {fastest:.4g} rad/s, omega T = '
+                f'{fastest * self.period:.3g}) is too fast for it; {fewer} or shorten the '
+                'period')

@@ -239,10 +239,13 @@ def _row(model, spec, field, rigid_twin=None):
         return (PointProgram(model, link, abscissa, reference, axes),
                 [f'{name}_{where}_{AXIS_NAMES[a]}' for a in axes])
     lambdas = _lambdas(spec['lambda'], model.n_joints, _sub(field, 'lambda'))
-    twin = model.rigid_twin() if rigid_twin is None else rigid_twin
-    point = PointProgram(twin, link, abscissa, reference, axes)
-    return (LambdaPointProgram(model, point, lambdas),
-            [f'{name}_lambda_{AXIS_NAMES[a]}' for a in axes])
+    try:
+        twin = model.rigid_twin() if rigid_twin is None else rigid_twin
+        program = LambdaPointProgram(model, PointProgram(twin, link, abscissa, reference,
+                                                         axes), lambdas)
+    except ValueError as error:        # no rigid twin or joint outputs (fixed joints)
+        raise ConfigError(f'{_sub(field, "type")}: lambda_point: {error}') from None
+    return program, [f'{name}_lambda_{AXIS_NAMES[a]}' for a in axes]
 
 
 def parse_program(model, spec, field='', rigid_twin=None):

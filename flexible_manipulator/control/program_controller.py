@@ -290,11 +290,6 @@ class ProgramController(LatchedSafety):
         if getattr(model, 'floating_base', None) is not None:
             raise ConfigError(f'model {model.name!r}: the controller drives fixed-base chains '
                               'only (a floating base needs its pose measured)')
-        if getattr(model, 'kind', None) == 'cosserat_chain':
-            raise ConfigError(f'model {model.name!r} has Cosserat links (rod:): the controller '
-                              'does not take them yet (no rigid twin, lambda-point or '
-                              'zero-dynamics analysis for Cosserat links); drive the plant '
-                              'with efforts of your own or use a floating-frame model')
         self.model = model
         n, nu = model.n_joints, model.nu
         self.n_joints = n
@@ -402,7 +397,12 @@ class ProgramController(LatchedSafety):
             control = 'rigid_twin' if kind == 'ideal' and flexible else 'full'
         self.realization_kind = kind
         self.control_model_kind = control
-        self.rigid_twin = model.rigid_twin() if flexible else model
+        try:
+            self.rigid_twin = model.rigid_twin() if flexible else model
+        except ValueError as error:         # a Cosserat chain with clamps (fixed joints)
+            if control == 'rigid_twin':
+                raise ConfigError(f'control_model: {error}') from None
+            self.rigid_twin = None
         modes = s.control_modes
         if modes is not None and (isinstance(modes, bool) or not isinstance(modes, int)
                                   or modes < 0):
@@ -411,8 +411,11 @@ class ProgramController(LatchedSafety):
         if control == 'rigid_twin':
             self.control_model = self.rigid_twin
         else:
-            self.control_model = (model.with_modes(modes) if flexible and modes is not None
-                                  else model)
+            try:
+                self.control_model = (model.with_modes(modes) if flexible and modes is not None
+                                      else model)
+            except ValueError as error:
+                raise ConfigError(f'control_modes: {error}') from None
         if kind == 'ideal' and self.control_model.nv > self.control_model.nu:
             raise ConfigError(f'realization: ideal on a control model with '
                               f'{self.control_model.nv - self.control_model.nu} modal '

@@ -13,10 +13,16 @@ law runs. Inside the range a state may still break a safety limit, which latches
 * modal coordinate k of link i: |q_k| <= L_i / 2 [m], the coordinate at which this mode
   alone deflects the tip by the link's length (modes are scaled to W_k(L) = +-2); the
   floating-frame model is trusted to about a tenth of that;
-* modal velocity: |q_k'| <= RANGE_FACTOR * omega_k * L_i / 2 [m/s], RANGE_FACTOR times the
-  velocity of that deflection oscillating at the mode's clamped-free frequency omega_k
-  (the joints' motion drives the modes, and rotation stiffens them).
+* Cosserat strain coordinate k of link i (Legendre coefficient, |P_k| <= 1): curvature
+  (bending, torsion) |q_k| <= 4 pi / L_i [rad/m], the link wound twice round a circle;
+  extension and shear |q_k| <= 1, the link twice its length or sheared by 45 degrees;
+* elastic velocity: |q_k'| <= RANGE_FACTOR * omega_k * a_k, RANGE_FACTOR times the velocity
+  of the bound a_k above oscillating at the coordinate's frequency omega_k (the
+  ``mode_frequencies`` of the model: clamped-free for modes, one strain alone for
+  Cosserat links; the joints' motion drives the modes, and rotation stiffens them).
 """
+
+import math
 
 import numpy as np
 
@@ -40,8 +46,10 @@ class StateRange:
         self.position_low = np.where(limited, model.lower - 0.5 * travel, -np.inf)
         self.position_high = np.where(limited, model.upper + 0.5 * travel, np.inf)
         self.speed = RANGE_FACTOR * np.asarray(velocity_limit, dtype=float).reshape(n)
-        self.amplitude = np.array([0.5 * link.length for i, link in enumerate(model.links)
-                                   for _ in range(model.modes_of(i)[0])]).reshape(model.n_modes)
+        ranges = [_amplitude(model, i, k) for i in range(len(model.links))
+                  for k in range(model.modes_of(i)[0])]
+        self.amplitude = np.array([bound for bound, *_ in ranges]).reshape(model.n_modes)
+        self.meaning = [meaning for _, *meaning in ranges]     # (unit, what the bound is)
         self.modal_speed = RANGE_FACTOR * model.mode_frequencies * self.amplitude
         # Lower bounds of the symmetric ranges, kept: the per-tick checks allocate nothing.
         self._low = {'speed': -self.speed, 'amplitude': -self.amplitude,
@@ -67,14 +75,15 @@ class StateRange:
         """Return None if the modal state (model mode order) is in range, else the reason."""
         k = self._first_outside(positions, self._low['amplitude'], self.amplitude, 2)
         if k >= 0:
-            return (f'mode {self.mode_names[k]!r} coordinate {positions[k]:.6g} m is outside '
-                    f'its physical range +-{self.amplitude[k]:.6g} m (the tip deflected by '
-                    f'the link length)')
+            unit, meaning = self.meaning[k]
+            return (f'mode {self.mode_names[k]!r} coordinate {positions[k]:.6g}{unit} is '
+                    f'outside its physical range +-{self.amplitude[k]:.6g}{unit} ({meaning})')
         k = self._first_outside(velocities, self._low['modal_speed'], self.modal_speed, 2)
         if k >= 0:
-            return (f'mode {self.mode_names[k]!r} velocity {velocities[k]:.6g} m/s is outside '
-                    f'its physical range +-{self.modal_speed[k]:.6g} m/s ({RANGE_FACTOR:g} '
-                    f'omega_k L/2)')
+            unit = self.meaning[k][0]
+            return (f'mode {self.mode_names[k]!r} velocity {velocities[k]:.6g}{unit}/s is '
+                    f'outside its physical range +-{self.modal_speed[k]:.6g}{unit}/s '
+                    f'({RANGE_FACTOR:g} omega_k times its position range)')
         return None
 
     def _first_outside(self, values, low, high, scratch):
@@ -84,3 +93,14 @@ class StateRange:
         np.less_equal(values, high, out=below_high)
         ok &= below_high
         return -1 if ok.all() else int(np.argmin(ok))
+
+
+def _amplitude(model, link, k):
+    """(bound, unit, meaning) of elastic coordinate k of a link's range (module doc)."""
+    length = model.links[link].length
+    if getattr(model, 'kind', None) != 'cosserat_chain':
+        return 0.5 * length, ' m', 'the tip deflected by the link length'
+    strain = model.modes_of(link)[1][k]
+    if strain.startswith(('bending', 'torsion')):
+        return 4.0 * math.pi / length, ' rad/m', 'the link wound twice round a circle'
+    return 1.0, '', 'the link twice its length or sheared by 45 degrees'

@@ -114,7 +114,7 @@ def point_output(model, link, fraction, axes=(0, 1), q0=None):
     """
     q0 = np.zeros(model.nv) if q0 is None else np.asarray(q0, dtype=float)
     x = fraction * model.links[link].length
-    J = model.section_jacobian(model.create_data(), q0, link, x)
+    J = model.section_kinematics(model.create_data(), q0, np.zeros(model.nv), link, x).J
     return J[3 + np.asarray(axes)]
 
 
@@ -122,27 +122,34 @@ def link_angle_output(model, fractions):
     """C (n_joints x nv) of the redefined joint outputs y_j = theta_j + w_j(l_j) / l_j.
 
     Here l_j = lambda_j L_j and w_j is the deflection of link j at l_j along its lateral
-    direction axis_j x e_x (the direction a point of the link moves when the joint turns):
-    for a single link on a hub, l y is the lateral displacement of the lambda-point. Rigid
+    direction axis_j x e_x (the direction a point of the link moves when the joint turns),
+    linearized about the straight link: w_j = n_j . dp(l_j)/de_j e_j over link j's own
+    elastic coordinates e_j (assumed modes: the mode shapes at l_j; Cosserat strains: the
+    section Jacobian's linear rows), n_j the lateral direction in base components at q = 0.
+    For a single link on a hub, l y is the lateral displacement of the lambda-point. Rigid
     links and prismatic joints give y_j = q_j. ``fractions``: one lambda per link, or one
-    for all, each in (0, 1].
+    for all, each in (0, 1]. Needs one joint per link (no fixed joints).
     """
     n = model.n_joints
+    if n != len(model.links):
+        raise ValueError(f'model {model.name!r}: redefined joint outputs need one joint per '
+                         f'link ({n} joints, {len(model.links)} links)')
     fractions = np.broadcast_to(np.asarray(fractions, dtype=float), (n,))
     C = np.zeros((n, model.nv))
+    data, rest = model.create_data(), np.zeros(model.nv)
     for j in range(n):
         C[j, j] = 1.0
-        count, planes = model.modes_of(j)
+        count = model.modes_of(j)[0]
         if count == 0 or model.links[j].joint.type != 'revolute':
             continue
         if not 0.0 < fractions[j] <= 1.0:
             raise ValueError(f'lambda for link {j} must be in (0, 1], got {fractions[j]}')
         reach = fractions[j] * model.links[j].length
-        lateral = np.cross(model.joint_axis(j), (1.0, 0.0, 0.0))
-        phi = model.section(j, reach).phi[:count]
+        section = model.section_kinematics(data, rest, rest, j, reach)
+        # At q = 0 the section's axes are the joint frame's (the link is straight).
+        lateral = section.R @ np.cross(model.joint_axis(j), (1.0, 0.0, 0.0))
         start = model.mode_start(j)
-        for k, plane in enumerate(planes):
-            C[j, start + k] = lateral[plane] * phi[k] / reach
+        C[j, start:start + count] = lateral @ section.J[3:, start:start + count] / reach
     return C
 
 

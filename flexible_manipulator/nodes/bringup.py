@@ -30,6 +30,7 @@ import sys
 import time
 
 from .. import graph
+from ..model_config import resolve_config_path
 
 
 def share_directory():
@@ -308,7 +309,9 @@ def main(argv=None):
     """Entry point of the ``bringup`` executable."""
     stop_on_signals()
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
-    parser.add_argument('--params-file', help='parameter file (default: config/sim.yaml)')
+    parser.add_argument('--params-file',
+                        help='parameter file: a path or a name in config/ (default: sim, '
+                             'config/sim.yaml; sim_soft: the soft Cosserat arm)')
     parser.add_argument('--timing-mode', choices=('realtime', 'lockstep'),
                         help='override the plant timing mode')
     parser.add_argument('--program', help="the controller's program (default: the file's)")
@@ -329,8 +332,8 @@ def main(argv=None):
     args = parser.parse_args(argv)
     if args.local:
         use_local_network()
-    params_file = args.params_file or os.path.join(share_directory(), 'config',
-                                                   graph.SIMULATION_PARAMETERS)
+    params_file = resolve_config_path(args.params_file or graph.SIMULATION_PARAMETERS,
+                                      'config', share_directory())
     processes = []
     if args.record:
         # First: the recorder hears the graph from its first message on.

@@ -66,8 +66,10 @@ class ControllerNode(ControllerNodeBase):
             self, 'program_file', 'programs_two_link_flexible',
             'Program file: a path, or the name of a file in config/.')
         modes = common.declare(self, 'control_modes', -1,
-                               'Assumed modes per link plane kept in the control model '
-                               '(-1: all of the model file; 0: rigid).')
+                               'Assumed modes per link plane kept in the control model; '
+                               'Cosserat links: coefficients per curvature strain (torsion, '
+                               'bending), extension and shear left out (-1: all of the '
+                               'model file; 0: rigid).')
         settings = ControllerSettings(
             realization=common.choice(self, 'realization', 'auto', REALIZATIONS,
                                       'Servo (input directions only) or ideal (fully '

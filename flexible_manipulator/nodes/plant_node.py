@@ -21,6 +21,8 @@ from . import common
 from .common import stamp
 from .simulated_plant import SimulatedPlant
 from ..description.urdf import joint_frames, urdf
+from ..mechanics.equilibrium import static_equilibrium
+from ..model_config import ConfigError
 
 LATCHED = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)
 
@@ -63,13 +65,22 @@ class PlantNode(SimulatedPlant):
                                   'Joint order of the entries of each effort command.')
 
     def declare_plant_parameters(self):
-        """Declare the initial joint positions and velocities; modes start at rest."""
+        """Declare the initial joint positions and velocities and where the modes start."""
         n = self.model.n_joints
         q0, v0 = self.model.neutral_configuration(), np.zeros(self.model.nv)
         q0[:n] = common.float_array(self, 'initial_positions', n,
-                                    'Initial joint positions [rad or m]; modes start at zero.')
+                                    'Initial joint positions [rad or m].')
         v0[:n] = common.float_array(self, 'initial_velocities', n,
                                     'Initial joint velocities [rad/s or m/s].')
+        start = common.choice(self, 'initial_modes', 'rest', ('rest', 'zero'),
+                              'Initial elastic coordinates (modes, strains), at zero velocity: '
+                              'rest = their static equilibrium under gravity with the joints '
+                              'held at initial_positions; zero = straight links.')
+        if start == 'rest' and self.model.floating_base is None:
+            try:
+                q0 = static_equilibrium(self.model, q0)
+            except ValueError as error:
+                raise ConfigError(f'parameter initial_modes: {error}') from None
         return q0, v0
 
     def input_limit(self):

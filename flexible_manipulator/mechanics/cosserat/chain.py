@@ -20,16 +20,20 @@ the Poincare (Newton-Euler on SE(3)) equations projected on the coordinates; the
 O(bodies nv^2), the reference form to check a recursive one against.
 """
 
+import dataclasses
+
 import numpy as np
 import transforms3d
 
 from .. import arguments, lie
-from ..chain import RigidBody
+from ..chain import Beam, RigidBody, SectionKinematics, SerialChain
 from ..chain_kernels.spatial import spatial_inertia
 from . import kernels, layout
 from .rod import CosseratRod, _ad
+from .strain_basis import StrainBasis
 
 REVOLUTE, PRISMATIC, FIXED = 'revolute', 'prismatic', 'fixed'
+CURVATURES = ('torsion', 'bending_y', 'bending_z')      # kept by `with_modes`
 
 
 def rigid_inertia(mass, com, inertia):
@@ -203,6 +207,7 @@ class CosseratChain:
         self.link_names = tuple(link.name for link in self.parts)
         self.mode_names = tuple(self.coordinate_names[self.n_joints:])
         self.n_modes = len(self.mode_names)
+        self._mode_frequencies = None
         self.links, self.base_frame, self.tool_frame = None, 'base_link', 'tool0'
         self.base_xyz, self.base_rpy = np.zeros(3), np.zeros(3)
         self.gravity_base = self.gravity
@@ -232,6 +237,7 @@ class CosseratChain:
         moving = [link.joint for link in links if link.joint.type != FIXED]
         chain.links = tuple(links)
         chain.joint_names = tuple(joint.name for joint in moving)
+        chain.coordinate_names = chain.joint_names + chain.mode_names
         chain.base_frame, chain.tool_frame = base_frame, tool_frame
         chain.base_xyz = np.array(base_xyz, dtype=float)
         chain.base_rpy = np.array(base_rpy, dtype=float)
@@ -240,6 +246,86 @@ class CosseratChain:
         chain.lower = np.array([joint.lower for joint in moving])
         chain.upper = np.array([joint.upper for joint in moving])
         return chain
+
+    def with_modes(self, modes):
+        """Return the chain keeping at most ``modes`` coordinates per curvature strain.
+
+        A control model (the role of ``chain.SerialChain.with_modes``): torsion and
+        bending keep their Legendre orders 0 .. modes - 1 (the L2 projection of the strain:
+        the basis is orthogonal), extension and shear are dropped (inextensible,
+        unshearable: their fast modes are left unmodelled); same section and Gauss points.
+        Coordinates keep their names, so a state of this chain maps onto the reduced one by
+        name; ``modes = 0`` is the rigid twin (`rigid_twin`). Only for chains built by
+        `from_links`; ValueError if a rod has no curvature strain to keep.
+        """
+        modes = int(modes)
+        if modes <= 0:
+            return self.rigid_twin()
+        if self.links is None:
+            raise ValueError(f'{self.name!r}: a reduced chain needs the model file\'s links '
+                             '(CosseratChain.from_links)')
+        links = []
+        for link in self.links:
+            rod = link.rod
+            if rod is not None:
+                kept = {name: min(order, modes - 1) for name, order in
+                        zip(rod.basis.names_of_strains, rod.basis.orders)
+                        if name in CURVATURES}
+                if not kept:
+                    raise ValueError(f'link {link.name!r}: no curvature strain (torsion, '
+                                     'bending) to keep in a reduced model')
+                rod = CosseratRod(StrainBasis(kept, rod.length), rod.section,
+                                  rod.weights.size - 2)
+            links.append(dataclasses.replace(link, rod=rod))
+        return CosseratChain.from_links(self.name, links, self.gravity_base, self.base_frame,
+                                        self.base_xyz, self.base_rpy, self.tool_frame)
+
+    def rigid_twin(self):
+        """Return the chain with every rod a rigid slender rod of the same mass: joints only.
+
+        A `chain.SerialChain` (the controller runs its kernels): rod j becomes
+        a beam without modes of the rod's rho A, that is mass rho A L at L/2 with the
+        slender rod's inertia (``Beam.as_rod``), as the floating-frame chains' rigid twins.
+        Only for chains built from a model file (`from_links`) without fixed joints.
+        """
+        if self.links is None:
+            raise ValueError(f'{self.name!r}: a rigid twin needs the model file\'s links '
+                             '(CosseratChain.from_links)')
+        if self.n_joints != len(self.parts):
+            raise ValueError(f'{self.name!r}: the rigid twin of a chain with fixed joints '
+                             '(clamps) is not built: merge the clamped rods into one link')
+        links = [dataclasses.replace(link, rod=None, beam=Beam(
+            link.rod.section.linear_density, (1.0, 1.0), modes=(0, 0)))
+            if link.rod is not None else link for link in self.links]
+        return SerialChain(self.name, links, self.gravity_base, self.base_frame, self.base_xyz,
+                           self.base_rpy, self.tool_frame)
+
+    def modes_of(self, link_index):
+        """Return (count, strain names) of one link's strain coordinates (0, [] if rigid)."""
+        rod = self.parts[link_index].rod
+        return (0, []) if rod is None else (rod.size, list(rod.basis.names))
+
+    @property
+    def mode_frequencies(self):
+        """Per strain coordinate k, sqrt(K_kk / M_kk) at q = 0 [rad/s] (others held).
+
+        The frequency of one coordinate alone with the joints and the other strains held
+        (the role of the clamped-free frequencies of ``chain.SerialChain``): a scale for
+        rates and periods, not an eigenvalue of the chain. Computed once.
+        """
+        if self._mode_frequencies is None:
+            n = self.n_joints
+            mass = np.diag(self.reference_mass_matrix(np.zeros(self.nq)))[n:]
+            self._mode_frequencies = np.sqrt(np.diag(self.stiffness)[n:] / mass)
+        return self._mode_frequencies
+
+    def mode_start(self, link_index):
+        """Index in v of a link's first strain coordinate (strains follow all joints)."""
+        return self.strain_start[link_index]
+
+    def joint_axis(self, link_index):
+        """Return the unit axis of a link's joint in its joint frame (3)."""
+        return self.parts[link_index].axis.copy()
 
     def input_matrix(self):
         """B (nv x nu): efforts act on the moving joints' coordinates (the first nu)."""
@@ -419,6 +505,46 @@ class CosseratChain:
             jacobian[:, cols] += motion
         return jacobian
 
+    def section_kinematics(self, data, q, v, link_index, x, out=None):
+        """Pose, Jacobian, twist and J' v of a section in base-frame components, one call.
+
+        The API of ``chain.SerialChain.section_kinematics`` (what the controller's program
+        rows read): a `chain.SectionKinematics` (R, p, J, twist, accel), J (6 x nv) with
+        angular rows first mapping v to (omega, p') [rad/s, m/s] in base components, and
+        accel = J' v (omega', p'') at zero generalized acceleration, without gravity. With
+        R the section's orientation and the body Jacobian J_b (eta_b = J_b v),
+
+            J = diag(R, R) J_b,   accel = (R w_b', R (w_b x u_b + u_b')),   eta_b' = J_b' v,
+
+        eta_b = (w_b, u_b); J_b' v by a central difference along v, (J_b(q + e v) -
+        J_b(q - e v)) v / (2 e) with e |v|_inf = 1e-5 (relative error ~1e-10). ``data``
+        is unused (NumPy); ``out``, the result of an earlier call, receives the result.
+        """
+        q, v = self._check(q, v)
+        if out is None:
+            motion = np.zeros(12)
+            out = SectionKinematics(np.zeros((3, 3)), np.zeros(3), np.zeros((6, self.nv)),
+                                    motion[:6], motion[6:])
+        pose = self.section_pose(q, link_index, x)
+        R = pose[:3, :3]
+        body = self.section_jacobian(q, link_index, x)
+        eta = body @ v
+        rate = np.zeros(6)
+        speed = float(np.max(np.abs(v))) if v.size else 0.0
+        if speed > 0.0:
+            step = 1e-5 / speed
+            rate = (self.section_jacobian(q + step * v, link_index, x)
+                    - self.section_jacobian(q - step * v, link_index, x)) @ v / (2.0 * step)
+        out.R[:] = R
+        out.p[:] = pose[:3, 3]
+        out.J[:3] = R @ body[:3]
+        out.J[3:] = R @ body[3:]
+        out.twist[:3] = R @ eta[:3]
+        out.twist[3:] = R @ eta[3:]
+        out.accel[:3] = R @ rate[:3]
+        out.accel[3:] = R @ (np.cross(eta[:3], eta[3:]) + rate[3:])
+        return out
+
     def _joint_pose(self, j, q):
         """Pose of link j's joint motion at q (the identity for a fixed joint)."""
         i = self.joint_index[j]
@@ -430,31 +556,47 @@ class FrameTransforms:
 
     Entry (j, None) is joint j (link frame j in the tip frame of link j-1); (j, x) is the
     section at abscissa x of link j in link frame j. After ``update(data, q)``, ``R[i]``,
-    its unit quaternion ``quat[i]`` (w, x, y, z; w >= 0) and ``p[i]`` hold entry i.
+    its unit quaternion ``quat[i]`` (w, x, y, z; w >= 0) and ``p[i]`` hold entry i. The
+    sections of each rod are planned once (`rod.CosseratRod.section_plan`) and posed in one
+    vectorized pass per update.
     """
 
     def __init__(self, model, entries):
-        """Sort the entries by link; each link's steps are computed once per update."""
+        """Group the section entries by link and plan each rod's sections."""
         self.model, self.entries = model, list(entries)
         count = len(self.entries)
         self.R, self.p = np.zeros((count, 3, 3)), np.zeros((count, 3))
         self.quat = np.zeros((count, 4))
+        self.joints = [(i, j) for i, (j, x) in enumerate(self.entries) if x is None]
+        self.sections = []              # (link, entry indices, plan or abscissae if rigid)
+        for j in sorted({j for j, x in self.entries if x is not None}):
+            rows = [i for i, (k, x) in enumerate(self.entries) if k == j and x is not None]
+            X = np.array([self.entries[i][1] for i in rows], dtype=float)
+            link = model.parts[j]
+            if not np.all((X >= 0.0) & (X <= link.length)):
+                raise ValueError(f'section abscissae {X.tolist()} m outside link '
+                                 f'{link.name!r} [0, {link.length}] m')
+            self.sections.append((j, rows, X if link.rod is None else
+                                  link.rod.section_plan(X)))
 
     def update(self, data, q):
         """Compute every transform at coordinates q (``data`` unused: NumPy)."""
         model = self.model
         q, _ = model._check(q)
-        sections = {}
-        for i, (j, x) in enumerate(self.entries):
-            if x is None:
-                pose = model.parts[j].offset @ model._joint_pose(j, q)
-            else:
-                if j not in sections:
-                    sections[j] = model.parts[j].steps(q[model._strains(j)])
-                pose = model.parts[j].section_pose(q[model._strains(j)], x, sections[j][0])
+        for i, j in self.joints:
+            pose = model.parts[j].offset @ model._joint_pose(j, q)
             self.R[i], self.p[i] = pose[:3, :3], pose[:3, 3]
-            quat = transforms3d.quaternions.mat2quat(pose[:3, :3])
-            self.quat[i] = quat if quat[0] >= 0.0 else -quat
+        for j, rows, plan in self.sections:
+            rod = model.parts[j].rod
+            if rod is None:
+                self.R[rows] = np.eye(3)
+                self.p[rows] = 0.0
+                self.p[rows, 0] = plan
+            else:
+                poses = rod.section_poses(q[model._strains(j)], plan)
+                self.R[rows], self.p[rows] = poses[:, :3, :3], poses[:, :3, 3]
+        for i in range(len(self.entries)):
+            self.quat[i] = lie.quat_from_matrix(self.R[i])
 
 
 def _translation(x):

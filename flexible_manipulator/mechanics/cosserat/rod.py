@@ -30,6 +30,7 @@ K = int B^T H B dX, H = diag(GJ, EI_y, EI_z, EA, GA_y, GA_z), is integrated exac
 Kelvin-Voigt damping adds D q' with D = damping_time K.
 """
 
+from collections import namedtuple
 import math
 
 import numpy as np
@@ -133,7 +134,7 @@ class CosseratRod:
         c = math.sqrt(3.0) / 12.0 * h * h
         xi1 = _REFERENCE + self.B1 @ q
         xi2 = _REFERENCE + self.B2 @ q
-        omega = 0.5 * h[:, None] * (xi1 + xi2) + c[:, None] * _bracket(xi1, xi2)
+        omega = self.magnus_poses(q, h, self.B1, self.B2)
         phi = (0.5 * h[:, None, None] * (self.B1 + self.B2)
                + c[:, None, None] * (_ad(xi1) @ self.B2 - _ad(xi2) @ self.B1))
         drift = np.zeros_like(omega)
@@ -163,6 +164,45 @@ class CosseratRod:
         phi = 0.5 * h * (B1 + B2) + c * (_ad(xi1) @ B2 - _ad(xi2) @ B1)
         return lie.se3_exp(omega), lie.se3_right_jacobian(omega) @ phi
 
+    def section_plan(self, X):
+        """Constant part of `section_poses` for the arc lengths X [m] (each in [0, L]).
+
+        Per section: the segment it lies in, and the partial Magnus step from that
+        segment's start node to it (its length h and B at its two Gauss points).
+        """
+        X = np.atleast_1d(np.asarray(X, dtype=float))
+        if np.any(X < 0.0) or np.any(X > self.length):
+            raise ValueError(f'section abscissae {X.tolist()} m outside [0, {self.length}] m')
+        segment = np.minimum(np.searchsorted(self.nodes, X, side='right') - 1,
+                             self.segments - 1)
+        h = X - self.nodes[segment]
+        Z = self.nodes[segment][:, None] + np.array(_GAUSS_2)[None, :] * h[:, None]
+        return SectionPlan(segment, h, self.basis.matrix(Z[:, 0]), self.basis.matrix(Z[:, 1]))
+
+    def section_poses(self, q, plan):
+        """Poses (N, 4, 4) in the root frame of the sections of a `section_plan`.
+
+        The node poses g_k = exp(Omega_0) ... exp(Omega_k-1), then each section's partial
+        step from its segment's node (the same fourth-order Magnus steps as `steps_at`;
+        poses only, vectorized: no Jacobians).
+        """
+        omega = self.magnus_poses(q, self.steps, self.B1, self.B2)
+        steps = _se3_exp_batch(omega)
+        nodes = np.empty((self.segments, 4, 4))
+        nodes[0] = np.eye(4)
+        for k in range(1, self.segments):
+            nodes[k] = nodes[k - 1] @ steps[k - 1]
+        partial = _se3_exp_batch(self.magnus_poses(q, plan.h, plan.B1, plan.B2))
+        return nodes[plan.segment] @ partial
+
+    @staticmethod
+    def magnus_poses(q, h, B1, B2):
+        """Omega (N, 6) of Magnus steps of lengths h (N) with B at their Gauss points."""
+        c = math.sqrt(3.0) / 12.0 * h * h
+        xi1 = _REFERENCE + B1 @ q
+        xi2 = _REFERENCE + B2 @ q
+        return 0.5 * h[:, None] * (xi1 + xi2) + c[:, None] * _bracket(xi1, xi2)
+
     def as_rod(self, length):
         """Return the straight rod as a rigid body: (mass, first moment, inertia at the root).
 
@@ -175,6 +215,34 @@ class CosseratRod:
 
 
 _REFERENCE = np.array([0.0, 0.0, 0.0, 1.0, 0.0, 0.0])
+SectionPlan = namedtuple('SectionPlan', 'segment h B1 B2')
+SectionPlan.__doc__ = ('Sections of `CosseratRod.section_plan`: segment index, partial step '
+                       'length h [m], B at its two Gauss points (N, 6, size).')
+
+
+def _se3_exp_batch(twists):
+    """exp(hat(xi)) (N, 4, 4) of twists (N, 6), angular first (``lie.se3_exp``, vectorized).
+
+    R = I + a W + b W^2, p = (I + b W + c W^2) u with W = hat(w), theta = |w|,
+    a = sin(theta)/theta, b = (1 - cos theta)/theta^2, c = (theta - sin theta)/theta^3;
+    their Taylor series below theta = 1e-3 (truncation < 1e-14).
+    """
+    w, u = twists[:, :3], twists[:, 3:]
+    theta = np.linalg.norm(w, axis=1)
+    small = theta < 1e-3
+    t = np.where(small, 1.0, theta)
+    t2 = theta * theta
+    a = np.where(small, 1.0 - t2 / 6.0, np.sin(t) / t)
+    b = np.where(small, 0.5 - t2 / 24.0, (1.0 - np.cos(t)) / (t * t))
+    c = np.where(small, 1.0 / 6.0 - t2 / 120.0, (t - np.sin(t)) / (t * t * t))
+    W = _hat(w)
+    W2 = W @ W
+    out = np.zeros((twists.shape[0], 4, 4))
+    out[:, :3, :3] = np.eye(3) + a[:, None, None] * W + b[:, None, None] * W2
+    out[:, :3, 3] = u + np.einsum('nij,nj->ni', b[:, None, None] * W + c[:, None, None] * W2,
+                                  u)
+    out[:, 3, 3] = 1.0
+    return out
 
 
 def _ad(xi):
@@ -197,9 +265,18 @@ def _hat(a):
 
 def _bracket(a, b):
     """Return [a, b] = ad_a b for arrays (..., 6) of twists."""
-    return np.concatenate([np.cross(a[..., :3], b[..., :3]),
-                           np.cross(a[..., :3], b[..., 3:]) - np.cross(b[..., :3], a[..., 3:])],
+    return np.concatenate([_cross(a[..., :3], b[..., :3]),
+                           _cross(a[..., :3], b[..., 3:]) - _cross(b[..., :3], a[..., 3:])],
                           axis=-1)
+
+
+def _cross(a, b):
+    """Return a x b for arrays (..., 3) (``np.cross`` spends ~10 us a call on arguments)."""
+    out = np.empty(np.broadcast_shapes(a.shape, b.shape))
+    out[..., 0] = a[..., 1] * b[..., 2] - a[..., 2] * b[..., 1]
+    out[..., 1] = a[..., 2] * b[..., 0] - a[..., 0] * b[..., 2]
+    out[..., 2] = a[..., 0] * b[..., 1] - a[..., 1] * b[..., 0]
+    return out
 
 
 def right_jacobian_rate(omega, rate, terms=SERIES_TERMS):
