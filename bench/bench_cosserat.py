@@ -19,6 +19,14 @@ chains of n Cosserat links with bending of order p, extension and shear of order
 the default 2(p + 1) + 2 nodes per link: median of 7 interleaved batches, and the
 exponents in links and in strain order fitted over the large end.
 
+Part 4, a metal link (bench/pyelastica_link.py: the aluminium strip of two_link_flexible,
+30 x 3 mm, 0.5 m, pinned, slewed by a hub torque 0.5 sin(2 pi t / 0.2 s) N m for 0.2 s),
+as part 1: each code against its own converged answer (PyElastica's extrapolated in n at
+second order, observed; ours at bending order 8 and the finest step), CPU per run, the
+model-form gap, and the costs at equal tip accuracy. Ours: one Cosserat link with bending
+in the plane only (inextensible and unshearable: the strip's shear compliance
+E I / (k G A L^2) is 9e-6), the torque held over 125 us sampled at mid-interval.
+
 Run: python bench/bench_cosserat.py (PyElastica from requirements-test.txt).
 """
 
@@ -35,11 +43,12 @@ sys.path.insert(0, os.path.join(os.path.dirname(HERE), 'test'))
 sys.path.insert(0, HERE)
 
 from bench_common import machine, model_path  # noqa: E402
+import pyelastica_link  # noqa: E402
 import test_cosserat_pyelastica as soft  # noqa: E402  (the rod's one definition)
 
 from flexible_manipulator.mechanics.cosserat.chain import (  # noqa: E402
     CosseratChain, CosseratLink)
-from flexible_manipulator.mechanics.cosserat.rod import CosseratRod  # noqa: E402
+from flexible_manipulator.mechanics.cosserat.rod import CosseratRod, Section  # noqa: E402
 from flexible_manipulator.mechanics.cosserat.strain_basis import StrainBasis  # noqa: E402
 from flexible_manipulator.mechanics.simulation import Simulation  # noqa: E402
 from flexible_manipulator.model_config import load_model  # noqa: E402
@@ -77,21 +86,7 @@ def rod_comparison():
     for n in ELEMENTS:
         tips, times = timed(lambda: soft.pyelastica_tips(n, 1e-3 / n), 3 if n < 200 else 2)
         elastica[n] = (tips, times)
-    gaps = [np.linalg.norm(elastica[a][0] - elastica[b][0], axis=1).max()
-            for a, b in zip(ELEMENTS[1:-1], ELEMENTS[2:])]
-    order = math.log2(gaps[0] / gaps[1])
-    finest, finer = elastica[ELEMENTS[-1]][0], elastica[ELEMENTS[-2]][0]
-    reference = finest + (finest - finer) / (2.0 ** order - 1.0)
-    print(f'PyElastica 1.0.0 (position Verlet, dt = 1e-3/n s): observed order in n '
-          f'{order:.2f}; reference = extrapolation of n = {ELEMENTS[-2]}, {ELEMENTS[-1]}')
-    print('| PyElastica elements | tip error [m] | CPU [s] per 0.5 s, median (min-max) |')
-    print('|---|---|---|')
-    rows = []
-    for n in ELEMENTS:
-        tips, times = elastica[n]
-        error = np.linalg.norm(tips - reference, axis=1).max()
-        rows.append((n, error, statistics.median(times)))
-        print(f'| {n} | {error:.2e} | {fmt(times)} |')
+    order, reference, rows = pyelastica_table(elastica, 'dt = 1e-3/n s', '0.5 s')
     ours_ref = soft.our_tips(strains(10), 1e-4)
     print(f'model-form gap, our converged tip vs PyElastica\'s: '
           f'{np.linalg.norm(ours_ref - reference, axis=1).max():.2e} m (max over time)')
@@ -107,14 +102,50 @@ def rod_comparison():
             s = strains(p)
             print(f'| {s["bending_y"]}, {s["extension"]}, {s["shear_z"]}, {step * 1e3:g} ms '
                   f'| {sum(v + 1 for v in s.values())} | {error:.2e} | {fmt(times)} |')
-    # PyElastica: error ~ C n^-order, cost ~ D n^growth (fits over the two finest runs)
+    equal_accuracy(rows, order, ours, TARGETS, 'n and dt = 1e-3/n both scale')
+
+
+def pyelastica_table(elastica, stepping, duration):
+    """Extrapolate PyElastica's runs and print their errors; return (order, reference, rows).
+
+    ``elastica``: n -> (tips, CPU times) for increasing n; the order is observed from the
+    three finest runs, the reference is the Richardson extrapolation of the two finest;
+    rows: (n, error against the reference, median CPU).
+    """
+    counts = sorted(elastica)
+    gaps = [np.linalg.norm(elastica[a][0] - elastica[b][0], axis=1).max()
+            for a, b in zip(counts[-3:-1], counts[-2:])]
+    order = math.log2(gaps[0] / gaps[1])
+    finest, finer = elastica[counts[-1]][0], elastica[counts[-2]][0]
+    reference = finest + (finest - finer) / (2.0 ** order - 1.0)
+    print(f'PyElastica 1.0.0 (position Verlet, {stepping}): observed order in n {order:.2f}; '
+          f'reference = extrapolation of n = {counts[-2]}, {counts[-1]}')
+    print(f'| PyElastica elements | tip error [m] | CPU [s] per {duration}, median (min-max) |')
+    print('|---|---|---|')
+    rows = []
+    for n in counts:
+        tips, times = elastica[n]
+        error = np.linalg.norm(tips - reference, axis=1).max()
+        rows.append((n, error, statistics.median(times)))
+        print(f'| {n} | {error:.2e} | {fmt(times)} |')
+    return order, reference, rows
+
+
+def equal_accuracy(rows, order, ours, targets, why):
+    """Print the CPU of both codes at each target tip accuracy and their ratio.
+
+    ``rows``: PyElastica's (n, error, CPU) by n; ``order``: its observed order in n;
+    ``ours``: (error, CPU, strain order, step). Where PyElastica's runs do not reach a
+    target its cost is extrapolated: error ~ C n^-order, cost ~ D n^growth, both fitted
+    over the two finest runs (``why`` says what its cost growth in n comes from).
+    """
     (n1, _, c1), (n2, e2, c2) = rows[-2], rows[-1]
     growth = math.log(c2 / c1) / math.log(n2 / n1)
-    print(f'\nPyElastica cost growth in n: {growth:.2f} (n and dt = 1e-3/n both scale)')
+    print(f'\nPyElastica cost growth in n: {growth:.2f} ({why})')
     print('| tip accuracy [m] | PyElastica CPU [s] | ours CPU [s] (orders, step) | '
           'PyElastica / ours |')
     print('|---|---|---|---|')
-    for target in TARGETS:
+    for target in targets:
         measured = [c for _, e, c in rows if e <= target]
         if measured:
             theirs, label = min(measured), ''
@@ -126,7 +157,7 @@ def rod_comparison():
             print(f'| {target:g} | {theirs:.3g}{label} | not reached | - |')
             continue
         cost, p, h = min(fits)
-        print(f'| {target:g} | {theirs:.3g}{label} | {cost:.3g} ({p}, {h * 1e3:g} ms) | '
+        print(f'| {target:g} | {theirs:.3g}{label} | {cost:.3g} ({p}, {h * 1e6:g} us) | '
               f'{theirs / cost:.0f}x |')
 
 
@@ -193,13 +224,86 @@ def scaling():
         print(f'{n} links: local exponent in bending order (4 -> 8) {local:.2f}')
 
 
+METAL_DURATION, METAL_TORQUE, METAL_HOLD = 0.2, 0.5, 1.25e-4      # [s], [N m], [s]
+METAL_ELEMENTS = (10, 20, 40)
+METAL_ORDERS = (1, 2, 3, 4, 6)
+METAL_STEPS = (1.25e-4, 6.25e-5)
+METAL_TARGETS = (1e-3, 3e-4, 1e-4, 3e-5)
+
+
+def metal_torque(t):
+    """Hub torque [N m] at time t [s]: one sine period over METAL_DURATION, then zero."""
+    return METAL_TORQUE * math.sin(2.0 * math.pi * t / METAL_DURATION) \
+        if t < METAL_DURATION else 0.0
+
+
+def metal_link(order):
+    """The strip as one Cosserat link on a pin about z, bending in the x-y plane only."""
+    c = pyelastica_link.section()
+    density, young = pyelastica_link.DENSITY, pyelastica_link.YOUNG
+    shear = c['shear_factor'] * c['shear_modulus'] * c['area']
+    section = Section(density * c['area'], [density * (c['inertia_y'] + c['inertia_z']),
+                                            density * c['inertia_y'], density * c['inertia_z']],
+                      [c['shear_modulus'] * c['torsion'], young * c['inertia_y'],
+                       young * c['inertia_z'], young * c['area'], shear, shear])
+    rod = CosseratRod(StrainBasis({'bending_z': order}, pyelastica_link.LENGTH), section)
+    return CosseratChain([CosseratLink('strip', rod)], gravity=(0.0, 0.0, 0.0))
+
+
+def metal_tips(order, step):
+    """Our tip (x, y) every 2 ms [m]: rosenbrock2 with ``step``, torque held per hold."""
+    chain = metal_link(order)
+    sim, tips, per = Simulation(chain, step, 'rosenbrock2'), [], round(2e-3 / METAL_HOLD)
+    for k in range(round(METAL_DURATION / METAL_HOLD)):
+        sim.advance(np.array([metal_torque((k + 0.5) * METAL_HOLD)]), METAL_HOLD)
+        if (k + 1) % per == 0:
+            tips.append(chain.section_pose(sim.q, 0, pyelastica_link.LENGTH)[:2, 3])
+    return np.array(tips)
+
+
+def metal_comparison():
+    """Part 4: the metal link in both codes, costs at equal accuracy."""
+    if pyelastica_link.elastica is None:
+        print('\n## metal link: skipped, PyElastica is not installed')
+        return
+    print('\n## metal link (aluminium strip, pinned, hub torque slew, 0.2 s): tip error against '
+          'each code\'s own converged answer, CPU seconds per run')
+    elastica = {}
+    for n in METAL_ELEMENTS:
+        (tips, _), times = timed(lambda: pyelastica_link.tip_motion(
+            n, metal_torque, METAL_DURATION, 2e-3), 2)
+        elastica[n] = (tips[:, :2], times)
+    order, reference, rows = pyelastica_table(
+        elastica, f'dt = {pyelastica_link.VERLET_STEP:g} s, set by the shear rotation of an '
+        'element whatever n', '0.2 s')
+    ours_ref = metal_tips(8, METAL_STEPS[-1] / 2)
+    print(f'model-form gap, our converged tip vs PyElastica\'s: '
+          f'{np.linalg.norm(ours_ref - reference, axis=1).max():.2e} m (max over time; tip '
+          f'excursion {np.max(np.linalg.norm(reference - reference[0], axis=1)):.3f} m)')
+    print('| ours: bending order, rosenbrock2 step | tip error [m] | CPU [s] per 0.2 s, median '
+          '(min-max) of 5 |')
+    print('|---|---|---|')
+    ours = []
+    for p in METAL_ORDERS:
+        for step in METAL_STEPS:
+            tips, times = timed(lambda: metal_tips(p, step), 5)
+            error = np.linalg.norm(tips - ours_ref, axis=1).max()
+            ours.append((error, statistics.median(times), p, step))
+            print(f'| {p}, {step * 1e6:g} us | {error:.2e} | {fmt(times)} |')
+    equal_accuracy(rows, order, ours, METAL_TARGETS, 'dt fixed by the shear rotation')
+
+
 def main():
-    """Print the machine, then the three parts."""
+    """Print the machine, then the four parts (``metal``: only part 4)."""
     print(machine())
+    if sys.argv[1:] == ['metal']:
+        metal_comparison()
+        return
     rod_comparison()
     for name in ('two_link_soft', 'two_link_spatial_soft'):
         soft_arm(name)
     scaling()
+    metal_comparison()
 
 
 if __name__ == '__main__':

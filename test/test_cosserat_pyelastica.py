@@ -1,9 +1,9 @@
 """A soft cantilever released under gravity: strain-parameterized link against PyElastica.
 
-The rod: 0.5 m long, round section r = 1 cm, rho = 1000 kg/m^3, E = 5 MPa, G = E/3,
-clamped at its root, straight and horizontal at rest at t = 0, gravity on. It swings
-down by ~85 % of its length in 0.35 s (a large motion, far outside the floating-frame
-model). The section constants of our link are read from PyElastica's rod (EI, GJ,
+The rod (`soft_cantilever`): 0.5 m long, round section r = 1 cm, rho = 1000 kg/m^3,
+E = 5 MPa, G = E/3, clamped at its root, straight and horizontal at rest at t = 0, gravity
+on. It swings down by ~85 % of its length in 0.35 s (a large motion, far outside the
+floating-frame model). The section constants of our link are read from PyElastica's rod (EI, GJ,
 alpha_c G A, EA, rho I): the same rod in both codes.
 
 PyElastica converges at first order in its element count (observed below), so three runs
@@ -20,16 +20,10 @@ import math
 import numpy as np
 import pytest
 
-from flexible_manipulator.mechanics.cosserat.chain import FIXED, CosseratChain, CosseratLink
-from flexible_manipulator.mechanics.cosserat.rod import CosseratRod, Section
-from flexible_manipulator.mechanics.cosserat.strain_basis import StrainBasis
-from flexible_manipulator.mechanics.simulation import Simulation
+from flexible_manipulator.mechanics.cosserat.rod import Section
+from soft_cantilever import DENSITY, DURATION, GRAVITY, LENGTH, modal_tips, PERIOD, RADIUS, YOUNG
 
 elastica = pytest.importorskip('elastica')
-
-LENGTH, RADIUS, DENSITY, YOUNG = 0.5, 0.01, 1000.0, 5e6
-GRAVITY = np.array([0.0, 0.0, -9.81])
-DURATION, PERIOD = 0.5, 0.05
 
 
 class _Rods(elastica.BaseSystemCollection, elastica.Constraints, elastica.Forcing):
@@ -71,16 +65,8 @@ def same_section():
 
 
 def our_tips(orders, step=1e-4):
-    """Tip position every PERIOD [m]: a clamped link, rosenbrock2 with ``step`` [s]."""
-    link = CosseratLink('rod', CosseratRod(StrainBasis(orders, LENGTH), same_section()),
-                        joint=FIXED)
-    chain = CosseratChain([link], gravity=GRAVITY)
-    simulation = Simulation(chain, step, 'rosenbrock2')
-    tips = []
-    for _ in range(round(DURATION / PERIOD)):
-        simulation.advance(np.zeros(0), PERIOD)
-        tips.append(chain.section_pose(simulation.q, 0, LENGTH)[:3, 3])
-    return np.array(tips)
+    """Tip position every PERIOD [m] of our link with PyElastica's section constants."""
+    return modal_tips(orders, same_section(), step)
 
 
 def test_a_soft_cantilever_falls_like_the_pyelastica_rod():
