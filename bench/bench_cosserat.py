@@ -251,13 +251,21 @@ def metal_link(order):
 
 
 def metal_tips(order, step):
-    """Our tip (x, y) every 2 ms [m]: rosenbrock2 with ``step``, torque held per hold."""
+    """Our tip (x, y) every 2 ms [m]: rosenbrock2 with ``step``, torque held per hold.
+
+    The tip is the pin's rotation applied to the tip section in the link frame (the
+    plant's vectorized `FrameTransforms`, as TF computes it).
+    """
     chain = metal_link(order)
+    frames, data = chain.frame_transforms([(0, None), (0, pyelastica_link.LENGTH)]), None
     sim, tips, per = Simulation(chain, step, 'rosenbrock2'), [], round(2e-3 / METAL_HOLD)
+    torque = np.zeros(1)
     for k in range(round(METAL_DURATION / METAL_HOLD)):
-        sim.advance(np.array([metal_torque((k + 0.5) * METAL_HOLD)]), METAL_HOLD)
+        torque[0] = metal_torque((k + 0.5) * METAL_HOLD)
+        sim.advance(torque, METAL_HOLD)
         if (k + 1) % per == 0:
-            tips.append(chain.section_pose(sim.q, 0, pyelastica_link.LENGTH)[:2, 3])
+            frames.update(data, sim.q)
+            tips.append((frames.R[0] @ frames.p[1] + frames.p[0])[:2])
     return np.array(tips)
 
 

@@ -38,6 +38,7 @@ fixed``, a clamp)::
           strains: {bending_z: 4, extension: 1}     # active strains: Legendre order each
           points: 12                  # optional: Gauss nodes (default 2 (p + 1) + 2)
           damping_time: 0.0           # optional: Kelvin-Voigt relaxation time [s]
+          rest_curvature: [0, 0, 0]   # optional: torsion, bending_y, bending_z at rest [1/m]
 
 Files of ``type: servo_rigid_body`` or ``type: servo_sleigh`` describe a servoconstraint
 system instead (see `servo_model_from_dict`).
@@ -217,7 +218,7 @@ def _section(spec, field):
     (a >= b its sides), k = 10 (1 + nu)/(12 + 11 nu); nu = E/(2 G) - 1.
     """
     check_keys(spec, field, required=('material', 'section', 'strains'),
-               optional=('points', 'damping_time'))
+               optional=('points', 'damping_time', 'rest_curvature'))
     material, shape = spec['material'], spec['section']
     check_keys(material, f'{field}.material',
                required=('density', 'young_modulus', 'shear_modulus'))
@@ -260,10 +261,20 @@ def _rod(spec, field, length):
     if points is not None and (isinstance(points, bool) or not isinstance(points, int)
                                or not 1 <= points <= 200):
         raise ConfigError(f'{field}.points: expected an integer from 1 to 200, got {points!r}')
+    curvature = spec.get('rest_curvature', [0.0, 0.0, 0.0])
+    if not isinstance(curvature, list) or len(curvature) != 3:
+        raise ConfigError(f'{field}.rest_curvature: expected [torsion, bending_y, bending_z] '
+                          f'[1/m], got {curvature!r}')
+    curvature = [number(value, f'{field}.rest_curvature[{i}]', -math.inf, False, False)
+                 for i, value in enumerate(curvature)]
     try:
-        return CosseratRod(StrainBasis(strains, length), section, points)
+        basis = StrainBasis(strains, length)
     except ValueError as error:
         raise ConfigError(f'{field}.strains: {error}') from None
+    try:
+        return CosseratRod(basis, section, points, curvature)
+    except ValueError as error:
+        raise ConfigError(f'{field}.points: {error}') from None
 
 
 def _link(spec, field):

@@ -286,7 +286,8 @@ class CosseratChain:
         A `chain.SerialChain` (the controller runs its kernels): rod j becomes
         a beam without modes of the rod's rho A, that is mass rho A L at L/2 with the
         slender rod's inertia (``Beam.as_rod``), as the floating-frame chains' rigid twins.
-        Only for chains built from a model file (`from_links`) without fixed joints.
+        Only for chains built from a model file (`from_links`) without fixed joints or
+        pre-curved rods.
         """
         if self.links is None:
             raise ValueError(f'{self.name!r}: a rigid twin needs the model file\'s links '
@@ -294,6 +295,11 @@ class CosseratChain:
         if self.n_joints != len(self.parts):
             raise ValueError(f'{self.name!r}: the rigid twin of a chain with fixed joints '
                              '(clamps) is not built: merge the clamped rods into one link')
+        curved = [p.name for p in self.parts if p.rod is not None and p.rod.reference[:3].any()]
+        if curved:
+            raise ValueError(f'{self.name!r}: the rigid twin of a pre-curved rod (link '
+                             f'{curved[0]!r}, rest_curvature) is not built: it is no straight '
+                             'rod')
         links = [dataclasses.replace(link, rod=None, beam=Beam(
             link.rod.section.linear_density, (1.0, 1.0), modes=(0, 0)))
             if link.rod is not None else link for link in self.links]

@@ -284,8 +284,8 @@ def _rod_segment(model, data, k, start, m, q, v):
     B1, B2 = model.seg_B1[k], model.seg_B2[k]
     xi1, xi2, d1, d2 = data.xi1, data.xi2, data.d1, data.d2
     for i in range(6):
-        a1 = model.reference[i]
-        a2 = model.reference[i]
+        a1 = model.seg_reference[k, i]
+        a2 = model.seg_reference[k, i]
         r1 = 0.0
         r2 = 0.0
         for col in range(m):

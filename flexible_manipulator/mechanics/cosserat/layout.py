@@ -9,7 +9,6 @@ from collections import namedtuple
 import numpy as np
 
 from .kernels import MAX_TERMS
-from .rod import _REFERENCE
 
 MODEL_FIELDS = {
     'joint_motion': "(n, 6) the joint's twist per unit rate in its frame",
@@ -28,7 +27,8 @@ MODEL_FIELDS = {
     'seg_B2': '(S, 6, m) strain basis at the second Gauss point',
     'node_inertia': '(S, 6, 6) section inertia w diag(rho J, rho A) at each segment\'s end '
                     '(zero at the tip)',
-    'reference': '(6,) the unstrained strain twist (0, 0, 0, 1, 0, 0)',
+    'seg_reference': '(S, 6) the unstrained strain twist of each segment\'s rod (rest '
+                     'curvatures, 1, 0, 0)',
     'base_R': '(3, 3) rotation of the base frame in the world',
     'gravity': '(3,) gravity in the world [m/s^2]',
     'stiffness': '(nv,) diagonal of K (zero on joints) [N m/rad, N m^2, ...]',
@@ -109,7 +109,8 @@ def model_arrays(chain):
                                dtype=np.int64),
         seg_h=np.zeros(segments), seg_B1=np.zeros((segments, 6, width)),
         seg_B2=np.zeros((segments, 6, width)), node_inertia=np.zeros((segments, 6, 6)),
-        reference=_REFERENCE.copy(), base_R=chain.base[:3, :3].copy(),
+        seg_reference=np.tile([0.0, 0.0, 0.0, 1.0, 0.0, 0.0], (segments, 1)),
+        base_R=chain.base[:3, :3].copy(),
         gravity=chain.gravity.copy(), stiffness=np.diag(chain.stiffness).copy(),
         damping=np.diag(chain.damping).copy())
     for K, name in ((chain.stiffness, 'stiffness'), (chain.damping, 'damping')):
@@ -127,6 +128,7 @@ def model_arrays(chain):
             arrays['seg_h'][span] = link.length
         else:
             arrays['seg_h'][span] = link.rod.steps
+            arrays['seg_reference'][span] = link.rod.reference
             arrays['seg_B1'][span, :, :link.size] = link.rod.B1
             arrays['seg_B2'][span, :, :link.size] = link.rod.B2
         start += count

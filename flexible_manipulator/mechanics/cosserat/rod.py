@@ -96,10 +96,15 @@ class CosseratRod:
     ends), ``stiffness_matrix`` K, ``damping_matrix`` D, ``size`` (strain coordinates).
     """
 
-    def __init__(self, basis, section, points=None):
+    def __init__(self, basis, section, points=None, rest_curvature=(0.0, 0.0, 0.0)):
         """Place the nodes and precompute B at each segment's two Magnus points and K."""
         if not isinstance(basis, StrainBasis):
             raise TypeError('basis must be a StrainBasis')
+        curvature = np.asarray(rest_curvature, dtype=float)
+        if curvature.shape != (3,) or not np.all(np.isfinite(curvature)):
+            raise ValueError(f'rest_curvature: expected 3 finite numbers (torsion, bending_y, '
+                             f'bending_z) [1/m], got {rest_curvature!r}')
+        self.reference = np.concatenate([curvature, [1.0, 0.0, 0.0]])
         self.basis, self.section = basis, section
         self.length, self.size = basis.length, basis.size
         points = 2 * (basis.highest_order + 1) + 2 if points is None else int(points)
@@ -132,8 +137,8 @@ class CosseratRod:
         """
         h = self.steps
         c = math.sqrt(3.0) / 12.0 * h * h
-        xi1 = _REFERENCE + self.B1 @ q
-        xi2 = _REFERENCE + self.B2 @ q
+        xi1 = self.reference + self.B1 @ q
+        xi2 = self.reference + self.B2 @ q
         omega = self.magnus_poses(q, h, self.B1, self.B2)
         phi = (0.5 * h[:, None, None] * (self.B1 + self.B2)
                + c[:, None, None] * (_ad(xi1) @ self.B2 - _ad(xi2) @ self.B1))
@@ -158,7 +163,7 @@ class CosseratRod:
         """(pose, S) of one Magnus step of length h [m] from the arc length ``start``."""
         Z = start + np.array(_GAUSS_2) * h
         B1, B2 = self.basis.matrix(Z)
-        xi1, xi2 = self.basis.strain(q, Z)
+        xi1, xi2 = self.reference + B1 @ q, self.reference + B2 @ q
         c = math.sqrt(3.0) / 12.0 * h * h
         omega = 0.5 * h * (xi1 + xi2) + c * _bracket(xi1, xi2)
         phi = 0.5 * h * (B1 + B2) + c * (_ad(xi1) @ B2 - _ad(xi2) @ B1)
@@ -195,12 +200,11 @@ class CosseratRod:
         partial = _se3_exp_batch(self.magnus_poses(q, plan.h, plan.B1, plan.B2))
         return nodes[plan.segment] @ partial
 
-    @staticmethod
-    def magnus_poses(q, h, B1, B2):
+    def magnus_poses(self, q, h, B1, B2):
         """Omega (N, 6) of Magnus steps of lengths h (N) with B at their Gauss points."""
         c = math.sqrt(3.0) / 12.0 * h * h
-        xi1 = _REFERENCE + B1 @ q
-        xi2 = _REFERENCE + B2 @ q
+        xi1 = self.reference + B1 @ q
+        xi2 = self.reference + B2 @ q
         return 0.5 * h[:, None] * (xi1 + xi2) + c[:, None] * _bracket(xi1, xi2)
 
     def as_rod(self, length):
@@ -214,7 +218,6 @@ class CosseratRod:
                 np.diag([0.0, mass * length ** 2 / 3, mass * length ** 2 / 3]))
 
 
-_REFERENCE = np.array([0.0, 0.0, 0.0, 1.0, 0.0, 0.0])
 SectionPlan = namedtuple('SectionPlan', 'segment h B1 B2')
 SectionPlan.__doc__ = ('Sections of `CosseratRod.section_plan`: segment index, partial step '
                        'length h [m], B at its two Gauss points (N, 6, size).')

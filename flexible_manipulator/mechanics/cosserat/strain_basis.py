@@ -15,7 +15,6 @@ import numpy as np
 # strain name -> index in the strain twist (K1, K2, K3, Gamma1, Gamma2, Gamma3)
 STRAINS = {'torsion': 0, 'bending_y': 1, 'bending_z': 2,
            'extension': 3, 'shear_y': 4, 'shear_z': 5}
-REFERENCE_STRAIN = np.array([0.0, 0.0, 0.0, 1.0, 0.0, 0.0])
 MAX_ORDER = 12
 
 
@@ -67,7 +66,3 @@ class StrainBasis:
             B[:, index, column:column + order + 1] = legendre[:, :order + 1]
             column += order + 1
         return B
-
-    def strain(self, q, X):
-        """eta_1(X) = eta_1^0 + B(X) q: array (len(X), 6)."""
-        return REFERENCE_STRAIN + self.matrix(X) @ np.asarray(q, dtype=float)
