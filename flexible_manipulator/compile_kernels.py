@@ -158,7 +158,7 @@ JOBS = tuple(Job(*job) for job in (
     ('articulated_forward_dynamics', 'model API: O(n) forward dynamics', False, 35,
      _call('articulated_forward_dynamics')),
     ('potential_energy', 'tests: energy', False, 15, _call('potential_energy')),
-    ('section_jacobian', 'zero dynamics', False, 14, _section('section_jacobian')),
+    ('section_jacobian', 'tests: section Jacobian', False, 14, _section('section_jacobian')),
     ('section_motion', 'tests: section twist', False, 14, _section('section_motion')),
     ('placements', 'tests: link placements', False, 10, _call('frame_placements')),
     ('section_placement', 'tests: section pose', False, 5, _section('section_pose')),

@@ -159,36 +159,3 @@ def test_bad_parameters_exit_2_with_one_line(domain_id, tmp_path, arguments, nam
     assert 'Traceback' not in output, output
     refusal = [line for line in output.splitlines() if 'refusing to start' in line]
     assert len(refusal) == 1 and named in refusal[0], output
-
-
-def test_a_node_that_refuses_its_configuration_is_destroyed_at_once(domain_id):
-    """`common.destroy_on_failure`: a node whose __init__ raises after creating its rcl
-    handles is destroyed before the error propagates (left to the garbage collector after
-    the context's shutdown, such handles crashed the process at exit, 1 run in 5 under
-    load). Checked on a real node: its handle is invalid once the constructor has failed,
-    while a node built alongside stays valid."""
-    import rclpy
-    from rclpy.node import Node
-    from flexible_manipulator.model_config import ConfigError
-    from flexible_manipulator.nodes import common
-    built = []
-
-    class Refusing(Node):
-        @common.destroy_on_failure
-        def __init__(self, **options):
-            super().__init__('refusing', **options)
-            built.append(self)
-            raise ConfigError('parameter model: refused on purpose')
-
-    context = rclpy.Context()
-    rclpy.init(context=context, domain_id=domain_id)
-    try:
-        healthy = Node('healthy', context=context)
-        with pytest.raises(ConfigError, match='refused on purpose'):
-            Refusing(context=context)
-        assert healthy.get_name() == 'healthy'
-        with pytest.raises(Exception, match='destruction was requested'):
-            built[0].get_name()
-        healthy.destroy_node()
-    finally:
-        context.try_shutdown()

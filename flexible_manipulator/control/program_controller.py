@@ -399,7 +399,7 @@ class ProgramController(LatchedSafety):
         self.control_model_kind = control
         try:
             self.rigid_twin = model.rigid_twin() if flexible else model
-        except ValueError as error:         # a Cosserat chain with clamps (fixed joints)
+        except ValueError as error:         # Cosserat chains with clamps or pre-curved rods
             if control == 'rigid_twin':
                 raise ConfigError(f'control_model: {error}') from None
             self.rigid_twin = None

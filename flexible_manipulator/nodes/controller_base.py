@@ -103,7 +103,6 @@ class ControllerNodeBase(Node):
     STATE_NAME = 'state'            # what the node answers, for messages
     DEFAULT_MODEL = 'two_link_flexible'
 
-    @common.destroy_on_failure
     def __init__(self, **node_options):
         """Read and check parameters, build the controller, create the ROS interfaces.
 

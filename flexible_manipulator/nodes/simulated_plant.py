@@ -68,7 +68,6 @@ class SimulatedPlant(Node):
     RESET_MESSAGE = 'plant reset to its initial state at t = 0'
     FAULT_ADVICE = 'call ~/reset to recover'   # logged after the reason of a fault
 
-    @common.destroy_on_failure
     def __init__(self, node_name, **node_options):
         """Read and check parameters, build the simulation, create the ROS interfaces."""
         super().__init__(node_name, **node_options)
