@@ -91,9 +91,9 @@ def _control():
         np.ones(nu), 1e-9, 1e4, np.zeros((nv, nu + 1)), np.zeros((m, nu)), np.zeros(m),
         np.zeros(nu), np.zeros(nu), np.zeros(nu, dtype=bool), np.zeros(nv), np.zeros(m),
         np.zeros(6))
-    control_kernels.trapezoidal_modal_step(M, np.zeros(nv), nv - count, np.zeros(nv - count),
-                                           1e-3, np.ones(count), np.ones(count),
-                                           np.zeros(count), np.zeros(count))
+    control_kernels.theta_modal_step(M, np.zeros(nv), nv - count, np.zeros(nv - count),
+                                     1e-3, 0.6, np.ones(count), np.ones(count),
+                                     np.zeros(count), np.zeros(count))
 
 
 def _cosserat():

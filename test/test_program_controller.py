@@ -270,7 +270,7 @@ def test_lambda_point_tracks_the_circle_while_the_tip_deflects(flexible):
 
 def test_estimated_elastic_state_follows_the_plant_and_closes_the_loop(flexible):
     """Only joints measured: the estimate (modal rows driven by the measured joint motion,
-    trapezoidal rule at 2 ms) follows the plant's modal coordinates to 1 % of their peak,
+    theta-method at 2 ms) follows the plant's modal coordinates to 1 % of their peak,
     and the lambda-point tracks as with measured modes (residual < 5e-4 m)."""
     controller = controller_from_files(str(FLEXIBLE), str(FLEXIBLE_PROGRAMS),
                                        flexible_settings(elastic_state='estimated'))

@@ -113,20 +113,21 @@ def servo_solve(M, h, A, b, B, preferred, use_preferred, limit, rcond, condition
 
 
 @compiled.allocating
-def trapezoidal_modal_step(mass, bias, n, joint_acceleration, dt, lhs_diagonal, w_factor,
-                           eta, w):
-    """One trapezoidal step of the modal rows (eta, w = eta') over ``dt`` [s], in place.
+def theta_modal_step(mass, bias, n, joint_acceleration, dt, theta, lhs_diagonal, w_factor,
+                     eta, w):
+    """One theta-method step of the modal rows (eta, w = eta') over ``dt`` [s], in place.
 
     ``mass``, ``bias``: M(q), h(q, v) at the start of the step, joints first (n of them);
-    ``lhs_diagonal`` = dt/2 D + dt^2/4 K, ``w_factor`` = dt/2 D - dt^2/4 K (diagonal modal
-    damping D and stiffness K):
+    with the diagonal modal damping D and stiffness K, ``lhs_diagonal`` = theta dt D +
+    theta^2 dt^2 K and ``w_factor`` = theta dt D - theta (1 - theta) dt^2 K:
 
-        (M_ee + dt/2 D + dt^2/4 K) w+ = M_ee w + (dt/2 D - dt^2/4 K) w
-                                        - dt (M_e,theta a + h_e),
-        eta+ = eta + dt/2 (w + w+).
+        (M_ee + theta dt D + theta^2 dt^2 K) w+ = M_ee w + w_factor w
+                                                  - dt (M_e,theta a + h_e),
+        eta+ = eta + dt (theta w+ + (1 - theta) w)
 
-    A non-finite M, h or state makes (eta, w) NaN (as NumPy's solve would) for the caller's
-    finiteness checks to catch; LAPACK refuses such input.
+    (theta = 1/2: the trapezoidal rule). A non-finite M, h or state makes (eta, w) NaN (as
+    NumPy's solve would) for the caller's finiteness checks to catch; LAPACK refuses such
+    input.
     """
     count = eta.size
     lhs = np.empty((count, count))
@@ -147,5 +148,5 @@ def trapezoidal_modal_step(mass, bias, n, joint_acceleration, dt, lhs_diagonal, 
         return
     w_next = np.linalg.solve(lhs, rhs)
     for i in range(count):
-        eta[i] += 0.5 * dt * (w[i] + w_next[i])
+        eta[i] += dt * (theta * w_next[i] + (1.0 - theta) * w[i])
         w[i] = w_next[i]
