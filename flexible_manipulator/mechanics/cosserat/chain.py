@@ -30,7 +30,7 @@ from ..chain import Beam, RigidBody, SectionKinematics, SerialChain
 from ..chain_kernels.spatial import spatial_inertia
 from . import kernels, layout
 from .rod import CosseratRod, _ad
-from .strain_basis import StrainBasis
+from .strain_basis import STRAINS, StrainBasis
 
 REVOLUTE, PRISMATIC, FIXED = 'revolute', 'prismatic', 'fixed'
 CURVATURES = ('torsion', 'bending_y', 'bending_z')      # kept by `with_modes`
@@ -268,9 +268,9 @@ class CosseratChain:
         for link in self.links:
             rod = link.rod
             if rod is not None:
-                kept = {name: min(order, modes - 1) for name, order in
-                        zip(rod.basis.names_of_strains, rod.basis.orders)
-                        if name in CURVATURES}
+                active = dict(zip(rod.basis.strains, rod.basis.orders))
+                kept = {name: min(active[STRAINS[name]], modes - 1) for name in CURVATURES
+                        if STRAINS[name] in active}
                 if not kept:
                     raise ValueError(f'link {link.name!r}: no curvature strain (torsion, '
                                      'bending) to keep in a reduced model')
@@ -579,11 +579,13 @@ class FrameTransforms:
             rows = [i for i, (k, x) in enumerate(self.entries) if k == j and x is not None]
             X = np.array([self.entries[i][1] for i in rows], dtype=float)
             link = model.parts[j]
-            if not np.all((X >= 0.0) & (X <= link.length)):
+            if link.rod is not None:
+                self.sections.append((j, rows, link.rod.section_plan(X)))
+            elif np.all((X >= 0.0) & (X <= link.length)):
+                self.sections.append((j, rows, X))
+            else:
                 raise ValueError(f'section abscissae {X.tolist()} m outside link '
                                  f'{link.name!r} [0, {link.length}] m')
-            self.sections.append((j, rows, X if link.rod is None else
-                                  link.rod.section_plan(X)))
 
     def update(self, data, q):
         """Compute every transform at coordinates q (``data`` unused: NumPy)."""

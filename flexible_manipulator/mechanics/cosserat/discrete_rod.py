@@ -10,8 +10,8 @@ locking), with theta_m = (theta_e + theta_e+1) / 2 and
     Gamma = R(theta_m)^T (r_e+1 - r_e) / h - e_1,   kappa = (theta_e+1 - theta_e) / h,
 
 (Gamma_1 extension, Gamma_2 shear, kappa bending [1/m]), internal energy
-U = sum_e h/2 (EA Gamma_1^2 + GA Gamma_2^2 + EI kappa^2) and Kelvin-Voigt stresses
-N = C (Gamma + t_d Gamma'), M = EI (kappa + t_d kappa'). The nodal forces are -dU/dr_i,
+U = sum_e h/2 (EA Gamma_1^2 + GA Gamma_2^2 + EI kappa^2), stresses N = C Gamma (C =
+diag(EA, GA)) and M = EI kappa (no damping: a reference). The nodal forces are -dU/dr_i,
 -dU/dtheta_i written out:
 
     f_e = R_m N on node e, -R_m N on node e+1,
@@ -36,13 +36,13 @@ class PlanarRod:
     """A clamped planar Reissner rod of ``elements`` linear elements (module doc).
 
     ``linear_density`` rho A [kg/m], ``rotary_inertia`` rho I [kg m] about the plane's
-    normal, ``stiffness`` (EA, GA, EI) [N, N, N m^2], ``gravity`` (g_x, g_z) [m/s^2],
-    ``damping_time`` t_d [s]. The rod starts straight along x from the origin, at rest:
+    normal, ``stiffness`` (EA, GA, EI) [N, N, N m^2], ``gravity`` (g_x, g_z) [m/s^2]. The
+    rod starts straight along x from the origin, at rest:
     ``position`` (N + 1, 2), ``angle`` (N + 1), ``velocity``, ``angular_velocity``.
     """
 
     def __init__(self, length, elements, linear_density, rotary_inertia, stiffness,
-                 gravity=(0.0, 0.0), damping_time=0.0):
+                 gravity=(0.0, 0.0)):
         """Check the constants and lay the rod straight along x."""
         if not (length > 0.0 and linear_density > 0.0 and rotary_inertia > 0.0):
             raise ValueError('length, linear_density and rotary_inertia must be positive')
@@ -55,7 +55,6 @@ class PlanarRod:
         self.h = self.length / self.elements
         self.axial, self.shear, self.bending = stiffness
         self.gravity = np.asarray(gravity, dtype=float)
-        self.damping_time = float(damping_time)
         share = np.full(self.elements + 1, self.h)
         share[[0, -1]] *= 0.5
         self.mass = linear_density * share                  # node masses [kg]
@@ -79,23 +78,12 @@ class PlanarRod:
         gamma[:, 0] -= 1.0
         return gamma, (angle[1:] - angle[:-1]) / self.h, R
 
-    def forces(self, position, angle, velocity, angular_velocity):
+    def forces(self, position, angle):
         """Return the force [N] and torque [N m] on each node, (N + 1, 2) and (N + 1)."""
         gamma, kappa, R = self.strains(position, angle)
         stretch = gamma + np.array([1.0, 0.0])            # R_m^T r' (the chord in the section)
-        rate = np.zeros_like(gamma)
-        curl = np.zeros_like(kappa)
-        if self.damping_time > 0.0:
-            # Gamma' = R_m^T v' - J (Gamma + e_1) theta_m';  kappa' = (w_e+1 - w_e) / h
-            chord_rate = (velocity[1:] - velocity[:-1]) / self.h
-            spin = 0.5 * (angular_velocity[:-1] + angular_velocity[1:])
-            rate = np.einsum('eji,ej->ei', R, chord_rate)
-            rate[:, 0] += spin * stretch[:, 1]
-            rate[:, 1] -= spin * stretch[:, 0]
-            curl = (angular_velocity[1:] - angular_velocity[:-1]) / self.h
-        normal = np.column_stack([self.axial * (gamma[:, 0] + self.damping_time * rate[:, 0]),
-                                  self.shear * (gamma[:, 1] + self.damping_time * rate[:, 1])])
-        moment = self.bending * (kappa + self.damping_time * curl)
+        normal = gamma * np.array([self.axial, self.shear])
+        moment = self.bending * kappa
         pull = np.einsum('eij,ej->ei', R, normal)           # R_m N
         force = np.zeros_like(position)
         force[:-1] += pull
@@ -122,12 +110,11 @@ class PlanarRod:
         load = np.zeros(3 * n)
         load[2 * n - 2:2 * n] = tip_force
         load[-1] = tip_torque
-        rest = np.zeros_like(self.position), np.zeros_like(self.angle)
 
         def residual(x, fraction):
             position, angle = self.position.copy(), self.angle.copy()
             position[1:], angle[1:] = x[:2 * n].reshape(n, 2), x[2 * n:]
-            force, torque = self.forces(position, angle, *rest)
+            force, torque = self.forces(position, angle)
             return np.concatenate([force[1:].ravel(), torque[1:]]) + fraction * load
 
         x = np.concatenate([self.position[1:].ravel(), self.angle[1:]])
@@ -167,14 +154,12 @@ class PlanarRod:
         """Advance by ``duration`` [s] in velocity Verlet steps of at most ``step`` [s]."""
         count = max(1, int(np.ceil(duration / step - 1e-9)))
         dt = duration / count
-        force, torque = self.forces(self.position, self.angle, self.velocity,
-                                    self.angular_velocity)
+        force, torque = self.forces(self.position, self.angle)
         for _ in range(count):
             self._kick(force, torque, 0.5 * dt)
             self.position += dt * self.velocity
             self.angle += dt * self.angular_velocity
-            force, torque = self.forces(self.position, self.angle, self.velocity,
-                                        self.angular_velocity)
+            force, torque = self.forces(self.position, self.angle)
             self._kick(force, torque, 0.5 * dt)
         self.time += duration
 

@@ -39,11 +39,9 @@ class StrainBasis:
             raise ValueError(f'strain basis: length must be positive, got {length!r} m')
         self.length = float(length)
         self.strains, self.orders, self.names = [], [], []
-        self.names_of_strains = []          # the active strains' names, in STRAINS order
         for name, index in STRAINS.items():
             if name not in orders:
                 continue
-            self.names_of_strains.append(name)
             order = orders[name]
             if isinstance(order, bool) or not isinstance(order, (int, np.integer)) or \
                     not 0 <= order <= MAX_ORDER:
