@@ -29,8 +29,8 @@ A model file of ``type: serial_chain`` describes one serial chain (see
         frames: 4                    # section frames along the link on TF
 
 A link may instead be a geometrically exact (Cosserat) rod, ``rod:`` in place of ``beam:``
-(then no link of the chain has a beam, the base is fixed, and a joint may be ``type:
-fixed``, a clamp)::
+(rods, beams and rigid links then mix in one chain, on a fixed or a floating base; a rod's
+joint may be ``type: fixed``, a clamp)::
 
         rod:
           material: {density: 1100, young_modulus: 2.0e6, shear_modulus: 6.7e5}  # SI
@@ -369,8 +369,6 @@ def model_from_dict(spec, source='model'):
                                   'is used twice')
             frames |= owned
             joints.add(link.joint.name)
-        if any(link.rod is not None for link in chain):
-            _check_cosserat(chain, floating)
     except ConfigError as error:
         raise ConfigError(f'{source}: {error}') from None
     # URDF rpy: fixed-axis roll, pitch, yaw, i.e. R = Rz(yaw) Ry(pitch) Rx(roll).
@@ -381,21 +379,11 @@ def model_from_dict(spec, source='model'):
         _check_sag(link, float(np.linalg.norm(gravity_world)), f'{source}: links[{i}]')
     if any(link.rod is not None for link in chain):
         return CosseratChain.from_links(spec['name'], chain, gravity, base_frame, base_xyz,
-                                        base_rpy, tool_frame)
+                                        base_rpy, tool_frame, stiffening, base_body)
     return SerialChain(spec['name'], chain, gravity_base=gravity,
                        base_frame=base_frame, base_xyz=base_xyz, base_rpy=base_rpy,
                        tool_frame=tool_frame, geometric_stiffening=stiffening,
                        floating_base=base_body)
-
-
-def _check_cosserat(chain, floating):
-    """Refuse what Cosserat chains do not do yet: floating-frame beams, a floating base."""
-    if floating:
-        raise ConfigError('base.floating: a chain with Cosserat links (rod:) has a fixed base')
-    for i, link in enumerate(chain):
-        if link.beam is not None:
-            raise ConfigError(f'links[{i}].beam: a chain with Cosserat links (rod:) cannot '
-                              'have floating-frame beams yet; make this link a rod too')
 
 
 # Largest gravity sag / length for which the floating-frame model (moderate deflections,

@@ -325,7 +325,6 @@ BAD_SOFT_SPECS = [
      'links[0].rod.rest_curvature[1]'),
     ('rod and beam', _set(L0 + ['beam'], {'linear_density': 1.0, 'bending_stiffness': [1, 1],
                                           'modes': [1, 0]}), 'links[0].rod'),
-    ('rod and floating base', _set(['base', 'floating'], True), 'base.floating'),
 ]
 BAD_RIGID_FIXED = [('fixed joint on a rigid link', _set(L0 + ['joint', 'type'], 'fixed'),
                     'links[0].joint.type')]

@@ -310,6 +310,51 @@ def test_cosserat_plant_publishes_strains_and_deformed_frames(probe, start_node)
                                atol=1e-9)
 
 
+def test_a_floating_mixed_plant_publishes_its_base_and_deformed_frames(probe, start_node):
+    """The satellite (free-floating base; a Cosserat boom, a floating-frame arm and a rigid
+    wrist, validated in test_cosserat_mixed.py) slews its boom: the base turns the other
+    way (the system's angular momentum stays zero), the base pose is on /tf from the
+    state, and the arm's tip on TF is where the model puts it at the published state."""
+    from sensor_msgs.msg import JointState
+    from std_msgs.msg import Float64MultiArray
+    from tf2_msgs.msg import TFMessage
+    from flexible_manipulator.model_config import load_model
+    model = load_model(f'{CONFIG}/models/satellite_soft_boom.yaml')
+    states = probe.subscribe(JointState, '/joint_states')
+    modal = probe.subscribe(JointState, '/modal_states')
+    dynamic = probe.subscribe(TFMessage, '/tf')
+    pub = probe.publisher(Float64MultiArray, '/effort_controller/commands')
+    lockstep_plant(start_node, model='satellite_soft_boom', integrator='rosenbrock2',
+                   integration_step=0.001, update_period=0.002,
+                   joints='[slew, elbow, wrist]', initial_positions='[0.0, 0.0, 0.0]',
+                   initial_velocities='[0.0, 0.0, 0.0]')
+    probe.spin_until(lambda: states and pub.get_subscription_count(), 30, 'the plant')
+    for _ in range(100):     # 0.2 s of slew torque on the boom
+        command_and_wait(probe, pub, states, [1.0, 0.0, 0.0])
+    probe.spin_for(0.2)
+    assert list(modal[-1].name) == list(model.mode_names)
+    assert 'arm_y1' in modal[-1].name and 'boom_bending_z_0' in modal[-1].name
+    key = stamp_key(states[-1].header)
+    tree = {}
+    for msg in dynamic:
+        for t in msg.transforms:
+            if stamp_key(t.header) == key:
+                tree[t.child_frame_id] = (t.header.frame_id, to_matrix(t.transform))
+    parent, base = tree['base_link']
+    assert parent == 'world'
+    slew, yaw = states[-1].position[0], math.atan2(base[1, 0], base[0, 0])
+    assert slew > 0.05 and -slew < yaw < 0.0, 'the base must turn against the boom'
+    modes = {stamp_key(m.header): m for m in modal}[key].position
+    t = [t.transform for msg in dynamic for t in msg.transforms
+         if t.child_frame_id == 'base_link' and stamp_key(t.header) == key][0]
+    q = np.concatenate([states[-1].position, modes,
+                        [t.translation.x, t.translation.y, t.translation.z, t.rotation.w,
+                         t.rotation.x, t.rotation.y, t.rotation.z]])
+    frame, pose = walk_to_root(tree, 'arm_tip')
+    assert frame == 'world'
+    np.testing.assert_allclose(pose, model.section_pose(q, 1, 0.6), atol=1e-9)
+
+
 def test_a_soft_arm_starts_at_rest_under_gravity(probe, start_node):
     """By default (initial_modes: rest) the strains start at their static equilibrium with
     the joints held at initial_positions: the first modal state equals the rest that

@@ -98,7 +98,7 @@ class StateRange:
 def _amplitude(model, link, k):
     """(bound, unit, meaning) of elastic coordinate k of a link's range (module doc)."""
     length = model.links[link].length
-    if getattr(model, 'kind', None) != 'cosserat_chain':
+    if model.links[link].rod is None:          # an assumed mode: a tip deflection
         return 0.5 * length, ' m', 'the tip deflected by the link length'
     strain = model.modes_of(link)[1][k]
     if strain.startswith(('bending', 'torsion')):

@@ -39,9 +39,10 @@ import math
 import numpy as np
 import transforms3d
 
-from . import arguments, beam_modes, chain_kernels as kernels, compiled
+from . import arguments, chain_kernels as kernels, compiled
 from .chain_kernels import entries
 from .chain_layout import MODEL_LAYOUT, WORKSPACE, ChainData, ModelArrays, data_table
+from .modal_beam import ModalBeam
 
 
 @dataclass(frozen=True)
@@ -193,7 +194,7 @@ class SerialChain:
         self.mode_frequencies = np.zeros(self.n_modes)   # clamped-free omega_k [rad/s]
         # Widest modal block of any link: the padded size of every per-link mode table.
         self.max_link_modes = max([1] + [self.modes_of(j)[0] for j in range(n)])
-        self._sections = {}
+        self._sections, self._beams = {}, {}
         self._entries = {}
         self.arrays = self._flatten()
         self._table = MODEL_LAYOUT.table(self.arrays)      # addresses of self.arrays
@@ -254,34 +255,18 @@ class SerialChain:
         """
         return self.arrays.stiffness.copy(), self.arrays.damping.copy()
 
-    def _mode_values(self, link_index, x, derivative):
-        """Mode values of one link at abscissae x: shape (len(x), count), plane order."""
-        link = self.links[link_index]
-        columns = [beam_modes.mode_values(link.length, c, x, derivative)
-                   for c in link.beam.modes if c > 0]
-        return np.hstack(columns)
-
-    def _foreshortening(self, link_index, x):
-        """G(x) of one link, zero between planes and when stiffening is off."""
-        count, planes = self.modes_of(link_index)
-        x = np.atleast_1d(x)
-        out = np.zeros((x.size, count, count))
-        if not self.geometric_stiffening:
-            return out
-        link = self.links[link_index]
-        offset = 0
-        for c in link.beam.modes:
-            if c > 0:
-                out[:, offset:offset + c, offset:offset + c] = beam_modes.foreshortening(
-                    link.length, c, x)
-                offset += c
-        return out
+    def _beam(self, link_index):
+        """``modal_beam.ModalBeam`` of a link's beam (None for a rigid link), cached."""
+        if link_index not in self._beams:
+            link = self.links[link_index]
+            self._beams[link_index] = (None if link.beam is None else ModalBeam(
+                link.beam, link.length, self.geometric_stiffening))
+        return self._beams[link_index]
 
     def _flatten(self):
         n = len(self.links)
         kmax = self.max_link_modes
-        points = [link.beam.point_count() if self.modes_of(j)[0] else 0
-                  for j, link in enumerate(self.links)]
+        points = [self._beam(j).x.size if self.modes_of(j)[0] else 0 for j in range(n)]
         total = sum(points)
         a = ModelArrays(
             joint_type=np.zeros(n, dtype=np.int64), joint_axis=np.zeros((n, 3)),
@@ -338,23 +323,18 @@ class SerialChain:
             a.mode_start[j] = mode_start
             a.mode_count[j] = count
             if count:
-                beam, length = link.beam, link.length
-                x, weights = beam_modes.gauss_legendre(0.0, length, points[j])
-                a.point_x[point:point + x.size] = x
-                a.point_mass[point:point + x.size] = beam.linear_density * weights
+                beam = self._beam(j)
+                span = slice(point, point + points[j])
+                a.point_x[span] = beam.x
+                a.point_mass[span] = beam.mass
                 a.mode_plane[j, :count] = planes
-                beta_l = np.concatenate([beam_modes.frequency_parameters(c)
-                                         for c in beam.modes if c > 0])
-                ei = np.array([beam.bending_stiffness[p - 1] for p in planes])
-                rho_a = beam.linear_density
-                omega = beta_l ** 2 * np.sqrt(ei / (rho_a * length ** 4))
-                self.mode_frequencies[mode_start - n:mode_start - n + count] = omega
+                self.mode_frequencies[mode_start - n:mode_start - n + count] = beam.frequencies
                 modes = slice(mode_start, mode_start + count)
-                a.stiffness[modes] = rho_a * length * omega ** 2   # EI (bL)^4 / L^3
-                a.damping[modes] = 2.0 * beam.damping_ratio * omega * rho_a * length
-                a.point_phi[point:point + x.size, :count] = self._mode_values(j, x, 0)
-                a.point_g[point:point + x.size, :count, :count] = self._foreshortening(j, x)
-                tip = self.section(j, length)
+                a.stiffness[modes] = beam.stiffness
+                a.damping[modes] = beam.damping
+                a.point_phi[span, :count] = beam.phi
+                a.point_g[span, :count, :count] = beam.g
+                tip = self.section(j, link.length)
                 a.tip_phi[j], a.tip_slope[j], a.tip_g[j] = tip.phi, tip.slope, tip.g
             point += points[j]
             mode_start += count
@@ -392,9 +372,7 @@ class SerialChain:
             count, _ = self.modes_of(link_index)
             phi, slope, g = np.zeros(kmax), np.zeros(kmax), np.zeros((kmax, kmax))
             if count:
-                phi[:count] = self._mode_values(link_index, [x], 0)[0]
-                slope[:count] = self._mode_values(link_index, [x], 1)[0]
-                g[:count, :count] = self._foreshortening(link_index, x)[0]
+                phi[:count], slope[:count], g[:count, :count] = self._beam(link_index).section(x)
             table = SectionTable(link_index, float(x), phi, slope, g)
             self._sections[key] = table
         return table

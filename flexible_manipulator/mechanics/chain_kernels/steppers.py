@@ -16,7 +16,7 @@ _jit, _inline = compiled.jit, compiled.inline
 
 
 @_inline
-def _tangent_rates(model, data, x, out):
+def tangent_rates(model, data, x, out):
     """Write out = (q', v') with v' = data.acceleration (module doc of `rhs`)."""
     nv = model.stiffness.shape[0]
     nq = x.shape[0] - nv
@@ -41,7 +41,7 @@ def rhs(model, data, x, u, out):
     nv = model.stiffness.shape[0]
     nq = x.shape[0] - nv
     ok = forward_dynamics(model, data, x[:nq], x[nq:], u)
-    _tangent_rates(model, data, x, out)
+    tangent_rates(model, data, x, out)
     return ok
 
 
@@ -51,7 +51,7 @@ def rhs_articulated(model, data, x, u, out):
     nv = model.stiffness.shape[0]
     nq = x.shape[0] - nv
     ok = articulated_forward_dynamics(model, data, x[:nq], x[nq:], u)
-    _tangent_rates(model, data, x, out)
+    tangent_rates(model, data, x, out)
     return ok
 
 

@@ -27,6 +27,7 @@ import transforms3d
 
 from .. import arguments, lie
 from ..chain import Beam, RigidBody, SectionKinematics, SerialChain
+from ..modal_beam import ModalBeam
 from ..chain_kernels.spatial import spatial_inertia
 from . import kernels, layout
 from .rod import CosseratRod, _ad
@@ -51,7 +52,10 @@ class CosseratLink:
     """One link of a ``CosseratChain``: offset, joint, hub, rod, payload (module doc).
 
     ``rod``: its ``CosseratRod``, or None for a rigid link of ``length`` [m] (its tip frame
-    at (length, 0, 0) of the joint frame); ``offset``: 4x4 pose of the joint frame at zero
+    at (length, 0, 0) of the joint frame) or, with ``beam`` (a ``modal_beam.ModalBeam``), a
+    floating-frame link of that length: point masses on the centre line displaced by the
+    assumed modes, the tip frame displaced and turned by them (`modal_steps`); ``offset``:
+    4x4 pose of the joint frame at zero
     joint coordinate in the parent's tip frame; ``joint``: REVOLUTE, PRISMATIC or FIXED (a
     clamp: no coordinate); ``axis``: unit axis in the joint frame; ``hub``, ``payload``:
     6 x 6 inertias (``rigid_inertia``) at the joint and tip frames; ``damping``
@@ -59,12 +63,14 @@ class CosseratLink:
     """
 
     def __init__(self, name, rod, joint=REVOLUTE, axis=(0.0, 0.0, 1.0), offset=None,
-                 hub=None, payload=None, damping=0.0, armature=0.0, length=None):
+                 hub=None, payload=None, damping=0.0, armature=0.0, length=None, beam=None):
         """Check the joint type, the axis and the rod."""
         if rod is not None and not isinstance(rod, CosseratRod):
             raise TypeError(f'link {name!r}: rod must be a CosseratRod or None')
         if rod is None and not (length is not None and length >= 0.0):
             raise ValueError(f'link {name!r}: a rigid link needs its length >= 0')
+        if beam is not None and (rod is not None or not np.isclose(beam.length, length)):
+            raise ValueError(f'link {name!r}: a modal beam needs no rod and the link\'s length')
         if joint not in (REVOLUTE, PRISMATIC, FIXED):
             raise ValueError(f'link {name!r}: joint must be {REVOLUTE!r}, {PRISMATIC!r} or '
                              f'{FIXED!r}, got {joint!r}')
@@ -72,8 +78,9 @@ class CosseratLink:
         if axis.shape != (3,) or not np.isclose(np.linalg.norm(axis), 1.0):
             raise ValueError(f'link {name!r}: axis must be a unit 3-vector, got {axis}')
         self.name, self.rod, self.joint, self.axis = name, rod, joint, axis
+        self.beam = beam if beam is not None and beam.count else None
         self.length = rod.length if rod is not None else float(length)
-        self.size = rod.size if rod is not None else 0
+        self.size = rod.size if rod is not None else self.beam.count if self.beam else 0
         self.offset = np.eye(4) if offset is None else np.asarray(offset, dtype=float)
         self.hub = np.zeros((6, 6)) if hub is None else np.asarray(hub, dtype=float)
         self.payload = np.zeros((6, 6)) if payload is None else np.asarray(payload, dtype=float)
@@ -83,6 +90,12 @@ class CosseratLink:
             self.motion[:3] = axis
         elif joint == PRISMATIC:
             self.motion[3:] = axis
+
+    def coordinate_names(self):
+        """Names of the link's elastic coordinates: the rod's strains or the beam's modes."""
+        if self.rod is not None:
+            return list(self.rod.basis.names)
+        return [] if self.beam is None else list(self.beam.names)
 
     def joint_pose(self, theta):
         """exp(theta hat(motion)): the joint's motion at coordinate ``theta``."""
@@ -103,6 +116,42 @@ class CosseratLink:
             return np.zeros((1, 6, 6))
         return self.rod.weights[1:, None, None] * self.rod.section.inertia
 
+    def point_inertias(self):
+        """Inertias (points, 6, 6) of a modal beam's point masses at their frames."""
+        out = np.zeros((self.beam.x.size, 6, 6))
+        for i in range(3, 6):
+            out[:, i, i] = self.beam.mass
+        return out
+
+    def modal_steps(self, q, v, X, tables=None):
+        """(poses, S, c) of the steps from the joint frame to a modal section at X [m].
+
+        Trans(X e1 + u(X, q)), Rot(e3, psi_z), Rot(e2, psi_y) (``modal_beam``): relative
+        poses (4x4), their twists per unit q' in the frame reached (6 x count), and their
+        rate terms c (6): (0, -(q'^T G q') e1) for the translation, zero for the turns
+        (psi is linear in q). ``tables``: (W, W', G) at X if already known.
+        """
+        beam = self.beam
+        phi, slope, g = beam.section(X) if tables is None else tables
+        shift, motion, rate = self.modal_shift(q, v, X, phi, g)
+        turn_z, turn_y = np.zeros((6, beam.count)), np.zeros((6, beam.count))
+        turn_z[2] = np.where(beam.planes == 1, slope, 0.0)
+        turn_y[1] = np.where(beam.planes == 2, -slope, 0.0)
+        poses = [shift] + [lie.se3_exp(S @ q) for S in (turn_z, turn_y)]
+        return poses, [motion, turn_z, turn_y], [rate, np.zeros(6), np.zeros(6)]
+
+    def modal_shift(self, q, v, X, phi, g):
+        """Return the first of `modal_steps`, Trans(X e1 + u(X, q)), its S and c (v: or None)."""
+        u, du = self.beam.displacement(phi, g, q)
+        shift = _translation(X)
+        shift[:3, 3] += u
+        motion = np.zeros((6, self.beam.count))
+        motion[3:] = du
+        rate = np.zeros(6)
+        if v is not None:
+            rate[3] = -v @ g @ v
+        return shift, motion, rate
+
     def section_pose(self, q, X, poses=None):
         """Pose (4x4) of the section at X [m] in the joint frame; ``poses``: `steps`'."""
         poses = self.steps(q)[0] if poses is None else poses
@@ -119,6 +168,8 @@ class CosseratLink:
         if not 0.0 <= X <= self.length:
             raise ValueError(f'abscissa {X!r} m outside link {self.name!r} [0, '
                              f'{self.length}] m')
+        if self.beam is not None:
+            return self.modal_steps(q, None, X)[:2]
         if self.rod is None:
             return [_translation(X)], [np.zeros((6, 0))]
         rod = self.rod
@@ -163,14 +214,25 @@ class CosseratChain:
     ``tool_frame``, joint limits.
     """
 
-    floating_base = None
     kind = 'cosserat_chain'
 
-    def __init__(self, parts, base=None, gravity=(0.0, 0.0, -9.80665), name='cosserat_chain'):
-        """Lay out the coordinates: joints first, then each link's strains."""
+    def __init__(self, parts, base=None, gravity=(0.0, 0.0, -9.80665), name='cosserat_chain',
+                 floating_base=None):
+        """Lay out the coordinates: joints first, then each link's strains (then the base's).
+
+        ``floating_base``: None for a base fixed at ``base``, else the ``chain.RigidBody``
+        of a free-floating base (its inertia about the base frame), whose pose then is
+        state: position [m] and unit quaternion (w, x, y, z) after the chain's coordinates
+        in q, body angular and linear velocity [rad/s, m/s] after them in v (the layout of
+        ``chain.SerialChain``); ``base`` is its initial pose and gravity stays in world
+        axes.
+        """
         if not parts:
             raise ValueError('a chain needs at least one link')
         self.name = name
+        self.floating_base = floating_base
+        self.base_inertia = (None if floating_base is None else rigid_inertia(
+            floating_base.mass, floating_base.com, floating_base.inertia))
         self.parts = list(parts)
         self.base = np.eye(4) if base is None else np.asarray(base, dtype=float)
         self.gravity = np.asarray(gravity, dtype=float)
@@ -184,13 +246,15 @@ class CosseratChain:
         for link in self.parts:
             starts.append(start)
             start += link.size
-        self.strain_start = starts
+        self.strain_start, self.strain_end = starts, start
         self.nq = self.nv = start
+        if floating_base is not None:
+            self.nq, self.nv = start + 7, start + 6
         self.nu = self.n_joints
         self.coordinate_names = ([link.name + '_joint' for link in self.parts
                                   if link.joint != FIXED]
                                  + [f'{link.name}_{name}' for link in self.parts
-                                    if link.rod is not None for name in link.rod.basis.names])
+                                    for name in link.coordinate_names()])
         self.stiffness = np.zeros((self.nv, self.nv))
         self.damping = np.zeros((self.nv, self.nv))
         for j, link in enumerate(self.parts):
@@ -198,6 +262,9 @@ class CosseratChain:
             if link.rod is not None:
                 self.stiffness[cols, cols] = link.rod.stiffness_matrix
                 self.damping[cols, cols] = link.rod.damping_matrix
+            elif link.beam is not None:
+                self.stiffness[cols, cols] = np.diag(link.beam.stiffness)
+                self.damping[cols, cols] = np.diag(link.beam.damping)
             if self.joint_index[j] >= 0:
                 self.damping[self.joint_index[j], self.joint_index[j]] = link.damping
         self.arrays = layout.model_arrays(self)
@@ -209,6 +276,7 @@ class CosseratChain:
         self.n_modes = len(self.mode_names)
         self._mode_frequencies = None
         self.links, self.base_frame, self.tool_frame = None, 'base_link', 'tool0'
+        self.geometric_stiffening = True
         self.base_xyz, self.base_rpy = np.zeros(3), np.zeros(3)
         self.gravity_base = self.gravity
         self.effort_limit = self.velocity_limit = np.full(self.n_joints, np.inf)
@@ -216,11 +284,16 @@ class CosseratChain:
 
     @classmethod
     def from_links(cls, name, links, gravity_base, base_frame='base_link',
-                   base_xyz=(0.0, 0.0, 0.0), base_rpy=(0.0, 0.0, 0.0), tool_frame='tool0'):
-        """Build the chain of a model file's ``chain.Link`` list (rod: None for rigid links).
+                   base_xyz=(0.0, 0.0, 0.0), base_rpy=(0.0, 0.0, 0.0), tool_frame='tool0',
+                   geometric_stiffening=True, floating_base=None):
+        """Build the chain of a model file's ``chain.Link`` list: rigid, beam or rod links.
 
-        Dynamics in the base frame (``gravity_base`` in its components [m/s^2]); base_xyz
-        and base_rpy place it in the world for TF and the robot description.
+        A link with a ``rod`` is a Cosserat link, one with a ``beam`` a floating-frame link
+        (``modal_beam.ModalBeam``; with ``geometric_stiffening`` its foreshortening, as in
+        ``chain.SerialChain``; a beam without modes is a rigid slender rod), others are
+        rigid. Dynamics in the base frame (``gravity_base`` in its components [m/s^2]; in
+        world components for a ``floating_base``, ``chain.RigidBody``); base_xyz and
+        base_rpy place the base in the world (the initial pose of a floating one).
         """
         parts = []
         for link in links:
@@ -228,12 +301,22 @@ class CosseratChain:
             offset = np.eye(4)
             offset[:3, :3] = transforms3d.euler.euler2mat(*joint.rpy, axes='sxyz')
             offset[:3, 3] = joint.xyz
+            hub = rigid_inertia(link.body.mass, link.body.com, link.body.inertia)
+            beam = (None if link.beam is None
+                    else ModalBeam(link.beam, link.length, geometric_stiffening))
+            if beam is not None and not beam.count:
+                mass, first_moment, inertia = link.beam.as_rod(link.length)
+                hub = hub + np.array(spatial_inertia(mass, first_moment, inertia))
             parts.append(CosseratLink(
-                link.name, link.rod, joint.type, joint.axis, offset,
-                rigid_inertia(link.body.mass, link.body.com, link.body.inertia),
+                link.name, link.rod, joint.type, joint.axis, offset, hub,
                 rigid_inertia(link.payload.mass, link.payload.com, link.payload.inertia),
-                joint.damping, joint.armature, link.length))
-        chain = cls(parts, gravity=gravity_base, name=name)
+                joint.damping, joint.armature, link.length, beam))
+        base = np.eye(4)
+        base[:3, :3] = transforms3d.euler.euler2mat(*base_rpy, axes='sxyz')
+        base[:3, 3] = base_xyz
+        chain = cls(parts, base if floating_base is not None else None, gravity_base, name,
+                    floating_base)
+        chain.geometric_stiffening = bool(geometric_stiffening)
         moving = [link.joint for link in links if link.joint.type != FIXED]
         chain.links = tuple(links)
         chain.joint_names = tuple(joint.name for joint in moving)
@@ -276,9 +359,14 @@ class CosseratChain:
                                      'bending) to keep in a reduced model')
                 rod = CosseratRod(StrainBasis(kept, rod.length), rod.section,
                                   rod.weights.size - 2)
-            links.append(dataclasses.replace(link, rod=rod))
+            links.append(dataclasses.replace(link, rod=rod, beam=_fewer_modes(link.beam, modes)))
+        return self._rebuilt(links)
+
+    def _rebuilt(self, links):
+        """Build the chain of the same base and options with other ``chain.Link`` s."""
         return CosseratChain.from_links(self.name, links, self.gravity_base, self.base_frame,
-                                        self.base_xyz, self.base_rpy, self.tool_frame)
+                                        self.base_xyz, self.base_rpy, self.tool_frame,
+                                        self.geometric_stiffening, self.floating_base)
 
     def rigid_twin(self):
         """Return the chain with every rod a rigid slender rod of the same mass: joints only.
@@ -302,14 +390,16 @@ class CosseratChain:
                              'rod')
         links = [dataclasses.replace(link, rod=None, beam=Beam(
             link.rod.section.linear_density, (1.0, 1.0), modes=(0, 0)))
-            if link.rod is not None else link for link in self.links]
+            if link.rod is not None else dataclasses.replace(link, beam=_fewer_modes(link.beam, 0))
+            for link in self.links]
         return SerialChain(self.name, links, self.gravity_base, self.base_frame, self.base_xyz,
-                           self.base_rpy, self.tool_frame)
+                           self.base_rpy, self.tool_frame, self.geometric_stiffening,
+                           self.floating_base)
 
     def modes_of(self, link_index):
         """Return (count, strain names) of one link's strain coordinates (0, [] if rigid)."""
-        rod = self.parts[link_index].rod
-        return (0, []) if rod is None else (rod.size, list(rod.basis.names))
+        link = self.parts[link_index]
+        return link.size, link.coordinate_names()
 
     @property
     def mode_frequencies(self):
@@ -321,8 +411,9 @@ class CosseratChain:
         """
         if self._mode_frequencies is None:
             n = self.n_joints
-            mass = np.diag(self.reference_mass_matrix(np.zeros(self.nq)))[n:]
-            self._mode_frequencies = np.sqrt(np.diag(self.stiffness)[n:] / mass)
+            mass = np.diag(self.reference_mass_matrix(self.neutral_configuration()))[n:]
+            mass = mass[:self.n_modes]
+            self._mode_frequencies = np.sqrt(np.diag(self.stiffness)[n:n + self.n_modes] / mass)
         return self._mode_frequencies
 
     def mode_start(self, link_index):
@@ -345,6 +436,12 @@ class CosseratChain:
         """`FrameTransforms` for entries (link index, abscissa or None for the joint)."""
         return FrameTransforms(self, entries)
 
+    def _shape(self, q):
+        """Return the coordinates K acts on (nv): q with a floating base's pose zeroed."""
+        shape = np.zeros(self.nv)
+        shape[:self.strain_end] = q[:self.strain_end]
+        return shape
+
     def _strains(self, j):
         start = self.strain_start[j]
         return slice(start, start + self.parts[j].size)
@@ -356,40 +453,67 @@ class CosseratChain:
             v = arguments.vector('v', v, self.nv, self.name, 'velocities (nv)')
         return q, v
 
+    def base_pose(self, q):
+        """World pose (4x4) of the base frame: fixed, or a floating base's (p, quaternion)."""
+        if self.floating_base is None:
+            return self.base.copy()
+        b = self.nv - 6
+        pose = np.eye(4)
+        pose[:3, :3] = transforms3d.quaternions.quat2mat(q[b + 3:b + 7])
+        pose[:3, 3] = q[b:b + 3]
+        return pose
+
     def forward_pass(self, q, v=None, gravity=True):
-        """Bodies of the chain at (q, v) (module doc); v None: at rest, bias = gravity only."""
+        """Bodies of the chain at (q, v) (module doc); v None: at rest, bias = gravity only.
+
+        A floating base is the first body: its twist is v's last six entries (body axes,
+        angular first), its Jacobian their identity columns.
+        """
         q, v = self._check(q, v)
         rates = np.zeros(self.nv) if v is None else v
         bodies = Bodies()
-        pose = self.base.copy()
-        twist = np.zeros(6)
-        bias = np.zeros(6)
+        pose = self.base_pose(q)
+        twist, bias, jacobian = np.zeros(6), np.zeros(6), np.zeros((6, self.nv))
         if gravity:
             bias[3:] = -pose[:3, :3].T @ self.gravity     # upward base acceleration
-        jacobian = np.zeros((6, self.nv))
+        if self.floating_base is not None:
+            jacobian[:, self.nv - 6:] = np.eye(6)
+            twist = rates[self.nv - 6:].copy()
+            bodies.add(pose, twist, bias, jacobian, self.base_inertia)
+        state = pose, twist, bias, jacobian
         for j, link in enumerate(self.parts):
-            pose, twist, bias, jacobian = _moved(link.offset, pose, twist, bias, jacobian)
+            state = _moved(link.offset, *state)
             i = self.joint_index[j]
             if i >= 0:
-                pose, twist, bias, jacobian = _moved(link.joint_pose(q[i]), pose, twist, bias,
-                                                     jacobian)
-                jacobian[:, i] += link.motion
-                step = link.motion * rates[i]
-                twist += step
-                bias += _ad(twist) @ step
-            bodies.add(pose, twist, bias, jacobian, link.hub)
+                motion = np.zeros((6, self.nv))
+                motion[:, i] = link.motion
+                state = _advance(state, link.joint_pose(q[i]), motion, np.zeros(6), rates)
+            bodies.add(*state, link.hub)
             cols = self._strains(j)
-            poses, motions, offsets = link.steps(q[cols], None if v is None else v[cols])
-            for k, inertia in enumerate(link.node_inertias()):
-                pose, twist, bias, jacobian = _moved(poses[k], pose, twist, bias, jacobian)
-                jacobian[:, cols] += motions[k]
-                step = motions[k] @ rates[cols]
-                twist += step
-                bias += _ad(twist) @ step + offsets[k]
-                if inertia[5, 5] > 0.0:
-                    bodies.add(pose, twist, bias, jacobian, inertia)
-            bodies.add(pose, twist, bias, jacobian, link.payload)
+            modes = None if v is None else v[cols]
+            if link.beam is not None:
+                beam = link.beam
+                for x, phi, g, inertia in zip(beam.x, beam.phi, beam.g, link.point_inertias()):
+                    shift, motion, offset = link.modal_shift(q[cols], modes, x, phi, g)
+                    bodies.add(*_advance(state, shift, self._wide(cols, motion), offset,
+                                         rates), inertia)
+                steps = zip(*link.modal_steps(q[cols], modes, link.length))
+                inertias = [None] * 3
+            else:
+                steps = zip(*link.steps(q[cols], modes))
+                inertias = link.node_inertias()
+            for (step, motion, offset), inertia in zip(steps, inertias):
+                state = _advance(state, step, self._wide(cols, motion), offset, rates)
+                if inertia is not None and inertia[5, 5] > 0.0:
+                    bodies.add(*state, inertia)
+            bodies.add(*state, link.payload)
         return bodies
+
+    def _wide(self, cols, motion):
+        """Widen a step's twist per unit rate of its link's coordinates ``cols`` to 6 x nv."""
+        out = np.zeros((6, self.nv))
+        out[:, cols] = motion
+        return out
 
     def reference_mass_matrix(self, q):
         """M(q) (nv x nv) [kg m^2, kg, ...] from `forward_pass` (the readable reference)."""
@@ -404,7 +528,7 @@ class CosseratChain:
         """h(q, v) = C(q, v) v + g(q) + K q + D v (nv) [N m, N] from `forward_pass`."""
         q, v = self._check(q, v)
         bodies = self.forward_pass(q, v, gravity)
-        h = self.stiffness @ q + self.damping @ v
+        h = self.stiffness @ self._shape(q) + self.damping @ v
         for J, I, eta, alpha in zip(bodies.jacobians, bodies.inertias, bodies.twists,
                                     bodies.biases):
             momentum = I @ eta
@@ -431,8 +555,13 @@ class CosseratChain:
         return self.arrays, data
 
     def neutral_configuration(self):
-        """Joints at zero, links straight and unstrained: q = 0."""
-        return np.zeros(self.nq)
+        """Joints at zero, links straight and unstrained; a floating base at its pose."""
+        q = np.zeros(self.nq)
+        if self.floating_base is not None:
+            b = self.nv - 6
+            q[b:b + 3] = self.base[:3, 3]
+            q[b + 3:] = lie.quat_from_matrix(self.base[:3, :3])
+        return q
 
     def mass_matrix(self, data, q, out=None):
         """M(q) (nv x nv) [kg m^2, kg, ...]; ``out`` (if given) receives it."""
@@ -454,6 +583,8 @@ class CosseratChain:
             raise np.linalg.LinAlgError('mass matrix not positive definite')
         return arguments.result(data.acceleration, out, "v'")
 
+    base_momentum = SerialChain.base_momentum      # the same law on the same layout
+
     def kinetic_energy(self, q, v):
         """(1/2) v^T M v [J]."""
         return 0.5 * v @ self.reference_mass_matrix(q) @ v
@@ -461,7 +592,7 @@ class CosseratChain:
     def potential_energy(self, q):
         """Elastic (1/2) q^T K q plus gravity -sum_b m_b g . c_b [J]."""
         q, _ = self._check(q)
-        energy = 0.5 * q @ self.stiffness @ q
+        energy = 0.5 * self._shape(q) @ self.stiffness @ self._shape(q)
         bodies = self.forward_pass(q, gravity=False)
         for pose, I in zip(bodies.poses, bodies.inertias):
             mass = I[5, 5]
@@ -473,7 +604,7 @@ class CosseratChain:
     def link_frames(self, q):
         """World poses (4x4) of each link's joint frame and tip frame: two lists."""
         q, _ = self._check(q)
-        roots, tips, pose = [], [], self.base.copy()
+        roots, tips, pose = [], [], self.base_pose(q)
         for j, link in enumerate(self.parts):
             pose = pose @ link.offset @ self._joint_pose(j, q)
             roots.append(pose)
@@ -493,6 +624,8 @@ class CosseratChain:
         """Body Jacobian (6 x nv) of the section at X [m] of link j (eta = J v)."""
         q, _ = self._check(q)
         jacobian = np.zeros((6, self.nv))
+        if self.floating_base is not None:
+            jacobian[:, self.nv - 6:] = np.eye(6)
         zero = np.zeros(6)
         for i, link in enumerate(self.parts[:j + 1]):
             if i > 0:           # through link i - 1 to its tip
@@ -581,6 +714,10 @@ class FrameTransforms:
             link = model.parts[j]
             if link.rod is not None:
                 self.sections.append((j, rows, link.rod.section_plan(X)))
+            elif link.beam is not None:
+                for x in X:         # checks the abscissa
+                    link.section_steps(np.zeros(link.size), x)
+                self.sections.append((j, rows, [(x, link.beam.section(x)) for x in X]))
             elif np.all((X >= 0.0) & (X <= link.length)):
                 self.sections.append((j, rows, X))
             else:
@@ -595,8 +732,14 @@ class FrameTransforms:
             pose = model.parts[j].offset @ model._joint_pose(j, q)
             self.R[i], self.p[i] = pose[:3, :3], pose[:3, 3]
         for j, rows, plan in self.sections:
-            rod = model.parts[j].rod
-            if rod is None:
+            link = model.parts[j]
+            rod = link.rod
+            if link.beam is not None:
+                for i, (x, tables) in zip(rows, plan):
+                    pose = np.linalg.multi_dot(link.modal_steps(q[model._strains(j)], None, x,
+                                                                tables)[0])
+                    self.R[i], self.p[i] = pose[:3, :3], pose[:3, 3]
+            elif rod is None:
                 self.R[rows] = np.eye(3)
                 self.p[rows] = 0.0
                 self.p[rows, 0] = plan
@@ -607,11 +750,31 @@ class FrameTransforms:
             self.quat[i] = lie.quat_from_matrix(self.R[i])
 
 
+def _fewer_modes(beam, modes):
+    """Cut a ``chain.Beam`` to at most ``modes`` assumed modes per plane (None stays None)."""
+    if beam is None:
+        return None
+    return dataclasses.replace(beam, modes=tuple(min(modes, count) for count in beam.modes))
+
+
 def _translation(x):
     """Pose (4x4) of the translation by x [m] along the link's x axis."""
     pose = np.eye(4)
     pose[0, 3] = x
     return pose
+
+
+def _advance(state, g, motion, offset, rates):
+    """Frame state (pose, twist, bias, Jacobian) after a step g (4x4) moving with ``motion``.
+
+    The step's relative twist is s = motion v (6 x nv, in the frame reached) and its
+    relative acceleration s' = motion v' + ``offset``: eta = Ad_g^-1 eta_parent + s,
+    alpha = Ad_g^-1 alpha_parent + ad_eta s + offset, J = Ad_g^-1 J_parent + motion.
+    """
+    pose, twist, bias, jacobian = _moved(g, *state)
+    step = motion @ rates
+    twist = twist + step
+    return pose, twist, bias + _ad(twist) @ step + offset, jacobian + motion
 
 
 def _moved(g, pose, twist, bias, jacobian):

@@ -8,7 +8,12 @@ twist eta and bias acceleration alpha, and each body with inertia I adds
     M += J^T I J,    h += J^T (I alpha - ad*_eta I eta)
 
 on the columns that can be non-zero (the coordinates of the links passed so far). Then
-v' = M^-1 (B u - h) by Cholesky. The rate of the tangent map J_r(Omega) =
+v' = M^-1 (B u - h) by Cholesky. A floating-frame link (``modal_beam``) branches: each of
+its point masses is reached from the link frame by its displacement, and the frame state
+is restored after it; its tip frame by the displacement and the two bending turns. A
+free-floating base is the first body (its twist is v's last six entries); the steppers
+then move its pose on SO(3) x R^3 (``chain_kernels.steppers.integrate``). The rate of
+the tangent map J_r(Omega) =
 sum_n (-ad_Omega)^n/(n+1)! is summed as a series on vectors to round-off (the
 per-segment rotation stays below ~1 rad); J_r itself in closed form. K and D are
 diagonal (Legendre strains on a uniform section), so the chain's linearly implicit
@@ -19,10 +24,10 @@ import math
 
 import numpy as np
 
-from .. import compiled, integrators
+from .. import compiled, group_kernels, integrators
 from ..chain_kernels.linalg import cholesky_factor, cholesky_substitute
 from ..chain_kernels.spatial import cross, transport_twist
-from ..chain_kernels.steppers import stiff_factor, stiff_solve
+from ..chain_kernels.steppers import dexpinv, integrate, stiff_factor, stiff_solve, tangent_rates
 
 _jit, _inline = compiled.jit, compiled.inline
 SQRT3_12 = math.sqrt(3.0) / 12.0
@@ -335,6 +340,100 @@ def _rod_segment(model, data, k, start, m, q, v):
 
 
 @_inline
+def _copy_frame(J, eta, alpha, J_to, eta_to, alpha_to, cols, count):
+    """Copy a frame state (J's active columns, eta, alpha) into another."""
+    for k in range(count):
+        c = cols[k]
+        for i in range(6):
+            J_to[i, c] = J[i, c]
+    for i in range(6):
+        eta_to[i] = eta[i]
+        alpha_to[i] = alpha[i]
+
+
+@_inline
+def _modal_shift(model, data, j, start, m, x, phi, g, q, v, count):
+    """Step to a modal section at x: Trans(x e1 + u(x, q)) (``modal_beam``), its S and c.
+
+    u = (-1/2 q^T G q, W q on y-modes, W q on z-modes); S columns (0, du/dq_k) =
+    (0, W_k e_plane - (G q)_k e1); c = (0, -(q'^T G q') e1).
+    """
+    plane = model.mode_plane[j]
+    quad = 0.0
+    vgv = 0.0
+    for i in range(3):
+        data.p[i] = 0.0
+        for col in range(3):
+            data.R[i, col] = 1.0 if i == col else 0.0
+    for k in range(m):
+        gq = 0.0
+        gv = 0.0
+        for c in range(m):
+            gq += g[k, c] * q[start + c]
+            gv += g[k, c] * v[start + c]
+        data.gq[k] = gq
+        quad += gq * q[start + k]
+        vgv += gv * v[start + k]
+        data.p[plane[k]] += phi[k] * q[start + k]
+    data.p[0] += x - 0.5 * quad
+    _transport(data.R, data.p, data, count)
+    for i in range(6):
+        data.s[i] = 0.0
+    for k in range(m):
+        c = start + k
+        data.J[3 + plane[k], c] += phi[k]
+        data.J[3, c] -= data.gq[k]
+        data.s[3 + plane[k]] += phi[k] * v[c]
+        data.s[3] -= data.gq[k] * v[c]
+    _add_motion(data, data.s)
+    data.alpha[3] -= vgv
+
+
+@_inline
+def _modal_turn(model, data, j, start, m, plane, axis, sign, q, v, count):
+    """Step by a bending turn of link j's tip about e_axis (``modal_beam``).
+
+    The angle is sign * sum of W_k'(L) q_k over the modes of ``plane``: psi_z (axis 2,
+    sign 1) from the y-plane modes, psi_y (axis 1, sign -1) from the z-plane ones. S has
+    sign W_k'(L) in row ``axis``; c = 0 (the angle is linear in q).
+    """
+    angle = 0.0
+    rate = 0.0
+    for k in range(m):
+        if model.mode_plane[j, k] == plane:
+            angle += sign * model.tip_slope[j, k] * q[start + k]
+            rate += sign * model.tip_slope[j, k] * v[start + k]
+    for i in range(6):
+        data.t2[i] = 0.0
+        data.s[i] = 0.0
+    data.t2[axis] = angle
+    data.s[axis] = rate
+    se3_exp(data.t2, data.R, data.p)
+    _transport(data.R, data.p, data, count)
+    for k in range(m):
+        if model.mode_plane[j, k] == plane:
+            data.J[axis, start + k] += sign * model.tip_slope[j, k]
+    _add_motion(data, data.s)
+
+
+@_inline
+def _modal_link(model, data, j, start, m, q, v, count):
+    """Bodies of floating-frame link j: its point masses (branches), then its tip frame."""
+    _copy_frame(data.J, data.eta, data.alpha, data.saved_J, data.saved_eta, data.saved_alpha,
+                data.cols, count)                # kept at the link frame
+    for point in range(model.point_start[j], model.point_start[j] + model.point_count[j]):
+        _modal_shift(model, data, j, start, m, model.point_x[point], model.point_phi[point],
+                     model.point_g[point], q, v, count)
+        _accumulate(model.point_inertia[point], data, count)
+        _copy_frame(data.saved_J, data.saved_eta, data.saved_alpha, data.J, data.eta,
+                    data.alpha, data.cols, count)    # back to the link frame
+    _modal_shift(model, data, j, start, m, model.length[j], model.tip_phi[j], model.tip_g[j],
+                 q, v, count)
+    _modal_turn(model, data, j, start, m, 1, 2, 1.0, q, v, count)
+    _modal_turn(model, data, j, start, m, 2, 1, -1.0, q, v, count)
+
+
+@_inline
 def mass_and_bias(model, data, q, v, gravity):
     """Write M(q) into data.mass and h(q, v) into data.bias (module doc)."""
     n = model.joint_motion.shape[0]
@@ -348,12 +447,24 @@ def mass_and_bias(model, data, q, v, gravity):
             data.J[r, c] = 0.0
         data.eta[r] = 0.0
         data.alpha[r] = 0.0
+    count = 0
+    base_R = model.base_R
+    if model.floating:          # the base body first: twist v[b:], Jacobian identity columns
+        b = nv - 6
+        group_kernels.quat_to_matrix(q[b + 3:b + 7], data.base_R)
+        base_R = data.base_R
+        for i in range(6):
+            data.J[i, b + i] = 1.0
+            data.eta[i] = v[b + i]
+            data.cols[count] = b + i
+            count += 1
     if gravity:
         for i in range(3):
-            data.alpha[3 + i] = -(model.base_R[0, i] * model.gravity[0]
-                                  + model.base_R[1, i] * model.gravity[1]
-                                  + model.base_R[2, i] * model.gravity[2])
-    count = 0
+            data.alpha[3 + i] = -(base_R[0, i] * model.gravity[0]
+                                  + base_R[1, i] * model.gravity[1]
+                                  + base_R[2, i] * model.gravity[2])
+    if model.floating:
+        _accumulate(model.base_inertia, data, count)
     for j in range(n):
         _transport(model.offset_R[j], model.offset_p[j], data, count)
         ji = model.joint_index[j]
@@ -374,6 +485,8 @@ def mass_and_bias(model, data, q, v, gravity):
         for col in range(m):
             data.cols[count] = start + col
             count += 1
+        if model.point_count[j] > 0:
+            _modal_link(model, data, j, start, m, q, v, count)
         data.count[0] = count - m            # the new strain columns are zero until added
         for k in range(model.segment_start[j], model.segment_start[j] + model.segment_count[j]):
             _rod_segment(model, data, k, start, m, q, v)
@@ -401,12 +514,11 @@ def forward_dynamics(model, data, q, v, u):
 
 @_inline
 def rhs(model, data, x, u, out):
-    """Write (v, M^-1 (B u - h)) into out for x = (q, v); False if M is singular."""
+    """Write (q', M^-1 (B u - h)) into out for x = (q, v) (`tangent_rates`); False if singular."""
     nv = model.stiffness.shape[0]
-    ok = forward_dynamics(model, data, x[:nv], x[nv:], u)
-    for i in range(nv):
-        out[i] = x[nv + i]
-        out[nv + i] = data.acceleration[i]
+    nq = x.shape[0] - nv
+    ok = forward_dynamics(model, data, x[:nq], x[nq:], u)
+    tangent_rates(model, data, x, out)
     return ok
 
 
@@ -425,15 +537,15 @@ def forward_dynamics_entry(model, data, q, v, u):
 @_jit
 def explicit_steps(model, data, x, u, h, count, a, b, stages, trial, theta):
     """`integrators.explicit_steps` on the Cosserat chain."""
-    return integrators.explicit_steps(rhs, integrators.vector_integrate,
-                                      integrators.vector_dexpinv, model, data, x, u, h, count,
+    return integrators.explicit_steps(rhs, integrate, dexpinv, model, data, x, u, h, count,
                                       a, b, stages, trial, theta)
 
 
 @_jit
 def rosenbrock_steps(model, data, x, u, h, count, stages, trial, theta):
-    """`integrators.rosenbrock_steps`, the elastic forces implicit (the chain's hooks)."""
-    return integrators.rosenbrock_steps(rhs, stiff_factor, stiff_solve,
-                                        integrators.vector_integrate,
-                                        integrators.vector_dexpinv, model, data, x, u, h,
-                                        count, stages, trial, theta)
+    """`integrators.rosenbrock_steps`, the elastic forces implicit (the chain's hooks).
+
+    On a floating base: the group's "+" and inverse right Jacobian of the chain's steppers.
+    """
+    return integrators.rosenbrock_steps(rhs, stiff_factor, stiff_solve, integrate, dexpinv,
+                                        model, data, x, u, h, count, stages, trial, theta)

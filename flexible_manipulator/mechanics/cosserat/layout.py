@@ -29,7 +29,21 @@ MODEL_FIELDS = {
                     '(zero at the tip)',
     'seg_reference': '(S, 6) the unstrained strain twist of each segment\'s rod (rest '
                      'curvatures, 1, 0, 0)',
-    'base_R': '(3, 3) rotation of the base frame in the world',
+    'base_R': '(3, 3) rotation of a fixed base frame in the world',
+    'floating': 'int: 1 for a free-floating base (pose in q, twist in v, after the chain\'s), '
+                '0 for a fixed one',
+    'base_inertia': '(6, 6) inertia of a floating base at its frame (zero if fixed)',
+    'length': '(n,) link lengths [m]',
+    'point_start': '(n,) int64 index of a modal link\'s first mass point',
+    'point_count': '(n,) int64 mass points of a modal link (0 for rigid and rod links)',
+    'point_x': '(P,) abscissa of each mass point [m]',
+    'point_phi': '(P, m) mode values W_k at each mass point',
+    'point_g': '(P, m, m) foreshortening matrix G at each mass point [1/m]',
+    'point_inertia': '(P, 6, 6) inertia of each point mass at its frame',
+    'mode_plane': '(n, m) int64 plane of each mode of a modal link: 1 y, 2 z (0 otherwise)',
+    'tip_phi': '(n, m) mode values at the tip of a modal link',
+    'tip_slope': '(n, m) mode slopes W_k\'(L) at the tip [1/m]',
+    'tip_g': '(n, m, m) G(L) at the tip [1/m]',
     'gravity': '(3,) gravity in the world [m/s^2]',
     'stiffness': '(nv,) diagonal of K (zero on joints) [N m/rad, N m^2, ...]',
     'damping': '(nv,) diagonal of D: joint damping and Kelvin-Voigt strain damping',
@@ -46,6 +60,7 @@ def _documented(name, fields, doc):
 
 
 Model = _documented('Model', MODEL_FIELDS, 'Constant arrays of a Cosserat chain (module doc).')
+SCALARS = ('floating',)
 
 WORKSPACE_FIELDS = {
     'J': '(6, nv) body Jacobian of the current frame',
@@ -83,6 +98,11 @@ WORKSPACE_FIELDS = {
     'stiff_chol': '(nv, nv) its Cholesky factor',
     'stiff_rhs': '(nv,) right-hand side of the implicit stage',
     'stiff_sol': '(nv,) its solution',
+    'base_R': '(3, 3) rotation of a floating base in the world',
+    'saved_J': '(6, nv) J kept at a modal link\'s frame while its points branch off',
+    'saved_eta': '(6,) eta kept there',
+    'saved_alpha': '(6,) alpha kept there',
+    'gq': '(m,) G q of a modal section',
 }
 Workspace = _documented('Workspace', WORKSPACE_FIELDS,
                         "Workspace of a Cosserat chain's kernels (module doc).")
@@ -93,7 +113,9 @@ def model_arrays(chain):
     links = chain.parts
     n = len(links)
     width = max([1] + [link.size for link in links])
-    segments = sum(link.node_inertias().shape[0] for link in links)
+    counts = [0 if link.beam is not None else link.node_inertias().shape[0] for link in links]
+    segments = sum(counts)
+    points = [0 if link.beam is None else link.beam.x.size for link in links]
     arrays = dict(
         joint_motion=np.array([link.motion for link in links]),
         joint_index=np.array(chain.joint_index, dtype=np.int64),
@@ -105,12 +127,20 @@ def model_arrays(chain):
         strain_start=np.array(chain.strain_start, dtype=np.int64),
         strain_count=np.array([link.size for link in links], dtype=np.int64),
         segment_start=np.zeros(n, dtype=np.int64),
-        segment_count=np.array([link.node_inertias().shape[0] for link in links],
-                               dtype=np.int64),
+        segment_count=np.array(counts, dtype=np.int64),
         seg_h=np.zeros(segments), seg_B1=np.zeros((segments, 6, width)),
         seg_B2=np.zeros((segments, 6, width)), node_inertia=np.zeros((segments, 6, 6)),
         seg_reference=np.tile([0.0, 0.0, 0.0, 1.0, 0.0, 0.0], (segments, 1)),
-        base_R=chain.base[:3, :3].copy(),
+        base_R=chain.base[:3, :3].copy(), floating=int(chain.floating_base is not None),
+        base_inertia=(np.zeros((6, 6)) if chain.base_inertia is None else chain.base_inertia),
+        length=np.array([link.length for link in links]),
+        point_start=np.cumsum([0] + points[:-1]).astype(np.int64),
+        point_count=np.array(points, dtype=np.int64),
+        point_x=np.zeros(sum(points)), point_phi=np.zeros((sum(points), width)),
+        point_g=np.zeros((sum(points), width, width)),
+        point_inertia=np.zeros((sum(points), 6, 6)),
+        mode_plane=np.zeros((n, width), dtype=np.int64), tip_phi=np.zeros((n, width)),
+        tip_slope=np.zeros((n, width)), tip_g=np.zeros((n, width, width)),
         gravity=chain.gravity.copy(), stiffness=np.diag(chain.stiffness).copy(),
         damping=np.diag(chain.damping).copy())
     for K, name in ((chain.stiffness, 'stiffness'), (chain.damping, 'damping')):
@@ -124,7 +154,19 @@ def model_arrays(chain):
         arrays['segment_start'][j] = start
         span = slice(start, start + count)
         arrays['node_inertia'][span] = link.node_inertias()
-        if link.rod is None:        # one strain-free step: the translation by the length
+        if link.beam is not None:
+            beam, span = link.beam, slice(arrays['point_start'][j],
+                                          arrays['point_start'][j] + points[j])
+            arrays['point_x'][span] = beam.x
+            arrays['point_phi'][span, :beam.count] = beam.phi
+            arrays['point_g'][span, :beam.count, :beam.count] = beam.g
+            arrays['point_inertia'][span] = link.point_inertias()
+            arrays['mode_plane'][j, :beam.count] = beam.planes
+            phi, slope, g = beam.section(link.length)
+            arrays['tip_phi'][j, :beam.count] = phi
+            arrays['tip_slope'][j, :beam.count] = slope
+            arrays['tip_g'][j, :beam.count, :beam.count] = g
+        elif link.rod is None:        # one strain-free step: the translation by the length
             arrays['seg_h'][span] = link.length
         else:
             arrays['seg_h'][span] = link.rod.steps
@@ -132,7 +174,8 @@ def model_arrays(chain):
             arrays['seg_B1'][span, :, :link.size] = link.rod.B1
             arrays['seg_B2'][span, :, :link.size] = link.rod.B2
         start += count
-    return Model(**{name: np.ascontiguousarray(arrays[name]) for name in MODEL_FIELDS})
+    return Model(**{name: arrays[name] if name in SCALARS else np.ascontiguousarray(arrays[name])
+                    for name in MODEL_FIELDS})
 
 
 def workspace(nv, width):
@@ -141,7 +184,8 @@ def workspace(nv, width):
                   chol=(nv, nv), force=(nv,), acceleration=(nv,), R=(3, 3), p=(3,),
                   phi=(6, width), powers=(MAX_TERMS + 1, 6), coefficients=(4,), work=(10, 3),
                   carry=(9,), stiff_M=(nv, nv), stiff_W=(nv, nv), stiff_chol=(nv, nv),
-                  stiff_rhs=(nv,), stiff_sol=(nv,))
+                  stiff_rhs=(nv,), stiff_sol=(nv,), base_R=(3, 3), saved_J=(6, nv),
+                  gq=(width,))
     return Workspace(**{name: np.zeros(shapes.get(name, (6,)),
                                        dtype=np.int64 if name in ('cols', 'count') else float)
                         for name in WORKSPACE_FIELDS})
