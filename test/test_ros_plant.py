@@ -14,6 +14,7 @@ import pytest
 import yaml
 
 from conftest import CONFIG, PLANT
+from flexible_manipulator.mechanics import lie
 
 RIGID = ('model', 'two_link_rigid')
 
@@ -145,6 +146,30 @@ def lockstep_plant(start_node, **parameters):
     return start_node(PLANT, parameters=list(values.items()))
 
 
+def drive_elastic_plant(probe, start_node, ticks, command, **parameters):
+    """Start a lockstep plant, hold ``command`` for ``ticks`` periods; return what it sent.
+
+    Returns (the last joint state, the modal state and the /tf tree (child: (parent,
+    4x4)) of the same stamp).
+    """
+    from sensor_msgs.msg import JointState
+    from std_msgs.msg import Float64MultiArray
+    from tf2_msgs.msg import TFMessage
+    states = probe.subscribe(JointState, '/joint_states')
+    modal = probe.subscribe(JointState, '/modal_states')
+    dynamic = probe.subscribe(TFMessage, '/tf')
+    pub = probe.publisher(Float64MultiArray, '/effort_controller/commands')
+    lockstep_plant(start_node, **parameters)
+    probe.spin_until(lambda: states and pub.get_subscription_count(), 30, 'the plant')
+    for _ in range(ticks):
+        command_and_wait(probe, pub, states, command)
+    probe.spin_for(0.2)
+    key = stamp_key(states[-1].header)
+    tree = {t.child_frame_id: (t.header.frame_id, to_matrix(t.transform))
+            for msg in dynamic for t in msg.transforms if stamp_key(t.header) == key}
+    return states[-1], {stamp_key(m.header): m for m in modal}[key], tree
+
+
 def command_and_wait(probe, pub, states, data):
     """Publish one effort command and wait for the state it produces."""
     from std_msgs.msg import Float64MultiArray
@@ -241,32 +266,15 @@ def test_flexible_plant_publishes_modal_states_and_deformed_frames(probe, start_
     (joint_states + modal_states of the same stamp); that model is validated against
     Pinocchio and a brute-force Lagrangian in the unit tests.
     """
-    from sensor_msgs.msg import JointState
-    from std_msgs.msg import Float64MultiArray
-    from tf2_msgs.msg import TFMessage
     from flexible_manipulator.model_config import load_model
     model = load_model(f'{CONFIG}/models/two_link_flexible.yaml')
-    states = probe.subscribe(JointState, '/joint_states')
-    modal = probe.subscribe(JointState, '/modal_states')
-    dynamic = probe.subscribe(TFMessage, '/tf')
-    pub = probe.publisher(Float64MultiArray, '/effort_controller/commands')
-    lockstep_plant(start_node, model='two_link_flexible')
-    probe.spin_until(lambda: states and pub.get_subscription_count(), 30, 'the plant')
-    for _ in range(40):      # a torque step on the shoulder excites the elastic modes
-        command_and_wait(probe, pub, states, [1.0, 0.0])
-    probe.spin_for(0.2)
-    assert list(modal[-1].name) == list(model.mode_names)
-    modal_by_stamp = {stamp_key(m.header): m for m in modal}
-    tf_by_stamp = {}
-    for msg in dynamic:
-        for t in msg.transforms:
-            tf_by_stamp.setdefault(stamp_key(t.header), {})[t.child_frame_id] = (
-                t.header.frame_id, to_matrix(t.transform))
-    state = states[-1]
-    key = stamp_key(state.header)
-    q = np.concatenate([state.position, modal_by_stamp[key].position])
+    # a torque step on the shoulder excites the elastic modes
+    state, modal, tree = drive_elastic_plant(probe, start_node, 40, [1.0, 0.0],
+                                             model='two_link_flexible')
+    assert list(modal.name) == list(model.mode_names)
+    q = np.concatenate([state.position, modal.position])
     assert np.max(np.abs(q[2:])) > 1e-6, 'the torque step should bend the links'
-    frame, pose = walk_to_root(tf_by_stamp[key], 'forearm_tip')
+    frame, pose = walk_to_root(tree, 'forearm_tip')
     assert frame == 'base_link'
     data = model.create_data()
     rotation, position = model.section_pose(data, q, 1, model.links[1].length)
@@ -278,31 +286,15 @@ def test_cosserat_plant_publishes_strains_and_deformed_frames(probe, start_node)
     """The soft arm (Cosserat links, validated in test_cosserat*.py) started straight
     (initial_modes: zero) falls under gravity: strain coordinates named by the model,
     section frames on TF where the model puts them."""
-    from sensor_msgs.msg import JointState
-    from std_msgs.msg import Float64MultiArray
-    from tf2_msgs.msg import TFMessage
     from flexible_manipulator.model_config import load_model
     model = load_model(f'{CONFIG}/models/two_link_soft.yaml')
-    states = probe.subscribe(JointState, '/joint_states')
-    modal = probe.subscribe(JointState, '/modal_states')
-    dynamic = probe.subscribe(TFMessage, '/tf')
-    pub = probe.publisher(Float64MultiArray, '/effort_controller/commands')
-    lockstep_plant(start_node, model='two_link_soft', integrator='rosenbrock2',
-                   integration_step=0.001, update_period=0.002, initial_modes='zero')
-    probe.spin_until(lambda: states and pub.get_subscription_count(), 30, 'the plant')
-    for _ in range(100):     # 0.2 s of free fall, joints unactuated
-        command_and_wait(probe, pub, states, [0.0, 0.0])
-    probe.spin_for(0.2)
-    assert list(modal[-1].name) == list(model.mode_names)
-    assert modal[-1].name[0] == 'upper_arm_bending_y_0'
-    modal_by_stamp = {stamp_key(m.header): m for m in modal}
-    tree = {}
-    for msg in dynamic:
-        for t in msg.transforms:
-            if stamp_key(t.header) == stamp_key(states[-1].header):
-                tree[t.child_frame_id] = (t.header.frame_id, to_matrix(t.transform))
-    q = np.concatenate([states[-1].position, modal_by_stamp[stamp_key(states[-1].header)]
-                        .position])
+    # 0.2 s of free fall, joints unactuated
+    state, modal, tree = drive_elastic_plant(
+        probe, start_node, 100, [0.0, 0.0], model='two_link_soft', integrator='rosenbrock2',
+        integration_step=0.001, update_period=0.002, initial_modes='zero')
+    assert list(modal.name) == list(model.mode_names)
+    assert modal.name[0] == 'upper_arm_bending_y_0'
+    q = np.concatenate([state.position, modal.position])
     assert abs(q[2]) > 0.3, 'gravity should bend the upper arm by a large curvature [1/m]'
     frame, pose = walk_to_root(tree, 'forearm_tip')
     assert frame == 'base_link'
@@ -315,41 +307,22 @@ def test_a_floating_mixed_plant_publishes_its_base_and_deformed_frames(probe, st
     wrist, validated in test_cosserat_mixed.py) slews its boom: the base turns the other
     way (the system's angular momentum stays zero), the base pose is on /tf from the
     state, and the arm's tip on TF is where the model puts it at the published state."""
-    from sensor_msgs.msg import JointState
-    from std_msgs.msg import Float64MultiArray
-    from tf2_msgs.msg import TFMessage
     from flexible_manipulator.model_config import load_model
     model = load_model(f'{CONFIG}/models/satellite_soft_boom.yaml')
-    states = probe.subscribe(JointState, '/joint_states')
-    modal = probe.subscribe(JointState, '/modal_states')
-    dynamic = probe.subscribe(TFMessage, '/tf')
-    pub = probe.publisher(Float64MultiArray, '/effort_controller/commands')
-    lockstep_plant(start_node, model='satellite_soft_boom', integrator='rosenbrock2',
-                   integration_step=0.001, update_period=0.002,
-                   joints='[slew, elbow, wrist]', initial_positions='[0.0, 0.0, 0.0]',
-                   initial_velocities='[0.0, 0.0, 0.0]')
-    probe.spin_until(lambda: states and pub.get_subscription_count(), 30, 'the plant')
-    for _ in range(100):     # 0.2 s of slew torque on the boom
-        command_and_wait(probe, pub, states, [1.0, 0.0, 0.0])
-    probe.spin_for(0.2)
-    assert list(modal[-1].name) == list(model.mode_names)
-    assert 'arm_y1' in modal[-1].name and 'boom_bending_z_0' in modal[-1].name
-    key = stamp_key(states[-1].header)
-    tree = {}
-    for msg in dynamic:
-        for t in msg.transforms:
-            if stamp_key(t.header) == key:
-                tree[t.child_frame_id] = (t.header.frame_id, to_matrix(t.transform))
+    # 0.2 s of slew torque on the boom
+    state, modal, tree = drive_elastic_plant(
+        probe, start_node, 100, [1.0, 0.0, 0.0], model='satellite_soft_boom',
+        integrator='rosenbrock2', integration_step=0.001, update_period=0.002,
+        joints='[slew, elbow, wrist]', initial_positions='[0.0, 0.0, 0.0]',
+        initial_velocities='[0.0, 0.0, 0.0]')
+    assert list(modal.name) == list(model.mode_names)
+    assert 'arm_y1' in modal.name and 'boom_bending_z_0' in modal.name
     parent, base = tree['base_link']
     assert parent == 'world'
-    slew, yaw = states[-1].position[0], math.atan2(base[1, 0], base[0, 0])
+    slew, yaw = state.position[0], math.atan2(base[1, 0], base[0, 0])
     assert slew > 0.05 and -slew < yaw < 0.0, 'the base must turn against the boom'
-    modes = {stamp_key(m.header): m for m in modal}[key].position
-    t = [t.transform for msg in dynamic for t in msg.transforms
-         if t.child_frame_id == 'base_link' and stamp_key(t.header) == key][0]
-    q = np.concatenate([states[-1].position, modes,
-                        [t.translation.x, t.translation.y, t.translation.z, t.rotation.w,
-                         t.rotation.x, t.rotation.y, t.rotation.z]])
+    q = np.concatenate([state.position, modal.position, base[:3, 3],
+                        lie.quat_from_matrix(base[:3, :3])])
     frame, pose = walk_to_root(tree, 'arm_tip')
     assert frame == 'world'
     np.testing.assert_allclose(pose, model.section_pose(q, 1, 0.6), atol=1e-9)
