@@ -66,6 +66,21 @@ def _null_space(matrix, rcond=1e-12):
     return vt[rank:].T
 
 
+def _singular(matrix, rcond):
+    """Whether ``matrix`` is singular to ``rcond`` once its rows, then columns, have unit norm.
+
+    The scaling first: coordinates of other units (an assumed mode carrying a link, a
+    high strain order) must not read as singular.
+    """
+    rows = np.linalg.norm(matrix, axis=1, keepdims=True)
+    if not np.all(rows > 0.0):
+        return True
+    scaled = matrix / rows
+    scaled = scaled / np.linalg.norm(scaled, axis=0, keepdims=True)
+    s = np.linalg.svd(scaled, compute_uv=False)
+    return bool(s[-1] <= rcond * s[0])
+
+
 def zero_dynamics_matrix(M, D, K, B, C, rcond=1e-9):
     """First-order matrix of the zero dynamics, state (z, z') (module doc).
 
@@ -81,12 +96,10 @@ def zero_dynamics_matrix(M, D, K, B, C, rcond=1e-9):
     if N.shape[1] != L.shape[0]:
         raise ValueError(f'output rows are dependent: rank {M.shape[0] - N.shape[1]} < {m}')
     Mz, Dz, Kz = L @ M @ N, L @ D @ N, L @ K @ N
-    if Mz.size:
-        s = np.linalg.svd(Mz, compute_uv=False)
-        if s[-1] <= rcond * s[0]:
-            gain = C @ np.linalg.solve(M, B)
-            raise ValueError(f'C M^-1 B is singular (det {np.linalg.det(gain):.3g}): the '
-                             'output is not realizable by the inputs (a zero at infinity)')
+    if Mz.size and _singular(Mz, rcond):
+        gain = C @ np.linalg.solve(M, B)
+        raise ValueError(f'C M^-1 B is singular (det {np.linalg.det(gain):.3g}): the '
+                         'output is not realizable by the inputs (a zero at infinity)')
     k = Mz.shape[0]
     out = np.zeros((2 * k, 2 * k))
     out[:k, k:] = np.eye(k)
