@@ -268,6 +268,7 @@ class CosseratChain:
             if self.joint_index[j] >= 0:
                 self.damping[self.joint_index[j], self.joint_index[j]] = link.damping
         self.arrays = layout.model_arrays(self)
+        self._section_tables = {}
         self._zero = np.zeros(self.nv)
         moving = [link for link in self.parts if link.joint != FIXED]
         self.joint_names = tuple(link.name + '_joint' for link in moving)
@@ -649,33 +650,26 @@ class CosseratChain:
 
         The API of ``chain.SerialChain.section_kinematics`` (what the controller's program
         rows read): a `chain.SectionKinematics` (R, p, J, twist, accel), J (6 x nv) with
-        angular rows first mapping v to (omega, p') [rad/s, m/s] in base components, and
-        accel = J' v (omega', p'') at zero generalized acceleration, without gravity. With
-        R the section's orientation and the body Jacobian J_b (eta_b = J_b v),
+        angular rows first mapping v to (omega, p') [rad/s, m/s] in base components (world
+        ones on a floating base), and accel = J' v (omega', p'') at zero generalized
+        acceleration, without gravity. With R the section's orientation and the body
+        Jacobian J_b, twist eta_b = (w_b, u_b) and bias alpha_b = J_b' v of the compiled
+        pass to the section (`kernels.section_motion`),
 
-            J = diag(R, R) J_b,   accel = (R w_b', R (w_b x u_b + u_b')),   eta_b' = J_b' v,
+            J = diag(R, R) J_b,   accel = (R w_b', R (w_b x u_b + u_b')),   eta_b' = alpha_b.
 
-        eta_b = (w_b, u_b); J_b' v by a central difference along v, (J_b(q + e v) -
-        J_b(q - e v)) v / (2 e) with e |v|_inf = 1e-5 (relative error ~1e-10). ``data``
-        is unused (NumPy); ``out``, the result of an earlier call, receives the result.
+        ``out``, the result of an earlier call, receives the result.
         """
         q, v = self._check(q, v)
         if out is None:
             motion = np.zeros(12)
             out = SectionKinematics(np.zeros((3, 3)), np.zeros(3), np.zeros((6, self.nv)),
                                     motion[:6], motion[6:])
-        pose = self.section_pose(q, link_index, x)
-        R = pose[:3, :3]
-        body = self.section_jacobian(q, link_index, x)
-        eta = body @ v
-        rate = np.zeros(6)
-        speed = float(np.max(np.abs(v))) if v.size else 0.0
-        if speed > 0.0:
-            step = 1e-5 / speed
-            rate = (self.section_jacobian(q + step * v, link_index, x)
-                    - self.section_jacobian(q - step * v, link_index, x)) @ v / (2.0 * step)
+        kernels.section_motion(self.arrays, data, q, v, int(link_index),
+                               *self.section_table(link_index, x))
+        R, body, eta, rate = data.pose_R, data.J, data.eta, data.alpha
         out.R[:] = R
-        out.p[:] = pose[:3, 3]
+        out.p[:] = data.pose_p
         out.J[:3] = R @ body[:3]
         out.J[3:] = R @ body[3:]
         out.twist[:3] = R @ eta[:3]
@@ -683,6 +677,32 @@ class CosseratChain:
         out.accel[:3] = R @ rate[:3]
         out.accel[3:] = R @ (np.cross(eta[:3], eta[3:]) + rate[3:])
         return out
+
+    def section_table(self, link_index, x):
+        """Constant arguments of `kernels.section_motion` for the section at x [m] (cached).
+
+        (segments, h, B1, B2, phi, slope, g, x): a rod's whole segments before x and the
+        partial step to it; a modal link's mode tables at x; a rigid link's step h = x.
+        """
+        key = (int(link_index), float(x))
+        table = self._section_tables.get(key)
+        if table is None:
+            link = self.parts[key[0]]
+            link.section_steps(np.zeros(link.size), key[1])      # checks the abscissa
+            width = self.arrays.seg_B1.shape[2]
+            B1, B2 = np.zeros((6, width)), np.zeros((6, width))
+            phi, slope, g = np.zeros(width), np.zeros(width), np.zeros((width, width))
+            segments, h = 0, key[1]
+            if link.rod is not None:
+                plan = link.rod.section_plan([key[1]])
+                segments, h = int(plan.segment[0]), float(plan.h[0])
+                B1[:, :link.size], B2[:, :link.size] = plan.B1[0], plan.B2[0]
+            elif link.beam is not None:
+                tables = link.beam.section(key[1])
+                phi[:link.size], slope[:link.size] = tables[0], tables[1]
+                g[:link.size, :link.size] = tables[2]
+            table = self._section_tables[key] = (segments, h, B1, B2, phi, slope, g, key[1])
+        return table
 
     def _joint_pose(self, j, q):
         """Pose of link j's joint motion at q (the identity for a fixed joint)."""

@@ -265,7 +265,19 @@ def _accumulate(inertia, data, count):
 
 @_inline
 def _transport(R, p, data, count):
-    """Carry J, eta, alpha to the frame g = (R, p) relative to the current one."""
+    """Carry J, eta, alpha and the pose to the frame g = (R, p) relative to the current one."""
+    for i in range(3):
+        acc = data.pose_p[i]
+        for c in range(3):
+            acc += data.pose_R[i, c] * p[c]
+        data.carry[i] = acc
+    for i in range(3):
+        data.pose_p[i] = data.carry[i]
+        for c in range(3):
+            data.carry[3 + c] = (data.pose_R[i, 0] * R[0, c] + data.pose_R[i, 1] * R[1, c]
+                                 + data.pose_R[i, 2] * R[2, c])
+        for c in range(3):
+            data.pose_R[i, c] = data.carry[3 + c]
     adinv_columns(R, p, data.J, data.cols, count, data.column, data.carry)
     adinv_apply(R, p, data.eta, data.eta, data.carry)
     adinv_apply(R, p, data.alpha, data.alpha, data.carry)
@@ -282,15 +294,16 @@ def _add_motion(data, s):
 
 
 @_inline
-def _rod_segment(model, data, k, start, m, q, v):
-    """One Magnus step of segment k (strains q[start:start+m]): transport and add S, s, c."""
-    h = model.seg_h[k]
+def _rod_segment(h, B1, B2, reference, data, start, m, q, v):
+    """One Magnus step of length h (strains q[start:start+m]): transport and add S, s, c.
+
+    B1, B2: the strain basis at its two Gauss points; ``reference``: the unstrained twist.
+    """
     c = SQRT3_12 * h * h
-    B1, B2 = model.seg_B1[k], model.seg_B2[k]
     xi1, xi2, d1, d2 = data.xi1, data.xi2, data.d1, data.d2
     for i in range(6):
-        a1 = model.seg_reference[k, i]
-        a2 = model.seg_reference[k, i]
+        a1 = reference[i]
+        a2 = reference[i]
         r1 = 0.0
         r2 = 0.0
         for col in range(m):
@@ -340,8 +353,8 @@ def _rod_segment(model, data, k, start, m, q, v):
 
 
 @_inline
-def _copy_frame(J, eta, alpha, J_to, eta_to, alpha_to, cols, count):
-    """Copy a frame state (J's active columns, eta, alpha) into another."""
+def _copy_frame(J, eta, alpha, R, p, J_to, eta_to, alpha_to, R_to, p_to, cols, count):
+    """Copy a frame state (J's active columns, eta, alpha, pose R, p) into another."""
     for k in range(count):
         c = cols[k]
         for i in range(6):
@@ -349,6 +362,10 @@ def _copy_frame(J, eta, alpha, J_to, eta_to, alpha_to, cols, count):
     for i in range(6):
         eta_to[i] = eta[i]
         alpha_to[i] = alpha[i]
+    for i in range(3):
+        p_to[i] = p[i]
+        for c in range(3):
+            R_to[i, c] = R[i, c]
 
 
 @_inline
@@ -390,19 +407,19 @@ def _modal_shift(model, data, j, start, m, x, phi, g, q, v, count):
 
 
 @_inline
-def _modal_turn(model, data, j, start, m, plane, axis, sign, q, v, count):
-    """Step by a bending turn of link j's tip about e_axis (``modal_beam``).
+def _modal_turn(model, data, j, start, m, slope, plane, axis, sign, q, v, count):
+    """Step by a bending turn of a section of link j about e_axis (``modal_beam``).
 
-    The angle is sign * sum of W_k'(L) q_k over the modes of ``plane``: psi_z (axis 2,
-    sign 1) from the y-plane modes, psi_y (axis 1, sign -1) from the z-plane ones. S has
-    sign W_k'(L) in row ``axis``; c = 0 (the angle is linear in q).
+    The angle is sign * sum of W_k'(x) q_k (``slope``: W'(x)) over the modes of ``plane``:
+    psi_z (axis 2, sign 1) from the y-plane modes, psi_y (axis 1, sign -1) from the
+    z-plane ones. S has sign W_k'(x) in row ``axis``; c = 0 (the angle is linear in q).
     """
     angle = 0.0
     rate = 0.0
     for k in range(m):
         if model.mode_plane[j, k] == plane:
-            angle += sign * model.tip_slope[j, k] * q[start + k]
-            rate += sign * model.tip_slope[j, k] * v[start + k]
+            angle += sign * slope[k] * q[start + k]
+            rate += sign * slope[k] * v[start + k]
     for i in range(6):
         data.t2[i] = 0.0
         data.s[i] = 0.0
@@ -412,89 +429,170 @@ def _modal_turn(model, data, j, start, m, plane, axis, sign, q, v, count):
     _transport(data.R, data.p, data, count)
     for k in range(m):
         if model.mode_plane[j, k] == plane:
-            data.J[axis, start + k] += sign * model.tip_slope[j, k]
+            data.J[axis, start + k] += sign * slope[k]
     _add_motion(data, data.s)
 
 
 @_inline
 def _modal_link(model, data, j, start, m, q, v, count):
     """Bodies of floating-frame link j: its point masses (branches), then its tip frame."""
-    _copy_frame(data.J, data.eta, data.alpha, data.saved_J, data.saved_eta, data.saved_alpha,
-                data.cols, count)                # kept at the link frame
+    _copy_frame(data.J, data.eta, data.alpha, data.pose_R, data.pose_p, data.saved_J,
+                data.saved_eta, data.saved_alpha, data.saved_R, data.saved_p, data.cols,
+                count)                  # kept at the link frame
     for point in range(model.point_start[j], model.point_start[j] + model.point_count[j]):
         _modal_shift(model, data, j, start, m, model.point_x[point], model.point_phi[point],
                      model.point_g[point], q, v, count)
         _accumulate(model.point_inertia[point], data, count)
-        _copy_frame(data.saved_J, data.saved_eta, data.saved_alpha, data.J, data.eta,
-                    data.alpha, data.cols, count)    # back to the link frame
-    _modal_shift(model, data, j, start, m, model.length[j], model.tip_phi[j], model.tip_g[j],
-                 q, v, count)
-    _modal_turn(model, data, j, start, m, 1, 2, 1.0, q, v, count)
-    _modal_turn(model, data, j, start, m, 2, 1, -1.0, q, v, count)
+        _copy_frame(data.saved_J, data.saved_eta, data.saved_alpha, data.saved_R,
+                    data.saved_p, data.J, data.eta, data.alpha, data.pose_R, data.pose_p,
+                    data.cols, count)   # back to the link frame
+    _modal_section(model, data, j, start, m, model.length[j], model.tip_phi[j],
+                   model.tip_slope[j], model.tip_g[j], q, v, count)
 
 
 @_inline
-def mass_and_bias(model, data, q, v, gravity):
-    """Write M(q) into data.mass and h(q, v) into data.bias (module doc)."""
-    n = model.joint_motion.shape[0]
+def _modal_section(model, data, j, start, m, x, phi, slope, g, q, v, count):
+    """Step from link j's frame to its modal section at x: the shift, then both turns."""
+    _modal_shift(model, data, j, start, m, x, phi, g, q, v, count)
+    _modal_turn(model, data, j, start, m, slope, 1, 2, 1.0, q, v, count)
+    _modal_turn(model, data, j, start, m, slope, 2, 1, -1.0, q, v, count)
+
+
+@_inline
+def _start(model, data, q, v, gravity):
+    """Zero J, eta, alpha; set the base frame's state and pose. Return the active columns.
+
+    A fixed base is at rest at (base_R, base_p), an upward acceleration -g if ``gravity``;
+    a floating base moves with v's last six entries (its identity columns in J).
+    """
     nv = model.stiffness.shape[0]
-    for r in range(nv):
-        data.bias[r] = model.stiffness[r] * q[r] + model.damping[r] * v[r]
-        for c in range(nv):
-            data.mass[r, c] = 0.0
     for r in range(6):
         for c in range(nv):
             data.J[r, c] = 0.0
         data.eta[r] = 0.0
         data.alpha[r] = 0.0
     count = 0
-    base_R = model.base_R
+    for i in range(3):
+        data.pose_p[i] = model.base_p[i]
+        for c in range(3):
+            data.base_R[i, c] = model.base_R[i, c]
     if model.floating:          # the base body first: twist v[b:], Jacobian identity columns
         b = nv - 6
         group_kernels.quat_to_matrix(q[b + 3:b + 7], data.base_R)
-        base_R = data.base_R
         for i in range(6):
             data.J[i, b + i] = 1.0
             data.eta[i] = v[b + i]
             data.cols[count] = b + i
             count += 1
-    if gravity:
         for i in range(3):
-            data.alpha[3 + i] = -(base_R[0, i] * model.gravity[0]
-                                  + base_R[1, i] * model.gravity[1]
-                                  + base_R[2, i] * model.gravity[2])
+            data.pose_p[i] = q[b + i]
+    for i in range(3):
+        for c in range(3):
+            data.pose_R[i, c] = data.base_R[i, c]
+        if gravity:
+            data.alpha[3 + i] = -(data.base_R[0, i] * model.gravity[0]
+                                  + data.base_R[1, i] * model.gravity[1]
+                                  + data.base_R[2, i] * model.gravity[2])
+    return count
+
+
+@_inline
+def _joint(model, data, j, q, v, count, bodies):
+    """Step to link j's joint frame (offset, joint motion); return the active columns."""
+    _transport(model.offset_R[j], model.offset_p[j], data, count)
+    ji = model.joint_index[j]
+    if ji >= 0:
+        if bodies:
+            data.mass[ji, ji] += model.armature[j]
+        for i in range(6):
+            data.t2[i] = model.joint_motion[j, i] * q[ji]
+        se3_exp(data.t2, data.R, data.p)
+        _transport(data.R, data.p, data, count)
+        data.cols[count] = ji
+        count += 1
+        for i in range(6):
+            data.J[i, ji] += model.joint_motion[j, i]
+            data.s[i] = model.joint_motion[j, i] * v[ji]
+        _add_motion(data, data.s)
+    start, m = model.strain_start[j], model.strain_count[j]
+    for col in range(m):
+        data.cols[count] = start + col
+        count += 1
+    return count
+
+
+@_inline
+def _link(model, data, j, q, v, count, bodies):
+    """Walk link j from its joint to its tip frame; with ``bodies``, add their M and h.
+
+    Returns the active columns. The hub, then a modal link's points and tip or a rod's
+    segments (the section inertia at each node), then the payload.
+    """
+    count = _joint(model, data, j, q, v, count, bodies)
+    start, m = model.strain_start[j], model.strain_count[j]
+    if bodies:
+        _accumulate(model.hub[j], data, count)
+    if model.point_count[j] > 0:
+        if bodies:
+            _modal_link(model, data, j, start, m, q, v, count)
+        else:
+            _modal_section(model, data, j, start, m, model.length[j], model.tip_phi[j],
+                           model.tip_slope[j], model.tip_g[j], q, v, count)
+    data.count[0] = count - m            # the new strain columns are zero until added
+    for k in range(model.segment_start[j], model.segment_start[j] + model.segment_count[j]):
+        _rod_segment(model.seg_h[k], model.seg_B1[k], model.seg_B2[k], model.seg_reference[k],
+                     data, start, m, q, v)
+        data.count[0] = count
+        if bodies and model.node_inertia[k, 5, 5] > 0.0:
+            _accumulate(model.node_inertia[k], data, count)
+    data.count[0] = count
+    if bodies:
+        _accumulate(model.payload[j], data, count)
+    return count
+
+
+@_inline
+def mass_and_bias(model, data, q, v, gravity):
+    """Write M(q) into data.mass and h(q, v) into data.bias (module doc)."""
+    nv = model.stiffness.shape[0]
+    for r in range(nv):
+        data.bias[r] = model.stiffness[r] * q[r] + model.damping[r] * v[r]
+        for c in range(nv):
+            data.mass[r, c] = 0.0
+    count = _start(model, data, q, v, gravity)
     if model.floating:
         _accumulate(model.base_inertia, data, count)
-    for j in range(n):
-        _transport(model.offset_R[j], model.offset_p[j], data, count)
-        ji = model.joint_index[j]
-        if ji >= 0:
-            data.mass[ji, ji] += model.armature[j]
-            for i in range(6):
-                data.t2[i] = model.joint_motion[j, i] * q[ji]
-            se3_exp(data.t2, data.R, data.p)
-            _transport(data.R, data.p, data, count)
-            data.cols[count] = ji
-            count += 1
-            for i in range(6):
-                data.J[i, ji] += model.joint_motion[j, i]
-                data.s[i] = model.joint_motion[j, i] * v[ji]
-            _add_motion(data, data.s)
-        _accumulate(model.hub[j], data, count)
-        start, m = model.strain_start[j], model.strain_count[j]
-        for col in range(m):
-            data.cols[count] = start + col
-            count += 1
-        if model.point_count[j] > 0:
-            _modal_link(model, data, j, start, m, q, v, count)
-        data.count[0] = count - m            # the new strain columns are zero until added
-        for k in range(model.segment_start[j], model.segment_start[j] + model.segment_count[j]):
-            _rod_segment(model, data, k, start, m, q, v)
-            data.count[0] = count
-            if model.node_inertia[k, 5, 5] > 0.0:
-                _accumulate(model.node_inertia[k], data, count)
+    for j in range(model.joint_motion.shape[0]):
+        count = _link(model, data, j, q, v, count, True)
+
+
+@_jit
+def section_motion(model, data, q, v, j, segments, h, B1, B2, phi, slope, g, x):
+    """Pose, body Jacobian, twist and J' v of the section at x [m] of link j (no gravity).
+
+    One forward pass to the section, without bodies: data.pose_R, pose_p (its pose in
+    the base frame, or the world for a floating base), data.J (6 x nv, body axes), eta
+    and alpha (= J' v at zero acceleration). The section's tables (`chain.SectionTable`
+    of the Cosserat chain): a rod's first ``segments`` whole segments, then a partial
+    Magnus step of length h with the basis B1, B2 at its Gauss points; a modal link's
+    W, W', G at x (phi, slope, g); a rigid link is one partial step, h = x, B zero.
+    """
+    count = _start(model, data, q, v, False)
+    for link in range(j):
+        count = _link(model, data, link, q, v, count, False)
+    count = _joint(model, data, j, q, v, count, False)
+    start, m = model.strain_start[j], model.strain_count[j]
+    if model.point_count[j] > 0:
+        _modal_section(model, data, j, start, m, x, phi, slope, g, q, v, count)
+        return
+    data.count[0] = count - m
+    first = model.segment_start[j]
+    for k in range(first, first + segments):
+        _rod_segment(model.seg_h[k], model.seg_B1[k], model.seg_B2[k], model.seg_reference[k],
+                     data, start, m, q, v)
         data.count[0] = count
-        _accumulate(model.payload[j], data, count)
+    if h > 0.0:
+        _rod_segment(h, B1, B2, model.seg_reference[first], data, start, m, q, v)
 
 
 @_inline

@@ -30,6 +30,7 @@ MODEL_FIELDS = {
     'seg_reference': '(S, 6) the unstrained strain twist of each segment\'s rod (rest '
                      'curvatures, 1, 0, 0)',
     'base_R': '(3, 3) rotation of a fixed base frame in the world',
+    'base_p': '(3,) position of a fixed base frame in the world [m]',
     'floating': 'int: 1 for a free-floating base (pose in q, twist in v, after the chain\'s), '
                 '0 for a fixed one',
     'base_inertia': '(6, 6) inertia of a floating base at its frame (zero if fixed)',
@@ -98,10 +99,14 @@ WORKSPACE_FIELDS = {
     'stiff_chol': '(nv, nv) its Cholesky factor',
     'stiff_rhs': '(nv,) right-hand side of the implicit stage',
     'stiff_sol': '(nv,) its solution',
-    'base_R': '(3, 3) rotation of a floating base in the world',
+    'base_R': '(3, 3) rotation of the base in the world (a floating base\'s from q)',
+    'pose_R': '(3, 3) rotation of the current frame in the world',
+    'pose_p': '(3,) position of the current frame in the world [m]',
     'saved_J': '(6, nv) J kept at a modal link\'s frame while its points branch off',
     'saved_eta': '(6,) eta kept there',
     'saved_alpha': '(6,) alpha kept there',
+    'saved_R': '(3, 3) pose_R kept there',
+    'saved_p': '(3,) pose_p kept there [m]',
     'gq': '(m,) G q of a modal section',
 }
 Workspace = _documented('Workspace', WORKSPACE_FIELDS,
@@ -131,7 +136,8 @@ def model_arrays(chain):
         seg_h=np.zeros(segments), seg_B1=np.zeros((segments, 6, width)),
         seg_B2=np.zeros((segments, 6, width)), node_inertia=np.zeros((segments, 6, 6)),
         seg_reference=np.tile([0.0, 0.0, 0.0, 1.0, 0.0, 0.0], (segments, 1)),
-        base_R=chain.base[:3, :3].copy(), floating=int(chain.floating_base is not None),
+        base_R=chain.base[:3, :3].copy(), base_p=chain.base[:3, 3].copy(),
+        floating=int(chain.floating_base is not None),
         base_inertia=(np.zeros((6, 6)) if chain.base_inertia is None else chain.base_inertia),
         length=np.array([link.length for link in links]),
         point_start=np.cumsum([0] + points[:-1]).astype(np.int64),
@@ -185,7 +191,7 @@ def workspace(nv, width):
                   phi=(6, width), powers=(MAX_TERMS + 1, 6), coefficients=(4,), work=(10, 3),
                   carry=(9,), stiff_M=(nv, nv), stiff_W=(nv, nv), stiff_chol=(nv, nv),
                   stiff_rhs=(nv,), stiff_sol=(nv,), base_R=(3, 3), saved_J=(6, nv),
-                  gq=(width,))
+                  gq=(width,), pose_R=(3, 3), pose_p=(3,), saved_R=(3, 3), saved_p=(3,))
     return Workspace(**{name: np.zeros(shapes.get(name, (6,)),
                                        dtype=np.int64 if name in ('cols', 'count') else float)
                         for name in WORKSPACE_FIELDS})
