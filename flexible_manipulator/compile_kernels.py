@@ -106,6 +106,7 @@ def _cosserat():
     data, q = chain.create_data(), chain.neutral_configuration()
     chain.forward_dynamics(data, q, q, np.zeros(chain.nu))
     chain.bias_forces(data, q, q)
+    chain.section_kinematics(data, q, q, 0, 0.5)
     for method in ('rk4', 'rosenbrock2'):
         Simulation(chain, 1e-3, method).advance(np.zeros(chain.nu), 1e-3)
 

@@ -148,6 +148,7 @@ def test_the_equations_are_lagrangian():
     """Section Jacobians = derivatives of the poses; h(q, v) - K q - D v - g(q) =
     M' v - 1/2 d(v^T M v)/dq; g(q) = dU/dq; M symmetric positive definite."""
     chain = mixed_chain()
+    data = chain.create_data()
     rng = np.random.default_rng(1)
     q, v = 0.3 * rng.normal(size=chain.nq), rng.normal(size=chain.nv)
     eps = 1e-6
@@ -164,8 +165,8 @@ def test_the_equations_are_lagrangian():
                       - chain.stiffness @ q - chain.damping @ v)
     np.testing.assert_allclose(velocity_terms, m_rate @ v - 0.5 * gradient, atol=1e-8)
     gravity = chain.reference_bias_forces(q, np.zeros(chain.nv)) - chain.stiffness @ q
-    potential = np.array([(chain.potential_energy(q + 1e-5 * e)
-                           - chain.potential_energy(q - 1e-5 * e)) / 2e-5 for e in unit])
+    potential = np.array([(chain.potential_energy(data, q + 1e-5 * e)
+                           - chain.potential_energy(data, q - 1e-5 * e)) / 2e-5 for e in unit])
     np.testing.assert_allclose(gravity, potential - chain.stiffness @ q, atol=1e-7)
     mass = M(q)
     np.testing.assert_allclose(mass, mass.T, atol=1e-14)
@@ -235,8 +236,8 @@ def test_energy_is_conserved_without_damping():
     solution = solve_ivp(rhs, (0.0, 0.3), y0, method='DOP853', rtol=1e-10, atol=1e-10)
 
     def energy(y):
-        return chain.kinetic_energy(y[:n], y[n:]) + chain.potential_energy(y[:n])
-    scale = abs(energy(y0)) + chain.kinetic_energy(y0[:n], y0[n:])
+        return chain.kinetic_energy(data, y[:n], y[n:]) + chain.potential_energy(data, y[:n])
+    scale = abs(energy(y0)) + chain.kinetic_energy(data, y0[:n], y0[n:])
     drift = max(abs(energy(y) - energy(y0)) for y in solution.y.T)
     assert drift < 1e-8 * scale
     assert np.abs(solution.y[2:n]).max() > 0.5          # large strains: not a linear check

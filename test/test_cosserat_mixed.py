@@ -84,8 +84,8 @@ def test_beam_and_rigid_links_equal_the_floating_frame_chain(floating, stiffenin
             np.testing.assert_allclose(h, bias, atol=1e-13 * np.abs(bias).max())
         np.testing.assert_allclose(mixed.forward_dynamics(mdata, q, v, u), acceleration,
                                    atol=1e-11 * np.abs(acceleration).max())
-        assert mixed.potential_energy(q) == pytest.approx(serial.potential_energy(sdata, q),
-                                                          rel=1e-13)
+        assert mixed.potential_energy(mdata, q) == pytest.approx(
+            serial.potential_energy(sdata, q), rel=1e-13)
         for j in (0, 1):
             R, p = serial.section_pose(sdata, q, j, serial.links[j].length)
             tip = mixed.section_pose(q, j, serial.links[j].length)
@@ -151,8 +151,9 @@ def test_a_mixed_chain_on_a_floating_base_is_lagrangian():
         np.testing.assert_allclose(model.section_jacobian(q, j, X) @ v, twist, atol=1e-7)
     unit = np.eye(model.nv)
     chain = model.nv - 6
-    potential = np.array([(model.potential_energy(moved(q, 1e-5 * e))
-                           - model.potential_energy(moved(q, -1e-5 * e))) / 2e-5 for e in unit])
+    potential = np.array([(model.potential_energy(data, moved(q, 1e-5 * e))
+                           - model.potential_energy(data, moved(q, -1e-5 * e))) / 2e-5
+                          for e in unit])
     elastic = model.stiffness @ model._shape(q)
     gravity = model.reference_bias_forces(q, np.zeros(model.nv)) - elastic
     np.testing.assert_allclose(gravity, potential - elastic,
@@ -203,10 +204,10 @@ def test_a_floating_mixed_chain_conserves_energy_without_damping():
     q0, v0 = model.neutral_configuration(), np.zeros(model.nv)
     v0[:3] = [1.0, -0.5, 2.0]
     v0[-6:] = [0.3, -0.2, 0.4, 0.1, 0.0, 0.05]
-    sim = Simulation(model, 1e-4, 'rk4', q0, v0)
+    sim, data = Simulation(model, 1e-4, 'rk4', q0, v0), model.create_data()
 
     def energy():
-        return model.kinetic_energy(sim.q, sim.v) + model.potential_energy(sim.q)
+        return model.kinetic_energy(data, sim.q, sim.v) + model.potential_energy(data, sim.q)
     e0, change = energy(), 0.0
     for _ in range(50):
         sim.advance(np.zeros(3), 0.01)

@@ -586,12 +586,13 @@ class CosseratChain:
 
     base_momentum = SerialChain.base_momentum      # the same law on the same layout
 
-    def kinetic_energy(self, q, v):
-        """(1/2) v^T M v [J]."""
-        return 0.5 * v @ self.reference_mass_matrix(q) @ v
+    def kinetic_energy(self, data, q, v):
+        """T = v^T M(q) v / 2 [J] (the kernels' M)."""
+        q, v = self._check(q, v)
+        return 0.5 * float(v @ self.mass_matrix(data, q) @ v)
 
-    def potential_energy(self, q):
-        """Elastic (1/2) q^T K q plus gravity -sum_b m_b g . c_b [J]."""
+    def potential_energy(self, data, q):
+        """Elastic (1/2) q^T K q plus gravity -sum_b m_b g . c_b [J] (``data`` unused: NumPy)."""
         q, _ = self._check(q)
         energy = 0.5 * self._shape(q) @ self.stiffness @ self._shape(q)
         bodies = self.forward_pass(q, gravity=False)

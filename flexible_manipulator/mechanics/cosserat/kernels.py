@@ -222,7 +222,7 @@ def right_jacobian_rate(omega, terms, rate, out, powers, partial, nxt):
             out[i] += nxt[i]
 
 
-@_inline
+@_jit        # not inlined: one copy for every body (compile time)
 def _accumulate(inertia, data, count):
     """Add J^T I J to M and J^T (I alpha - ad*_eta I eta) on the active columns."""
     J, IJ, cols = data.J, data.IJ, data.cols
@@ -293,7 +293,7 @@ def _add_motion(data, s):
         data.alpha[i] += data.t1[i]
 
 
-@_inline
+@_jit        # not inlined: one copy for every walk (compile time)
 def _rod_segment(h, B1, B2, reference, data, start, m, q, v):
     """One Magnus step of length h (strains q[start:start+m]): transport and add S, s, c.
 
@@ -368,7 +368,7 @@ def _copy_frame(J, eta, alpha, R, p, J_to, eta_to, alpha_to, R_to, p_to, cols, c
             R_to[i, c] = R[i, c]
 
 
-@_inline
+@_jit        # not inlined: one copy for points, tips and sections (compile time)
 def _modal_shift(model, data, j, start, m, x, phi, g, q, v, count):
     """Step to a modal section at x: Trans(x e1 + u(x, q)) (``modal_beam``), its S and c.
 
@@ -406,7 +406,7 @@ def _modal_shift(model, data, j, start, m, x, phi, g, q, v, count):
     data.alpha[3] -= vgv
 
 
-@_inline
+@_jit        # not inlined: four copies otherwise (compile time)
 def _modal_turn(model, data, j, start, m, slope, plane, axis, sign, q, v, count):
     """Step by a bending turn of a section of link j about e_axis (``modal_beam``).
 
@@ -521,7 +521,7 @@ def _joint(model, data, j, q, v, count, bodies):
     return count
 
 
-@_inline
+@_jit        # not inlined: one copy serves mass_and_bias and section_motion (compile time)
 def _link(model, data, j, q, v, count, bodies):
     """Walk link j from its joint to its tip frame; with ``bodies``, add their M and h.
 
@@ -551,7 +551,7 @@ def _link(model, data, j, q, v, count, bodies):
     return count
 
 
-@_inline
+@_jit        # not inlined: the steppers call one copy (compile time; ~1 us a call)
 def mass_and_bias(model, data, q, v, gravity):
     """Write M(q) into data.mass and h(q, v) into data.bias (module doc)."""
     nv = model.stiffness.shape[0]
