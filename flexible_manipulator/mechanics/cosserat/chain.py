@@ -160,14 +160,18 @@ class CosseratLink:
             pose = pose @ step
         return pose
 
+    def check_abscissa(self, X):
+        """Raise ValueError naming the link unless 0 <= X <= length [m]."""
+        if not 0.0 <= X <= self.length:
+            raise ValueError(f'abscissa {X!r} m outside link {self.name!r} [0, '
+                             f'{self.length}] m')
+
     def section_steps(self, q, X, poses=None):
         """(poses, S) of the steps from the joint frame to the section at X [m].
 
         With ``poses`` (of `steps`) given, only the poses are meaningful.
         """
-        if not 0.0 <= X <= self.length:
-            raise ValueError(f'abscissa {X!r} m outside link {self.name!r} [0, '
-                             f'{self.length}] m')
+        self.check_abscissa(X)
         if self.beam is not None:
             return self.modal_steps(q, None, X)[:2]
         if self.rod is None:
@@ -689,7 +693,7 @@ class CosseratChain:
         table = self._section_tables.get(key)
         if table is None:
             link = self.parts[key[0]]
-            link.section_steps(np.zeros(link.size), key[1])      # checks the abscissa
+            link.check_abscissa(key[1])
             width = self.arrays.seg_B1.shape[2]
             B1, B2 = np.zeros((6, width)), np.zeros((6, width))
             phi, slope, g = np.zeros(width), np.zeros(width), np.zeros((width, width))
@@ -736,8 +740,8 @@ class FrameTransforms:
             if link.rod is not None:
                 self.sections.append((j, rows, link.rod.section_plan(X)))
             elif link.beam is not None:
-                for x in X:         # checks the abscissa
-                    link.section_steps(np.zeros(link.size), x)
+                for x in X:
+                    link.check_abscissa(x)
                 self.sections.append((j, rows, [(x, link.beam.section(x)) for x in X]))
             elif np.all((X >= 0.0) & (X <= link.length)):
                 self.sections.append((j, rows, X))
