@@ -47,6 +47,7 @@ Every error is a `ConfigError` whose message starts with the dotted path of the 
 (``links[1].beam.linear_density``) and says what was expected.
 """
 
+import contextlib
 import difflib
 import math
 import os
@@ -81,6 +82,21 @@ def load_yaml(path, what='model file'):
         raise ConfigError(f'{path}: expected a mapping at the top level, got '
                           f'{type(content).__name__}')
     return content
+
+
+@contextlib.contextmanager
+def naming(field):
+    """Turn a failure of the arithmetic on a block's values into a ConfigError naming it.
+
+    Values that pass each field's own check can still be absurd together (a radius of
+    1e300 m overflows its area; 1e-300 m divides by zero): the block is then named.
+    """
+    try:
+        yield
+    except ConfigError:
+        raise
+    except (ArithmeticError, ValueError) as error:
+        raise ConfigError(f'{field}: {type(error).__name__}: {error}') from None
 
 
 def number(value, field, minimum=-math.inf, strict_minimum=False, allow_infinite=False):
@@ -355,7 +371,10 @@ def model_from_dict(spec, source='model'):
         links = spec['links']
         if not isinstance(links, list) or not links:
             raise ConfigError(f'links: expected a non-empty list of links, got {links!r}')
-        chain = [_link(item, f'links[{i}]') for i, item in enumerate(links)]
+        chain = []
+        for i, item in enumerate(links):
+            with naming(f'links[{i}]'):
+                chain.append(_link(item, f'links[{i}]'))
         frames, joints = {base_frame, tool_frame}, set()
         for i, link in enumerate(chain):
             # Each link also owns the frames <name>_tip and <name>_s<k> on TF.
@@ -376,14 +395,17 @@ def model_from_dict(spec, source='model'):
     base_rotation = transforms3d.euler.euler2mat(*base_rpy, axes='sxyz')
     gravity = gravity_world if floating else base_rotation.T @ gravity_world
     for i, link in enumerate(chain):
-        _check_sag(link, float(np.linalg.norm(gravity_world)), f'{source}: links[{i}]')
-    if any(link.rod is not None for link in chain):
-        return CosseratChain.from_links(spec['name'], chain, gravity, base_frame, base_xyz,
-                                        base_rpy, tool_frame, stiffening, base_body)
-    return SerialChain(spec['name'], chain, gravity_base=gravity,
-                       base_frame=base_frame, base_xyz=base_xyz, base_rpy=base_rpy,
-                       tool_frame=tool_frame, geometric_stiffening=stiffening,
-                       floating_base=base_body)
+        with naming(f'{source}: links[{i}]'):
+            _check_sag(link, float(np.linalg.norm(gravity_world)), f'{source}: links[{i}]')
+    with naming(f'{source}: links'):
+        if any(link.rod is not None for link in chain):
+            return CosseratChain.from_links(spec['name'], chain, gravity, base_frame,
+                                            base_xyz, base_rpy, tool_frame, stiffening,
+                                            base_body)
+        return SerialChain(spec['name'], chain, gravity_base=gravity,
+                           base_frame=base_frame, base_xyz=base_xyz, base_rpy=base_rpy,
+                           tool_frame=tool_frame, geometric_stiffening=stiffening,
+                           floating_base=base_body)
 
 
 # Largest gravity sag / length for which the floating-frame model (moderate deflections,
@@ -517,6 +539,9 @@ def servo_model_from_dict(spec, source='model'):
         raise ConfigError(f'{source}: {error}') from None
     except ValueError as error:          # the model's own checks name the field first
         raise ConfigError(f'{source}: {error}') from None
+    except ArithmeticError as error:     # values so far out that the checks overflow
+        raise ConfigError(f'{source}: {kind}: the values overflow the model\'s arithmetic '
+                          f'({type(error).__name__}: {error})') from None
     return model
 
 

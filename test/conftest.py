@@ -14,6 +14,7 @@ import tempfile
 import time
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CONFIG = os.path.join(REPO, 'config')
@@ -23,6 +24,18 @@ os.environ['FASTDDS_BUILTIN_TRANSPORTS'] = 'SHM'
 os.environ['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
 if not os.environ.get('AMENT_PREFIX_PATH'):
     os.environ['AMENT_PREFIX_PATH'] = sys.prefix
+
+# Property-based tests (test_fuzz_*.py; strategies in fuzzing.py): ``ci`` is bounded and
+# derandomized (the same examples on every machine, a few minutes in all); ``long``
+# (HYPOTHESIS_PROFILE=long) draws 10^5 random examples per entry, run by hand.
+_QUIET = [HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much]
+settings.register_profile('ci', max_examples=300, stateful_step_count=25, deadline=None,
+                          derandomize=True, database=None, suppress_health_check=_QUIET,
+                          print_blob=True)
+settings.register_profile('long', max_examples=100_000, stateful_step_count=25,
+                          deadline=None, database=None, suppress_health_check=_QUIET,
+                          print_blob=True)
+settings.load_profile(os.environ.get('HYPOTHESIS_PROFILE', 'ci'))
 
 _domains = itertools.count(os.getpid() % 50)
 DOMAIN_LOCKS = os.path.join(tempfile.gettempdir(), 'flexible_manipulator-ros-domains')

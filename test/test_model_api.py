@@ -134,3 +134,54 @@ def test_cache_rule_drops_what_is_older_than_the_newest_source(tmp_path):
         os.utime(path, (now - age, now - age))
     compiled.drop_stale_caches(str(tmp_path / 'pkg'), str(sources))
     assert sorted(os.listdir(caches)) == ['k.g-9.py311.nbi', 'other.pyc']
+
+
+def test_non_finite_arguments_and_overflowing_states_are_refused_by_name(arm):
+    """The contract of `mechanics.arguments`: a NaN or inf entry is a ValueError naming the
+    argument (not NaN results); finite coordinates the model's arithmetic cannot hold (a
+    modal coordinate of 1e200 m: M overflows) a ValueError naming the function; a link
+    index outside the chain (even -1, which Python would wrap) names ``link_index``."""
+    data = arm.create_data()
+    q, v = state(arm)
+    bad = v.copy()
+    bad[3] = np.inf
+    with pytest.raises(ValueError, match='^v: '):
+        arm.bias_forces(data, q, bad)
+    with pytest.raises(ValueError, match='^v: '):
+        arm.forward_dynamics(data, q, bad, np.zeros(arm.nu))
+    huge = q.copy()
+    huge[2] = 1e200
+    with pytest.raises(ValueError, match='^mass_matrix: not finite'):
+        arm.mass_matrix(data, huge)
+    for index in (-1, 2, 1.0):
+        with pytest.raises(ValueError, match='^link_index: '):
+            arm.section_pose(data, q, index, 0.1)
+    with pytest.raises(ValueError, match='^abscissa '):
+        arm.section_pose(data, q, 0, float('nan'))
+
+
+def test_a_step_that_raises_leaves_the_simulation_where_it_was(arm, monkeypatch):
+    """A failing integration step (here the stepper raises, as a singular solve in a NumPy
+    model does) is a `StepFailedError` naming the error, with the state and time of before
+    the call: the plant node then pauses with that fault. Bad arguments of ``advance`` are
+    ValueErrors naming them."""
+    from flexible_manipulator.mechanics.simulation import Simulation, StepFailedError
+    sim = Simulation(arm, 1e-4, 'rk4')
+    sim.advance(np.array([0.5, -0.2]), 1e-3)
+    before, time_before = sim.state.copy(), sim.time
+
+    def singular(state, *_):
+        state[:] = 1.0
+        raise np.linalg.LinAlgError('singular')
+    monkeypatch.setattr(sim._stepper, 'advance', singular)
+    with pytest.raises(StepFailedError, match='LinAlgError: singular'):
+        sim.advance(np.zeros(2), 1e-3)
+    np.testing.assert_array_equal(sim.state, before)
+    assert sim.time == time_before
+    monkeypatch.undo()
+    for effort, duration, name in ((np.zeros(3), 1e-3, '^effort: '),
+                                   (np.array([np.nan, 0.0]), 1e-3, '^effort: '),
+                                   (np.zeros(2), float('inf'), '^duration: ')):
+        with pytest.raises(ValueError, match=name):
+            sim.advance(effort, duration)
+    np.testing.assert_array_equal(sim.state, before)

@@ -156,6 +156,7 @@ def test_plant_command_intake_fuzz(context):
     the simulated state stays finite (efforts beyond the limits are clipped)."""
     from rclpy.parameter import Parameter
     from std_msgs.msg import Float64MultiArray
+    from std_srvs.srv import SetBool
     from flexible_manipulator.nodes.plant_node import PlantNode
     plant = PlantNode(context=context, parameter_overrides=[
         Parameter('timing_mode', value='lockstep')])
@@ -172,6 +173,20 @@ def test_plant_command_intake_fuzz(context):
                 rejected += 1
             assert plant.rejected == rejected
             assert np.isfinite(plant.sim.q).all() and np.isfinite(plant.sim.v).all()
+        # Paused, a valid command answers no state: counted as dropped, not as rejected,
+        # and time stands still (issue: a flood showed 'rejected 0' and nothing else).
+        plant.on_pause(SetBool.Request(data=True), SetBool.Response())
+        time_before, dropped = plant.sim.time, plant.dropped
+        for k in range(100):
+            plant.on_command(Float64MultiArray(data=[0.1, -0.1] if k % 2 else [math.nan]))
+        assert plant.dropped == dropped + 50 and plant.rejected == rejected + 50
+        assert plant.sim.time == time_before
+        values = {}
+        plant.diagnostics_pub.publish = lambda msg: values.update(
+            {kv.key: kv.value for kv in msg.status[0].values})
+        plant.publish_diagnostics()
+        assert values['dropped_commands'] == str(plant.dropped)
+        assert values['rejected_commands'] == str(plant.rejected)
     finally:
         plant.destroy_node()
 

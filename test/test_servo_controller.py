@@ -213,3 +213,29 @@ def test_bad_models_gains_programs_and_limits_are_refused_by_name():
     # The model's own unrealizable direction never gets this far: the model refuses it.
     with pytest.raises(ValueError, match='^control: realizability margin'):
         ServoSleigh('s', 2.0, 0.05, (0.5, 0.0, 0.01), realization='free')
+
+
+def test_states_that_cannot_be_taken_latch_a_fault_and_enable_recovers():
+    """No exception leaves `update` (control.safety): a state of the wrong length, a NaN,
+    a time that is not a number, a failing law each give zero effort and a fault naming
+    the step; `enable` and the model's initial state track again."""
+    model = interface_models()[0]
+    controller = enabled(model, gain=7.0, period=1e-3)
+    q, v = np.array(model.initial_q, dtype=float), np.array(model.initial_v, dtype=float)
+    for args, text in (((0.0, q[:2], v), "state intake failed at t = 0.000000 s: ValueError: q:"),
+                       ((0.0, q, [math.nan] * 3), 'state intake failed'),
+                       ((None, q, v), 'state intake failed at t = None: ValueError: t:')):
+        controller.enable()
+        assert not controller.update(*args).any()
+        assert controller.status.mode == 'fault' and controller.fault.startswith(text)
+
+    def singular(*_):
+        raise np.linalg.LinAlgError('singular')
+    controller.enable()
+    controller.realization.realize = singular
+    assert not controller.update(0.001, q, v).any()
+    assert controller.fault.startswith('control law failed at t = 0.001000 s: LinAlgError')
+    del controller.realization.realize
+    controller.enable()
+    assert np.all(np.isfinite(controller.update(0.002, q, v)))
+    assert controller.status.mode == 'tracking'

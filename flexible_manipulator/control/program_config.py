@@ -187,7 +187,8 @@ def _lambdas(value, count, field):
 
 def _axes(spec, field):
     axes = spec.get('axes', ['x', 'y', 'z'])
-    if not isinstance(axes, list) or not axes or any(a not in AXES for a in axes):
+    if not isinstance(axes, list) or not axes or any(not isinstance(a, str) or a not in AXES
+                                                     for a in axes):
         raise ConfigError(f'{_sub(field, "axes")}: expected a list of x, y, z, got {axes!r}')
     return [AXES[a] for a in axes]
 
@@ -226,7 +227,7 @@ def _row(model, spec, field, rigid_twin=None):
     name = model.link_names[link]
     if kind == 'angle':
         axis = spec.get('axis', 'z')
-        if axis not in AXES:
+        if not isinstance(axis, str) or axis not in AXES:
             raise ConfigError(f'{_sub(field, "axis")}: expected x, y or z, got {axis!r}')
         return (PlanarAngleProgram(model, link, abscissa,
                                    _reference(spec['reference'], reference_field, 1),

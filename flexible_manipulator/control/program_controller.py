@@ -69,7 +69,6 @@ full model's modal rows driven by the joint acceleration, all modes of the file;
 control model's modes are then picked by name). The estimate starts from the static
 equilibrium of the modal rows at the first state, so the arm must be at rest then; a gap
 longer than ``max_gap`` restarts it there.
-longer than ``max_gap`` restarts it there.
 
 Program file (YAML; ``program_config.load_program_file`` reads it)::
 
@@ -108,7 +107,7 @@ from .elastic_estimator import ElasticStateEstimator
 from .program_config import load_program_file, parse_program
 from .programs import Program
 from .realization import IdealRealization, RealizationStatus, ServoRealization
-from .safety import LatchedSafety
+from .safety import LatchedSafety, checked_time, take
 from .stabilization import Stabilization
 from .state_range import StateRange
 
@@ -355,6 +354,9 @@ class ProgramController(LatchedSafety):
         self._prev_q_joints = np.zeros(n)
         self._prev_time = None
         self._valid = False              # a state has been received (q, v hold it)
+        self._measured = (np.zeros(len(full_modes)), np.zeros(len(full_modes)))  # taken
+        self._speed = np.zeros(n)        # |joint velocity| (the limit check)
+        self._finite = (np.zeros(n, dtype=bool), np.zeros(len(full_modes), dtype=bool))
 
         if not isinstance(programs, dict) or not programs:
             raise ConfigError(f'{source}: programs: expected a non-empty mapping of named '
@@ -534,39 +536,54 @@ class ProgramController(LatchedSafety):
         ``joint_*``: model joint order [rad, rad/s or m, m/s]; ``elastic_*``: the modal
         coordinates of the model (its ``mode_names`` order) measured at ``t``, or None (the
         estimate is used). The returned array is reused by the next call; ``status`` says
-        what happened.
+        what happened. Never raises: a state that cannot be taken (wrong length, not
+        finite) or a failure of any later step latches a fault naming the step, with zero
+        effort (`safety.LatchedSafety.guarded_tick`).
         """
-        n, status, cm = self.n_joints, self.status, self.control_model
+        return self.guarded_tick(self._tick, t, joint_positions, joint_velocities,
+                                 elastic_positions, elastic_velocities)
+
+    def _tick(self, t, joint_positions, joint_velocities, elastic_positions,
+              elastic_velocities):
+        """Run the steps of `update`, each named in ``self.step`` as it starts."""
+        n, status, cm, scratch = self.n_joints, self.status, self.control_model, self._finite
+        t = checked_time(t)
         if self._prev_time is not None and t < self._prev_time:
             # Time went backwards (a plant reset, a replayed log): start over.
-            self._start = None
-            self._valid = False
-            self._prev_time = None
-        self.q[:n] = joint_positions
-        self.v[:n] = joint_velocities
+            self.restart()
+        take(self.q[:n], joint_positions, 'joint_positions', scratch[0])
+        take(self.v[:n], joint_velocities, 'joint_velocities', scratch[0])
+        measured = elastic_positions is not None and self.has_modes
+        if measured:
+            take(self._measured[0], elastic_positions, 'elastic_positions', scratch[1])
+            take(self._measured[1], elastic_velocities, 'elastic_velocities', scratch[1])
+        too_fast = np.greater(np.abs(self.v[:n], out=self._speed), self.velocity_limit,
+                              out=scratch[0])
+        if too_fast.any() and not self.fault:
+            j = int(np.argmax(too_fast))
+            self.fault = (f'joint {self.model.joint_names[j]!r} at {self.v[j]:.3f} rad/s '
+                          f'exceeds its velocity limit {self.velocity_limit[j]:g} rad/s')
         if self.has_modes:
-            self._elastic_state(t, elastic_positions, elastic_velocities)
+            # After the safety check: a failing estimate must not hide a too-fast joint.
+            self.step = 'elastic-state estimator'
+            self._elastic_state(t, *(self._measured if measured else (None, None)))
         else:
             status.elastic_source = 'none'
         self._valid = True
         dt = self.period if self._prev_time is None or t <= self._prev_time else \
             t - self._prev_time
-        too_fast = np.abs(self.v[:n]) > self.velocity_limit
-        if too_fast.any() and not self.fault:
-            j = int(np.argmax(too_fast))
-            self.fault = (f'joint {self.model.joint_names[j]!r} at {self.v[j]:.3f} rad/s '
-                          f'exceeds its velocity limit {self.velocity_limit[j]:g} rad/s')
-        if self.fault or not self.enabled:
-            status.mode = 'fault' if self.fault else 'disabled'
-            status.fault = self.fault
-            self.zero_effort()
-        else:
-            self.run_law(t, self._realize, t, cm.mass_matrix(self.data, self.q, self._mass),
-                         cm.bias_forces(self.data, self.q, self.v, self._bias), dt)
         self._prev_joint_velocity[:] = self.v[:n]
         self._prev_q_joints[:] = self.q[:n]
         self._prev_time = t
-        return self.effort
+        if self.fault or not self.enabled:
+            status.mode = 'fault' if self.fault else 'disabled'
+            status.fault = self.fault
+            return self.zero_effort()
+        self.step = 'control model'
+        mass = cm.mass_matrix(self.data, self.q, self._mass)
+        bias = cm.bias_forces(self.data, self.q, self.v, self._bias)
+        self.step = 'control law'
+        return self._realize(t, mass, bias, dt)
 
     def _realize(self, t, mass, bias, dt):
         """Program, stabilization, realization, limits (module doc, steps 2-5)."""
@@ -597,6 +614,7 @@ class ProgramController(LatchedSafety):
             # A program that cannot be met is a fault, not "tracking" with a warning.
             return self.latch_fault(f'program {self.active!r} cannot be met at t = {t:.6f} s: '
                                     f'{realization.status.message}')
+        self.step = 'limits'
         effort = self.effort
         effort[:] = realization.effort
         status.unsaturated[:] = realization.unsaturated

@@ -48,7 +48,7 @@ import numpy as np
 
 from .programs import ConstantVelocityProgram, VELOCITY
 from .realization import realizability, ServoRealization
-from .safety import LatchedSafety
+from .safety import LatchedSafety, checked_time, take
 from .stabilization import (check_delayed_velocity_stability, delayed_velocity_critical_period,
                             SCHEMES, Stabilization, velocity_critical_period, velocity_factor)
 from ..mechanics.servo import REALIZABILITY_TOLERANCE, ServoSystem
@@ -173,6 +173,7 @@ class ServoController(LatchedSafety):
         self.fault = ''
         self._start = None
         self._valid = False
+        self._finite = (np.zeros(self.q.size, dtype=bool), np.zeros(self.v.size, dtype=bool))
 
     # -- checks ---------------------------------------------------------------------------
     @staticmethod
@@ -266,12 +267,20 @@ class ServoController(LatchedSafety):
         """Return the effort for the state (q, v) measured at ``t`` [s] (module doc).
 
         The returned array is reused by the next call; ``status`` says what happened.
+        Never raises: a state that cannot be taken (wrong length, not finite) or a failure
+        of the law latches a fault naming the step, with zero effort
+        (`safety.LatchedSafety.guarded_tick`).
         """
+        return self.guarded_tick(self._tick, t, q, v)
+
+    def _tick(self, t, q, v):
+        """Run the steps of `update`, each named in ``self.step`` as it starts."""
         status, model = self.status, self.model
+        t = checked_time(t)
         if self._start is not None and t < self._start:
             self._start = None        # time went backwards (a plant reset): start over
-        self.q[:] = q
-        self.v[:] = v
+        take(self.q, q, 'q', self._finite[0])
+        take(self.v, v, 'v', self._finite[1])
         self._valid = True
         speed = float(np.linalg.norm(self.v))
         if speed > model.omega_max and not self.fault:
@@ -281,7 +290,8 @@ class ServoController(LatchedSafety):
             status.mode = 'fault' if self.fault else 'disabled'
             status.fault = self.fault
             return self.zero_effort()
-        return self.run_law(t, self._realize, t)
+        self.step = 'control law'
+        return self._realize(t)
 
     def _realize(self, t):
         """Constraint, stabilization and servo realization at the stored state."""

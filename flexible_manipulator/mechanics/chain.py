@@ -361,13 +361,12 @@ class SerialChain:
     # -- sections --------------------------------------------------------------------
     def section(self, link_index, x):
         """Mode tables of the section at abscissa x [m] of a link (cached)."""
-        key = (link_index, float(x))
+        link_index = arguments.link_index(link_index, len(self.links), self.name)
+        link = self.links[link_index]
+        x = arguments.abscissa(x, link.length, link.name)
+        key = (link_index, x)
         table = self._sections.get(key)
         if table is None:
-            link = self.links[link_index]
-            if not 0.0 <= x <= link.length:
-                raise ValueError(f'abscissa {x} m is outside link {link.name!r} '
-                                 f'(0 to {link.length} m)')
             kmax = self.max_link_modes
             count, _ = self.modes_of(link_index)
             phi, slope, g = np.zeros(kmax), np.zeros(kmax), np.zeros((kmax, kmax))
@@ -488,13 +487,18 @@ class SerialChain:
         if entry is None:
             entry = self._entries[kernel] = compiled.entry_point(kernel, self._table, table,
                                                                  q, v, u)
-        if not entry(self._table, table, q, v, u):
-            raise np.linalg.LinAlgError(f'{"an " if what[0] == "a" else "the "}{what} of '
-                                        f'{name!r} is not positive definite at q = '
-                                        f'{q.tolist()}')
-        if out is None:
-            return data.acceleration.copy()
-        return arguments.result(data.acceleration, out, kernel.__name__)
+        positive = entry(self._table, table, q, v, u)
+        if not (positive and arguments.finite(data.acceleration)):
+            # The fast path did not look at the values: a non-finite one is named first.
+            vector = arguments.vector
+            vector('q', q, self.nq, name, 'coordinates (nq)')
+            vector('v', v, self.nv, name, 'velocity entries (nv)')
+            vector('u', u, self.nu, name, 'actuator efforts (nu)')
+            if not positive:
+                raise np.linalg.LinAlgError(f'{"an " if what[0] == "a" else "the "}{what} of '
+                                            f'{name!r} is not positive definite at q = '
+                                            f'{q.tolist()}')
+        return arguments.result(data.acceleration, out, 'forward_dynamics')
 
     def input_matrix(self):
         """B (nv x nu): actuator efforts act on the joints only."""
@@ -506,7 +510,11 @@ class SerialChain:
         Returns copies of (link_R, link_p, tip_R, tip_p): n x 3 x 3 and n x 3 [m].
         """
         self._run(entries.placements, data, self._q(q))
-        return data.link_R.copy(), data.link_p.copy(), data.tip_R.copy(), data.tip_pos.copy()
+        result = arguments.result
+        return (result(data.link_R, None, 'frame_placements'),
+                result(data.link_p, None, 'frame_placements'),
+                result(data.tip_R, None, 'frame_placements'),
+                result(data.tip_pos, None, 'frame_placements'))
 
     def section_pose(self, data, q, link_index, x):
         """Orientation R (3x3) and position p (3) in the base frame of a material section."""
@@ -515,7 +523,8 @@ class SerialChain:
         R, p = np.zeros((3, 3)), np.zeros(3)
         self._run(entries.section_placement, data, int(link_index), table.x, table.phi,
                   table.slope, table.g, q, R, p)
-        return R, p
+        arguments.checked(p, 'section_pose')
+        return arguments.checked(R, 'section_pose'), p
 
     def section_jacobian(self, data, q, link_index, x):
         """Jacobian (6 x nv, angular rows first, base-frame components) of a section frame."""
@@ -525,7 +534,7 @@ class SerialChain:
         J = np.zeros((6, self.nv))
         self._run(entries.section_jacobian, data, int(link_index), table.x, table.phi,
                   table.slope, table.g, q, R, J)
-        return J
+        return arguments.checked(J, 'section_jacobian')
 
     def section_kinematics(self, data, q, v, link_index, x, out=None):
         """Pose, Jacobian, twist and velocity-product acceleration of a section, one call.
@@ -546,6 +555,8 @@ class SerialChain:
         self._run(entries.section_kinematics, data, int(link_index), table.x, table.phi,
                   table.slope, table.g, self._q(q), self._v('v', v), out.R, out.p, out.J,
                   out.twist.base)
+        for array in (out.R, out.p, out.J, out.twist, out.accel):
+            arguments.checked(array, 'section_kinematics')
         return out
 
     def section_motion(self, data, q, v, link_index, x):
@@ -560,7 +571,8 @@ class SerialChain:
         table = self.section(link_index, x)
         self._run(entries.section_motion, data, int(link_index), table.x, table.phi,
                   table.slope, table.g, q, self._v('v', v), R, data.sec_motion)
-        return R, p, data.sec_motion[:6].copy(), data.sec_motion[6:].copy()
+        motion = arguments.result(data.sec_motion, None, 'section_motion')
+        return R, p, motion[:6], motion[6:]
 
     def base_momentum(self, data, q, v):
         """Momentum of a free-floating system in the world: (angular about the origin, linear).
@@ -584,11 +596,14 @@ class SerialChain:
 
     def kinetic_energy(self, data, q, v):
         """T = v^T M(q) v / 2 [J]."""
-        return 0.5 * float(v @ self.mass_matrix(data, q) @ v)
+        v = self._v('v', v)
+        return arguments.finite_value(0.5 * float(v @ self.mass_matrix(data, q) @ v),
+                                      'kinetic_energy')
 
     def potential_energy(self, data, q):
         """Gravity plus elastic energy [J], zero at the base origin and undeformed links."""
-        return self._run(entries.potential_energy, data, self._q(q))
+        return arguments.finite_value(self._run(entries.potential_energy, data, self._q(q)),
+                                      'potential_energy')
 
 
 class FrameTransforms:

@@ -568,9 +568,9 @@ class ServoSleigh(ServoSystem):
         if not abs(self.slope) < 0.5 * math.pi:
             raise ValueError(f'slope: must be in (-pi/2, pi/2) rad, got {self.slope:g}')
         m, eps = self.mass, self.offset
-        if not self.inertia > m * eps ** 2:
+        if not self.inertia > m * eps * eps:     # eps ** 2 raises OverflowError past 1e154
             raise ValueError(f'inertia: the moment of inertia about O must exceed m eps^2 = '
-                             f'{m * eps ** 2:.6g} (the centre of mass offset), got '
+                             f'{m * eps * eps:.6g} (the centre of mass offset), got '
                              f'{self.inertia:.6g}')
         self.load = m * STANDARD_GRAVITY * math.sin(self.slope)
         inertia_matrix = np.array([[self.inertia, 0.0, m * eps], [0.0, m, 0.0],

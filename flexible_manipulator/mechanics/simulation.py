@@ -10,11 +10,16 @@ import math
 
 import numpy as np
 
+from .arguments import is_real
 from .integrators import Stepper
 from .step_check import check_step
 
 
-class NonFiniteStateError(RuntimeError):
+class StepFailedError(RuntimeError):
+    """An integration step failed; the simulation stays at its last good state."""
+
+
+class NonFiniteStateError(StepFailedError):
     """The integrated state stopped being finite (the step was too large or the model bad)."""
 
 
@@ -33,16 +38,17 @@ class Simulation:
         :param q0, v0: initial coordinates (the model's neutral configuration when omitted)
             and velocities (zero when omitted).
         """
-        if not step > 0.0 or not math.isfinite(step):
+        if not is_real(step) or not step > 0.0 or not math.isfinite(step):
             raise ValueError(f'integration step must be a positive number of seconds, got {step}')
         self.model = model
         self.data = model.create_data()
         self.step_size = float(step)
         self.nq, self.nv = model.nq, model.nv
         self.initial_state = np.zeros(self.nq + self.nv)
-        self.initial_state[:self.nq] = model.neutral_configuration() if q0 is None else q0
+        self.initial_state[:self.nq] = (model.neutral_configuration() if q0 is None
+                                        else _sized('q0', q0, self.nq, model))
         if v0 is not None:
-            self.initial_state[self.nq:] = v0
+            self.initial_state[self.nq:] = _sized('v0', v0, self.nv, model)
         if not np.all(np.isfinite(self.initial_state)):
             raise ValueError(f'initial state is not finite: {self.initial_state.tolist()}')
         self.state = self.initial_state.copy()
@@ -76,6 +82,8 @@ class Simulation:
 
     def steps_in(self, duration):
         """Count the internal steps that make up ``duration`` (must be a whole number)."""
+        if not is_real(duration) or not math.isfinite(duration):
+            raise ValueError(f'duration: expected a finite number of seconds, got {duration!r}')
         count = round(duration / self.step_size)
         if count < 1 or abs(count * self.step_size - duration) > 1e-9 * max(1.0, duration):
             raise ValueError(f'duration {duration} s is not a positive whole number of '
@@ -85,13 +93,27 @@ class Simulation:
     def advance(self, effort, duration):
         """Integrate for ``duration`` seconds with ``effort`` held constant.
 
-        Raises `NonFiniteStateError` (state left at its last finite value) if the state
-        stops being finite.
+        ``effort``: nu finite values (model input order), else ValueError naming it;
+        ``duration``: a positive whole number of integration steps, else ValueError. Raises
+        `NonFiniteStateError` if the state stops being finite, `StepFailedError` if a step
+        raises anything else; either way the state stays at its value before the call.
         """
         count = self.steps_in(duration)
+        if np.ndim(effort) != 1 or len(effort) != self.input.size:
+            raise ValueError(f'effort: model {self.model.name!r} expects {self.input.size} '
+                             f'input(s), got shape {np.shape(effort)}')
+        if not np.all(np.isfinite(effort)):
+            raise ValueError(f'effort: non-finite entries in {list(effort)}')
         self.input[:] = effort
         self._backup[:] = self.state
-        finite = self._stepper.advance(self.state, self.input, self.step_size, count)
+        try:
+            finite = self._stepper.advance(self.state, self.input, self.step_size, count)
+        except Exception as error:          # noqa: B902 - any failure leaves the last state
+            self.state[:] = self._backup
+            raise StepFailedError(
+                f'integration step failed within t = [{self.time:.6f}, '
+                f'{self.time + duration:.6f}] s: {type(error).__name__}: {error}; the '
+                f'simulation stays at t = {self.time:.6f} s') from error
         if not finite:
             self.state[:] = self._backup
             # A model that can say why its right-hand side failed (e.g. a servo system's
@@ -103,3 +125,12 @@ class Simulation:
                 f'[{self.time:.6f}, {self.time + duration:.6f}] s; the simulation stays at '
                 f't = {self.time:.6f} s{reason}')
         self.steps += count
+
+
+def _sized(name, values, size, model):
+    """``values`` as a float vector of ``size`` entries, or ValueError naming ``name``."""
+    array = np.asarray(values, dtype=float)
+    if array.shape != (size,):
+        raise ValueError(f'{name}: model {model.name!r} expects {size} values, got shape '
+                         f'{array.shape}')
+    return array

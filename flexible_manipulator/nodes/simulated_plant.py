@@ -18,7 +18,11 @@ gets (queued while it was slow, or delivered together once discovery completes):
 first answer is then applied once commands have been quiet for `MERGE_WINDOW` (at most
 `MERGE_LIMIT` after it), and the others are dropped; each would otherwise stay in the loop
 for good as one more state in flight, every later command acting periods late. Paused, a
-lockstep plant answers commands no more: only the re-publication goes on.
+lockstep plant answers commands no more: only the re-publication goes on. Commands are
+counted on ``/diagnostics``: ``rejected_commands`` (wrong length, not finite; the last
+valid command stays in force) apart from ``dropped_commands`` (lockstep: valid commands
+that answer no state: the other answers to a re-published state, commands while paused or
+before a state is published; each is kept as the last command but advances nothing).
 """
 
 import math
@@ -37,7 +41,7 @@ from . import common
 from .common import stamp
 from .latency import LatencyHistogram
 from ..mechanics.integrators import METHODS, RENAMED
-from ..mechanics.simulation import NonFiniteStateError, Simulation
+from ..mechanics.simulation import NonFiniteStateError, Simulation, StepFailedError
 from ..model_config import ConfigError
 
 # Quiet wall time [s] after which a lockstep plant takes the step of the first answer to a
@@ -116,7 +120,8 @@ class SimulatedPlant(Node):
         self.limit = self.input_limit()
         self.paused = False
         self.fault = ''
-        self.rejected = 0
+        self.rejected = 0                    # commands refused (wrong length, not finite)
+        self.dropped = 0                     # lockstep: valid commands that answer no state
         self.clipped = 0
         self.warn_throttled = common.ReasonThrottle(self.get_logger().warning)
         self.waiting_since = time.monotonic()
@@ -205,6 +210,7 @@ class SimulatedPlant(Node):
         other answers to that state, and dropped (module doc).
         """
         if self.merging:
+            self.dropped += 1                   # another answer to the same state
             if time.monotonic() - self.merge_started < MERGE_LIMIT:
                 self.merge_timer.reset()        # wait for quiet again
             return
@@ -216,6 +222,10 @@ class SimulatedPlant(Node):
         else:
             self.last_command[self.command_index] = data
             self.last_command_time = self.sim.time
+            if self.timing_mode == 'lockstep' and (self.paused or not self.awaiting_command):
+                # Kept as the last command, but it answers no state: time does not advance.
+                self.dropped += 1
+                return
         if self.timing_mode == 'lockstep' and not self.paused:
             if self.awaiting_command:
                 # Round trip of the closed loop: state out, controller, command back.
@@ -289,6 +299,8 @@ class SimulatedPlant(Node):
                 self.sim.advance(self.input, self.update_period)
             except NonFiniteStateError as error:
                 self.stop(self.failure_text(error))
+            except StepFailedError as error:
+                self.stop(str(error))
             except Exception as error:      # noqa: B902 - no exception may end the node
                 self.stop(f'simulation step failed: {type(error).__name__}: {error}')
         try:
@@ -372,6 +384,7 @@ class SimulatedPlant(Node):
                   ('paused', str(self.paused)),
                   *self.diagnostic_values(),
                   ('rejected_commands', str(self.rejected)),
+                  ('dropped_commands', str(self.dropped)),
                   ('clipped_commands', str(self.clipped))]
         if self.timing_mode == 'lockstep':
             latency = self.answer_latency

@@ -162,9 +162,7 @@ class CosseratLink:
 
     def check_abscissa(self, X):
         """Raise ValueError naming the link unless 0 <= X <= length [m]."""
-        if not 0.0 <= X <= self.length:
-            raise ValueError(f'abscissa {X!r} m outside link {self.name!r} [0, '
-                             f'{self.length}] m')
+        arguments.abscissa(X, self.length, self.name)
 
     def section_steps(self, q, X, poses=None):
         """(poses, S) of the steps from the joint frame to the section at X [m].
@@ -572,13 +570,13 @@ class CosseratChain:
         """M(q) (nv x nv) [kg m^2, kg, ...]; ``out`` (if given) receives it."""
         q, _ = self._check(q)
         kernels.mass_bias_entry(self.arrays, data, q, self._zero, False)
-        return arguments.result(data.mass, out, 'M')
+        return arguments.result(data.mass, out, 'mass_matrix')
 
     def bias_forces(self, data, q, v, out=None, gravity=True):
         """h(q, v) = C(q, v) v + g(q) + K q + D v (nv) [N m, N]."""
         q, v = self._check(q, v)
         kernels.mass_bias_entry(self.arrays, data, q, v, gravity)
-        return arguments.result(data.bias, out, 'h')
+        return arguments.result(data.bias, out, 'bias_forces')
 
     def forward_dynamics(self, data, q, v, u, out=None):
         """Return v' = M^-1 (B u - h) for the efforts u (nu) on the joints."""
@@ -586,14 +584,15 @@ class CosseratChain:
         u = arguments.vector('u', u, self.nu, self.name, 'joint efforts (nu)')
         if not kernels.forward_dynamics_entry(self.arrays, data, q, v, u):
             raise np.linalg.LinAlgError('mass matrix not positive definite')
-        return arguments.result(data.acceleration, out, "v'")
+        return arguments.result(data.acceleration, out, 'forward_dynamics')
 
     base_momentum = SerialChain.base_momentum      # the same law on the same layout
 
     def kinetic_energy(self, data, q, v):
         """T = v^T M(q) v / 2 [J] (the kernels' M)."""
         q, v = self._check(q, v)
-        return 0.5 * float(v @ self.mass_matrix(data, q) @ v)
+        return arguments.finite_value(0.5 * float(v @ self.mass_matrix(data, q) @ v),
+                                      'kinetic_energy')
 
     def potential_energy(self, data, q):
         """Elastic (1/2) q^T K q plus gravity -sum_b m_b g . c_b [J] (``data`` unused: NumPy)."""
@@ -605,7 +604,7 @@ class CosseratChain:
             if mass > 0.0:
                 com = lie.vee3(I[:3, 3:] / mass)                 # hat(c) = I_12 / m
                 energy -= mass * self.gravity @ (pose[:3, :3] @ com + pose[:3, 3])
-        return energy
+        return arguments.finite_value(float(energy), 'potential_energy')
 
     def link_frames(self, q):
         """World poses (4x4) of each link's joint frame and tip frame: two lists."""
@@ -621,13 +620,15 @@ class CosseratChain:
 
     def section_pose(self, q, j, X):
         """World pose (4x4) of the section at arc length X [m] of link j."""
+        j = arguments.link_index(j, len(self.parts), self.name)
         pose = self.link_frames(q)[0][j]
         for step in self.parts[j].section_steps(q[self._strains(j)], X)[0]:
             pose = pose @ step
-        return pose
+        return arguments.checked(pose, 'section_pose')
 
     def section_jacobian(self, q, j, X):
         """Body Jacobian (6 x nv) of the section at X [m] of link j (eta = J v)."""
+        j = arguments.link_index(j, len(self.parts), self.name)
         q, _ = self._check(q)
         jacobian = np.zeros((6, self.nv))
         if self.floating_base is not None:
@@ -648,7 +649,7 @@ class CosseratChain:
         for pose, motion in zip(*self.parts[j].section_steps(q[cols], X)):
             jacobian = _moved(pose, np.eye(4), zero, zero, jacobian)[3]
             jacobian[:, cols] += motion
-        return jacobian
+        return arguments.checked(jacobian, 'section_jacobian')
 
     def section_kinematics(self, data, q, v, link_index, x, out=None):
         """Pose, Jacobian, twist and J' v of a section in base-frame components, one call.
@@ -681,6 +682,8 @@ class CosseratChain:
         out.twist[3:] = R @ eta[3:]
         out.accel[:3] = R @ rate[:3]
         out.accel[3:] = R @ (np.cross(eta[:3], eta[3:]) + rate[3:])
+        for array in (out.R, out.p, out.J, out.twist, out.accel):
+            arguments.checked(array, 'section_kinematics')
         return out
 
     def section_table(self, link_index, x):
@@ -689,7 +692,8 @@ class CosseratChain:
         (segments, h, B1, B2, phi, slope, g, x): a rod's whole segments before x and the
         partial step to it; a modal link's mode tables at x; a rigid link's step h = x.
         """
-        key = (int(link_index), float(x))
+        j = arguments.link_index(link_index, len(self.parts), self.name)
+        key = (j, arguments.abscissa(x, self.parts[j].length, self.parts[j].name))
         table = self._section_tables.get(key)
         if table is None:
             link = self.parts[key[0]]

@@ -33,17 +33,23 @@ def generalized_load(chain, q, loads):
     return force
 
 
-def static_equilibrium(chain, q_start, loads=(), gravity=True, increments=4, tolerance=1e-12):
+def static_equilibrium(chain, q_start, loads=(), gravity=True, increments=4, tolerance=1e-12,
+                       restarts=3):
     """Return q at equilibrium: the joints of ``q_start`` held, its strains the first guess.
 
     ``tolerance``: relative change of the strains between iterations at convergence
-    (MINPACK's xtol); a residual below 1e-9 of the elastic forces also counts. Raises
-    RuntimeError naming the load factor and the residual if neither is reached.
+    (MINPACK's xtol); a residual of the strain rows at most 1e-9 of the elastic forces
+    max|K q| also counts (relative: a soft rod's forces are small). MINPACK may stop short
+    ("not making good progress": its rank-one updates have spoilt the Jacobian); it is then
+    restarted from where it stopped, with a fresh difference Jacobian, up to ``restarts``
+    times. Raises RuntimeError naming the load factor and the residual if neither test is
+    met.
     """
     q = np.array(q_start, dtype=float)
     strains = slice(chain.n_joints, chain.nv)
     zero = np.zeros(chain.nv)
     data = chain.create_data()
+    stiffness = chain.stiffness[strains, strains]
 
     def residual(x, factor):
         q[strains] = x
@@ -55,14 +61,16 @@ def static_equilibrium(chain, q_start, loads=(), gravity=True, increments=4, tol
     x = q[strains].copy()
     for step in range(1, increments + 1):
         factor = step / increments
-        solution = optimize.root(residual, x, args=(factor,), method='hybr',
-                                 options={'xtol': tolerance})
-        # MINPACK stops "without progress" when the residual is already at round-off.
-        balance = 1.0 + np.abs(chain.stiffness[strains, strains] @ solution.x).max()
-        if not (solution.success or np.abs(solution.fun).max() <= 1e-9 * balance):
+        for attempt in range(restarts + 1):
+            solution = optimize.root(residual, x, args=(factor,), method='hybr',
+                                     options={'xtol': tolerance})
+            x = solution.x
+            error = np.abs(solution.fun).max()
+            if solution.success or error <= 1e-9 * np.abs(stiffness @ x).max():
+                break
+        else:
             raise RuntimeError(f'static equilibrium: no convergence at load factor {factor:.2f}'
-                               f' (residual {np.abs(solution.fun).max():.3g}: '
-                               f'{solution.message})')
-        x = solution.x
+                               f' (residual {error:.3g}, elastic forces '
+                               f'{np.abs(stiffness @ x).max():.3g}: {solution.message})')
     q[strains] = x
     return q

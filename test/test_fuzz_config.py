@@ -1,0 +1,90 @@
+"""Property-based fuzzing of the file parsers with mutated valid files.
+
+Every model file of config/models and every program of the program files, mutated: keys
+dropped, renamed, given another type, values out of range (negative, zero, huge, NaN,
+inf). The contract (model_config, control.program_config): a model or program is built,
+or `ConfigError` is raised whose message names the field (``source: field: ...``, the
+dotted path of the field at fault); no other exception. Expected behaviour comes from that
+documented contract.
+"""
+
+import re
+import warnings
+
+import pytest
+import yaml
+from hypothesis import given, strategies as st
+
+from flexible_manipulator.control.program_config import parse_program
+from flexible_manipulator.model_config import ConfigError, load_model, model_from_dict
+from fuzzing import mutated
+from test_program_controller import CONFIG
+
+MODEL_FILES = sorted((CONFIG / 'models').glob('*.yaml'))
+PROGRAM_FILES = {'two_link_flexible': 'programs_two_link_flexible.yaml',
+                 'two_link_rigid': 'programs_two_link_rigid.yaml',
+                 'two_link_soft': 'programs_two_link_soft.yaml'}
+# ``source: field...: text``: the field is a dotted path with indices, or empty for the
+# top level of a file (``source: expected a mapping ...``).
+NAMED = re.compile(r'^fuzzed: ([A-Za-z_][\w.\[\]]*(: |\s)|[a-z])')
+
+
+def spec_of(path):
+    """The parsed YAML of ``path``."""
+    with open(path, encoding='utf-8') as stream:
+        return yaml.safe_load(stream)
+
+
+MODEL_SPECS = {path.stem: spec_of(path) for path in MODEL_FILES}
+PROGRAMS = [(model, name, spec) for model, file in PROGRAM_FILES.items()
+            for name, spec in spec_of(CONFIG / file)['programs'].items()]
+_MODELS = {}
+
+
+@given(data=st.data(), name=st.sampled_from(sorted(MODEL_SPECS)))
+def test_mutated_model_files_give_a_model_or_a_config_error_naming_the_field(data, name):
+    """A mutated model file: a model, or ConfigError naming the field (module doc)."""
+    spec = data.draw(mutated(MODEL_SPECS[name]), 'spec')
+    with warnings.catch_warnings():
+        warnings.simplefilter('ignore')         # e.g. a large sag: a warning, not an error
+        try:
+            model_from_dict(spec, 'fuzzed')
+        except ConfigError as error:
+            assert NAMED.match(str(error)), str(error)
+
+
+@given(data=st.data(), index=st.integers(0, len(PROGRAMS) - 1))
+def test_mutated_programs_give_a_program_or_a_config_error_naming_the_field(data, index):
+    """A mutated program: a program, or ConfigError naming the field (module doc)."""
+    model_name, name, spec = PROGRAMS[index]
+    if model_name not in _MODELS:
+        model = load_model(str(CONFIG / 'models' / f'{model_name}.yaml'))
+        _MODELS[model_name] = (model, model.rigid_twin() if model.nv > model.nu else None)
+    model, twin = _MODELS[model_name]
+    try:
+        parse_program(model, data.draw(mutated(spec), 'spec'), f'fuzzed: {name}', twin)
+    except ConfigError as error:
+        assert str(error).startswith(f'fuzzed: {name}'), str(error)
+
+
+def test_every_model_and_program_file_parses_unmutated():
+    """The fuzzers start from valid files: each parses as it is."""
+    for name, spec in MODEL_SPECS.items():
+        model_from_dict(spec, name)
+    assert len(PROGRAMS) >= 9
+    with pytest.raises(ConfigError, match='^fuzzed: '):
+        model_from_dict([], 'fuzzed')
+
+
+def test_an_axis_that_is_not_a_name_is_a_config_error():
+    """Found by the fuzzer (mutated lambda_circle of programs_two_link_flexible.yaml): a
+    list among a point row's axes raised TypeError (unhashable) out of the parser."""
+    model = load_model(str(CONFIG / 'models' / 'two_link_flexible.yaml'))
+    row = {'type': 'point', 'link': 'forearm', 'axes': [[], 'y'],
+           'reference': {'type': 'constant', 'value': [0.5, 0.2]}}
+    with pytest.raises(ConfigError, match=r'^p\.rows\[0\]\.axes: expected a list of x, y, z'):
+        parse_program(model, {'gains': {'alpha': 5.0}, 'rows': [row]}, 'p')
+    angle = {'type': 'angle', 'link': 'forearm', 'axis': ['z'],
+             'reference': {'type': 'constant', 'value': [0.1]}}
+    with pytest.raises(ConfigError, match=r'^p\.rows\[0\]\.axis: expected x, y or z'):
+        parse_program(model, {'gains': {'alpha': 5.0}, 'rows': [angle]}, 'p')

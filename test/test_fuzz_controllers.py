@@ -1,0 +1,164 @@
+"""Property-based fuzzing of the controllers' ``update`` (ROS-free), as call sequences.
+
+The contract (control.safety, the module docs of both controllers): ``update`` never
+raises; it returns the controller's effort array, finite and within the effort limits;
+anything but tracking commands zero effort; ``status.mode`` is one of tracking, disabled,
+fault, and a fault has a reason. A state that cannot be taken (wrong length, NaN, inf) or
+a failure of any step latches a fault; `enable` then recovers: the next sane state is
+tracked again. `hypothesis.stateful` draws sequences of states (finite, huge, tiny, NaN,
+inf, wrong lengths), times that jump backwards and forwards, enables, disables and program
+switches. Expected values come from that contract, not from a run: zero effort is the safe
+action, and the sane state is the program's designed start (START_Q, START_V of
+test_program_controller, the plant's initial state in config/sim.yaml), which the
+nominal law tracks.
+"""
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import strategies as st
+from hypothesis.stateful import initialize, rule, RuleBasedStateMachine
+
+from flexible_manipulator.control.program_controller import controller_from_files
+from flexible_manipulator.control.servo_controller import ServoController, ServoSettings
+from fuzzing import ANY_FLOAT, vectors
+from test_program_controller import (FLEXIBLE, FLEXIBLE_PROGRAMS, flexible_settings,
+                                     START_Q, START_V)
+from test_servo_closed_loop import interface_models
+
+MODES = ('tracking', 'disabled', 'fault')
+TIME_STEPS = st.one_of(st.sampled_from([0.002, 0.002, 0.002, 0.0, -0.002, 0.5, 3.0]),
+                       st.floats(-10.0, 10.0), ANY_FLOAT)
+_CONTROLLERS = {}
+
+
+def program_controller(elastic_state):
+    """One controller per elastic-state source, built once (construction runs checks)."""
+    if elastic_state not in _CONTROLLERS:
+        _CONTROLLERS[elastic_state] = controller_from_files(
+            str(FLEXIBLE), str(FLEXIBLE_PROGRAMS), flexible_settings(elastic_state=elastic_state))
+    return _CONTROLLERS[elastic_state]
+
+
+def fresh(controller, default):
+    """Bring a reused controller to the state of a new one: disabled, no fault, no past."""
+    controller.enable()
+    controller.disable()
+    controller.switch(default)
+
+
+class ControllerContract(RuleBasedStateMachine):
+    """What every tick must satisfy, whatever came before (module doc)."""
+
+    controller = None
+    t = 0.0
+
+    def tick(self, *state):
+        """One update at the current time; check what it returned."""
+        effort = self.controller.update(self.t, *state)
+        assert effort is self.controller.effort
+        self.effort = effort
+        self.effort_is_safe()
+        return effort
+
+    def advance(self, dt):
+        """Move the clock (any float, even absurd: then the tick must latch a fault)."""
+        self.t = self.t + dt if math.isfinite(self.t) else 0.0
+
+    @rule()
+    def enable(self):
+        """Enable (clears a fault)."""
+        self.controller.enable()
+
+    @rule()
+    def disable(self):
+        """Disable."""
+        self.controller.disable()
+
+    def effort_is_safe(self):
+        """After a tick: finite, within the limits, zero unless tracking; a fault has a
+        reason; tracking only when enabled without a fault."""
+        controller, status = self.controller, self.controller.status
+        assert np.all(np.isfinite(self.effort))
+        assert np.all(np.abs(self.effort) <= controller.effort_limit * (1 + 1e-12))
+        assert status.mode in MODES
+        if status.mode != 'tracking':
+            assert not self.effort.any()
+        if status.mode == 'fault':
+            assert status.fault and controller.fault
+        if status.mode == 'tracking':
+            assert not controller.fault and controller.enabled
+
+
+class ProgramControllerContract(ControllerContract):
+    """`ProgramController` on the flexible arm, elastic state measured or estimated."""
+
+    @initialize(source=st.sampled_from(['measured', 'estimated']))
+    def build(self, source):
+        """The controller of the demo (servo realization, first mode of each link)."""
+        self.controller = program_controller(source)
+        fresh(self.controller, self.controller.program_names[0])
+        self.n = self.controller.n_joints
+        self.m = self.controller.model.nv - self.n
+
+    @rule(dt=TIME_STEPS, data=st.data())
+    def state(self, dt, data):
+        """A drawn state: joints and (half the time) modes of any class and size."""
+        self.advance(dt)
+        q, v = data.draw(vectors(self.n)), data.draw(vectors(self.n))
+        if data.draw(st.booleans()):
+            self.tick(q, v, data.draw(vectors(self.m)), data.draw(vectors(self.m)))
+        else:
+            self.tick(q, v)
+
+    @rule(name=st.sampled_from(['lambda_circle', 'joint_sine', 'hold', 'unknown']))
+    def switch(self, name):
+        """Switch program (an unknown name is a ValueError, nothing else)."""
+        if name in self.controller.program_names:
+            self.controller.switch(name)
+        else:
+            with pytest.raises(ValueError, match='unknown program'):
+                self.controller.switch(name)
+
+    @rule()
+    def recover(self):
+        """After `enable`, the program's designed start is tracked with a finite effort."""
+        self.controller.enable()
+        self.advance(1.0)
+        effort = self.tick(np.array(START_Q), np.array(START_V), np.zeros(self.m),
+                           np.zeros(self.m))
+        assert self.controller.status.mode == 'tracking', self.controller.status.message
+        assert np.all(np.isfinite(effort))
+
+
+class ServoControllerContract(ControllerContract):
+    """`ServoController` on the Suslov top and the Chaplygin sleigh (every term on)."""
+
+    @initialize(index=st.sampled_from([0, 1]))
+    def build(self, index):
+        """A servo controller on a free model of test_servo_closed_loop."""
+        model = interface_models()[index]
+        self.controller = ServoController(model, ServoSettings(gain=7.0, period=1e-3))
+        self.nq, self.nv = model.nq, model.nv
+        self.sane = (np.array(model.initial_q, dtype=float),
+                     np.array(model.initial_v, dtype=float))
+
+    @rule(dt=TIME_STEPS, data=st.data())
+    def state(self, dt, data):
+        """A drawn state of any class and size."""
+        self.advance(dt)
+        self.tick(data.draw(vectors(self.nq)), data.draw(vectors(self.nv)))
+
+    @rule()
+    def recover(self):
+        """After `enable`, the model's initial state is tracked with a finite effort."""
+        self.controller.enable()
+        self.advance(1.0)
+        effort = self.tick(*self.sane)
+        assert self.controller.status.mode == 'tracking', self.controller.status.message
+        assert np.all(np.isfinite(effort))
+
+
+TestProgramController = ProgramControllerContract.TestCase
+TestServoController = ServoControllerContract.TestCase
