@@ -82,8 +82,10 @@ class Simulation:
 
     def steps_in(self, duration):
         """Count the internal steps that make up ``duration`` (must be a whole number)."""
-        if not is_real(duration) or not math.isfinite(duration):
-            raise ValueError(f'duration: expected a finite number of seconds, got {duration!r}')
+        if not is_real(duration) or not 0.0 < duration < math.inf \
+                or not math.isfinite(duration / self.step_size):
+            raise ValueError(f'duration: expected a positive number of seconds (a finite '
+                             f'number of steps), got {duration!r}')
         count = round(duration / self.step_size)
         if count < 1 or abs(count * self.step_size - duration) > 1e-9 * max(1.0, duration):
             raise ValueError(f'duration {duration} s is not a positive whole number of '
