@@ -82,13 +82,10 @@ class Simulation:
 
     def steps_in(self, duration):
         """Count the internal steps that make up ``duration`` (must be a whole number)."""
-        if not is_real(duration) or not 0.0 < duration < math.inf \
-                or not math.isfinite(duration / self.step_size):
-            raise ValueError(f'duration: expected a positive number of seconds (a finite '
-                             f'number of steps), got {duration!r}')
-        count = round(duration / self.step_size)
+        ratio = duration / self.step_size if is_real(duration) else math.nan
+        count = round(ratio) if math.isfinite(ratio) else 0
         if count < 1 or abs(count * self.step_size - duration) > 1e-9 * max(1.0, duration):
-            raise ValueError(f'duration {duration} s is not a positive whole number of '
+            raise ValueError(f'duration: {duration!r} s is not a positive whole number of '
                              f'integration steps of {self.step_size} s')
         return count
 
