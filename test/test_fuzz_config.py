@@ -88,3 +88,24 @@ def test_an_axis_that_is_not_a_name_is_a_config_error():
              'reference': {'type': 'constant', 'value': [0.1]}}
     with pytest.raises(ConfigError, match=r'^p\.rows\[0\]\.axis: expected x, y or z'):
         parse_program(model, {'gains': {'alpha': 5.0}, 'rows': [angle]}, 'p')
+
+
+@pytest.mark.parametrize('name, place, value, named', [
+    # Each found by the long profile: Python float arithmetic raised OverflowError out of
+    # the parser (1e300 ** 2) instead of a ConfigError naming the field or block.
+    ('sleigh_classical', ('offset',), 1e300, r'^fuzzed: .*inertia'),
+    ('two_link_soft', ('links', 0, 'rod', 'section', 'radius'), 1e300, r'^fuzzed: links\[0\]'),
+    ('two_link_flexible', ('links', 1, 'length'), 1e300, r'^fuzzed: links\[1\]'),
+])
+def test_absurd_values_found_by_the_fuzzer_are_config_errors(name, place, value, named):
+    """Regression tests of the fuzzer's finds (module doc): ConfigError naming the field."""
+    import copy
+    spec = copy.deepcopy(MODEL_SPECS[name])
+    node = spec
+    for key in place[:-1]:
+        node = node[key]
+    node[place[-1]] = value
+    with warnings.catch_warnings():
+        warnings.simplefilter('ignore')
+        with pytest.raises(ConfigError, match=named):
+            model_from_dict(spec, 'fuzzed')

@@ -185,3 +185,15 @@ def test_a_step_that_raises_leaves_the_simulation_where_it_was(arm, monkeypatch)
         with pytest.raises(ValueError, match=name):
             sim.advance(effort, duration)
     np.testing.assert_array_equal(sim.state, before)
+
+
+def test_an_absurd_duration_names_duration(arm):
+    """Found by the long fuzzing profile: advance(effort, -3.3e299) raised OverflowError
+    (the step count overflowed before the sign was checked); any duration that is not a
+    positive whole number of steps is a ValueError naming ``duration``."""
+    from flexible_manipulator.mechanics.simulation import Simulation
+    sim = Simulation(arm, 1e-4, 'rk4')
+    for duration in (-3.3222291561081182e+299, 1e300, float('nan'), '0.1', None):
+        with pytest.raises(ValueError, match='^duration: '):
+            sim.advance(np.zeros(2), duration)
+    assert sim.time == 0.0

@@ -15,6 +15,9 @@ from .integrators import Stepper
 from .step_check import check_step
 
 
+MAX_STEPS = 2 ** 53          # steps in one call to `Simulation.advance`, at most
+
+
 class StepFailedError(RuntimeError):
     """An integration step failed; the simulation stays at its last good state."""
 
@@ -83,10 +86,11 @@ class Simulation:
     def steps_in(self, duration):
         """Count the internal steps that make up ``duration`` (must be a whole number)."""
         ratio = duration / self.step_size if is_real(duration) else math.nan
-        count = round(ratio) if math.isfinite(ratio) else 0
+        # Past 2^53 steps the step counter (time = steps * step) is no longer exact.
+        count = round(ratio) if math.isfinite(ratio) and abs(ratio) < MAX_STEPS else 0
         if count < 1 or abs(count * self.step_size - duration) > 1e-9 * max(1.0, duration):
-            raise ValueError(f'duration: {duration!r} s is not a positive whole number of '
-                             f'integration steps of {self.step_size} s')
+            raise ValueError(f'duration: {duration!r} s is not a positive whole number (at '
+                             f'most 2^53) of integration steps of {self.step_size} s')
         return count
 
     def advance(self, effort, duration):
