@@ -109,3 +109,14 @@ def test_absurd_values_found_by_the_fuzzer_are_config_errors(name, place, value,
         warnings.simplefilter('ignore')
         with pytest.raises(ConfigError, match=named):
             model_from_dict(spec, 'fuzzed')
+
+
+def test_a_circle_on_one_axis_is_a_config_error():
+    """Found by the long profile (lambda_circle with ``axes: [y]`` and a one-entry center):
+    the circle path raised a bare ValueError (not enough values to unpack); a circle needs
+    a row of two axes or more, named as the reference's type."""
+    model = load_model(str(CONFIG / 'models' / 'two_link_flexible.yaml'))
+    row = {'type': 'point', 'link': 'forearm', 'axes': ['y'],
+           'reference': {'type': 'circle', 'center': [0.25], 'radius': 0.1, 'rate': 2.0}}
+    with pytest.raises(ConfigError, match=r'^p\.rows\[0\]\.reference\.type: a circle needs'):
+        parse_program(model, {'gains': {'alpha': 5.0}, 'rows': [row]}, 'p')

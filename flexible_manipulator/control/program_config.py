@@ -108,6 +108,9 @@ def _reference(spec, field, size):
         except ValueError as error:
             raise ConfigError(f'{field}.waypoints: {error}') from None
     if kind == 'circle':
+        if size < 2:
+            raise ConfigError(f'{field}.type: a circle needs a row of at least two axes, this '
+                              f'row has {size}')
         center = _numbers(spec.get('center'), f'{field}.center', size)
         radius = number(spec.get('radius'), f'{field}.radius', 0.0, strict_minimum=True)
         rate = number(spec.get('rate'), f'{field}.rate')
