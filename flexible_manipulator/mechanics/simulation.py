@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 
-from .arguments import is_real
+from .arguments import is_real, vector
 from .integrators import Stepper
 from .step_check import check_step
 
@@ -49,9 +49,9 @@ class Simulation:
         self.nq, self.nv = model.nq, model.nv
         self.initial_state = np.zeros(self.nq + self.nv)
         self.initial_state[:self.nq] = (model.neutral_configuration() if q0 is None
-                                        else _sized('q0', q0, self.nq, model))
+                                        else vector('q0', q0, self.nq, model.name, 'values'))
         if v0 is not None:
-            self.initial_state[self.nq:] = _sized('v0', v0, self.nv, model)
+            self.initial_state[self.nq:] = vector('v0', v0, self.nv, model.name, 'values')
         if not np.all(np.isfinite(self.initial_state)):
             raise ValueError(f'initial state is not finite: {self.initial_state.tolist()}')
         self.state = self.initial_state.copy()
@@ -102,12 +102,7 @@ class Simulation:
         raises anything else; either way the state stays at its value before the call.
         """
         count = self.steps_in(duration)
-        if np.ndim(effort) != 1 or len(effort) != self.input.size:
-            raise ValueError(f'effort: model {self.model.name!r} expects {self.input.size} '
-                             f'input(s), got shape {np.shape(effort)}')
-        if not np.all(np.isfinite(effort)):
-            raise ValueError(f'effort: non-finite entries in {list(effort)}')
-        self.input[:] = effort
+        self.input[:] = vector('effort', effort, self.input.size, self.model.name, 'inputs')
         self._backup[:] = self.state
         try:
             finite = self._stepper.advance(self.state, self.input, self.step_size, count)
@@ -128,12 +123,3 @@ class Simulation:
                 f'[{self.time:.6f}, {self.time + duration:.6f}] s; the simulation stays at '
                 f't = {self.time:.6f} s{reason}')
         self.steps += count
-
-
-def _sized(name, values, size, model):
-    """``values`` as a float vector of ``size`` entries, or ValueError naming ``name``."""
-    array = np.asarray(values, dtype=float)
-    if array.shape != (size,):
-        raise ValueError(f'{name}: model {model.name!r} expects {size} values, got shape '
-                         f'{array.shape}')
-    return array
