@@ -1,0 +1,94 @@
+"""A chain whose physical parameters differ from its model's by given factors.
+
+A real arm never matches its model. `perturbed` returns a copy of a fixed- or floating-base
+chain (``chain.SerialChain`` or ``cosserat.chain.CosseratChain``) with the same links,
+coordinates and names and these parameters scaled (every factor > 0, 1 = the model):
+
+* ``stiffness``: the bending stiffness EI of every beam, every section stiffness (GJ, EI,
+  EA, GA) of every rod [-]; a mode's frequency scales with its square root;
+* ``damping``: the modal damping ratio of every beam, the Kelvin-Voigt relaxation time of
+  every rod [-];
+* ``payload``: mass and inertia of the payload at the tip of the last link [-] (the tool
+  and what it carries: what changes on a real arm from one task to the next);
+* ``friction``: the viscous friction of every joint [-];
+* ``armature``: the reflected rotor inertia of every joint [-].
+
+The controller's robustness check (``control.uncertainty``) and the mismatch benchmark
+drive plants built with it against a controller that keeps the model.
+"""
+
+import dataclasses
+import math
+
+import numpy as np
+
+# The factors `perturbed` takes, in the order of its signature.
+FACTORS = ('stiffness', 'damping', 'payload', 'friction', 'armature')
+
+
+def _factor(name, value):
+    """Check one factor: a finite number > 0."""
+    try:
+        value = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f'{name}: expected a factor > 0, got {value!r}') from None
+    if not (math.isfinite(value) and value > 0.0):
+        raise ValueError(f'{name}: expected a finite factor > 0, got {value!r}')
+    return value
+
+
+def _rod(rod, stiffness, damping):
+    """Copy a Cosserat rod with its section stiffness and relaxation time scaled."""
+    from .cosserat.rod import CosseratRod, Section
+    section = rod.section
+    scaled = Section(section.linear_density, section.rotary_inertia,
+                     section.stiffness * stiffness, section.damping_time * damping)
+    return CosseratRod(rod.basis, scaled, points=rod.weights.size - 2,
+                       rest_curvature=rod.reference[:3])
+
+
+def _link(link, factors, last):
+    """Copy one ``chain.Link`` with the factors applied (module doc)."""
+    joint = dataclasses.replace(link.joint, damping=link.joint.damping * factors['friction'],
+                                armature=link.joint.armature * factors['armature'])
+    changes = {'joint': joint}
+    if link.beam is not None:
+        beam = link.beam
+        changes['beam'] = dataclasses.replace(
+            beam, bending_stiffness=tuple(x * factors['stiffness']
+                                          for x in beam.bending_stiffness),
+            damping_ratio=beam.damping_ratio * factors['damping'])
+    if link.rod is not None:
+        changes['rod'] = _rod(link.rod, factors['stiffness'], factors['damping'])
+    if last:
+        payload, scale = link.payload, factors['payload']
+        changes['payload'] = dataclasses.replace(
+            payload, mass=payload.mass * scale,
+            inertia=tuple(tuple(x * scale for x in row) for row in np.asarray(
+                payload.inertia, dtype=float).tolist()))
+    return dataclasses.replace(link, **changes)
+
+
+def perturbed(model, stiffness=1.0, damping=1.0, payload=1.0, friction=1.0, armature=1.0):
+    """Return ``model`` with its parameters scaled by the factors (module doc).
+
+    Raises ValueError naming a factor that is not a finite number > 0, or when the model
+    was not built from links (a chain assembled from parts in code).
+    """
+    factors = {name: _factor(name, value) for name, value in
+               zip(FACTORS, (stiffness, damping, payload, friction, armature))}
+    links = getattr(model, 'links', None)
+    if not links:
+        raise ValueError(f'model {model.name!r}: only a chain built from links (a model '
+                         'file) can be perturbed')
+    links = [_link(link, factors, i == len(links) - 1) for i, link in enumerate(links)]
+    if getattr(model, 'kind', None) == 'cosserat_chain':
+        from .cosserat.chain import CosseratChain
+        return CosseratChain.from_links(model.name, links, model.gravity_base,
+                                        model.base_frame, model.base_xyz, model.base_rpy,
+                                        model.tool_frame, model.geometric_stiffening,
+                                        model.floating_base)
+    from .chain import SerialChain
+    return SerialChain(model.name, links, model.gravity_base, model.base_frame,
+                       model.base_xyz, model.base_rpy, model.tool_frame,
+                       model.geometric_stiffening, model.floating_base)
