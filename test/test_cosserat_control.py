@@ -25,8 +25,10 @@ import yaml
 
 from flexible_manipulator.control.admission import rest_configuration
 from flexible_manipulator.mechanics.equilibrium import rest_sensitivity, static_equilibrium
+from flexible_manipulator.control.program_config import load_program_file
+from flexible_manipulator.control.uncertainty import EXACT_MODEL
 from flexible_manipulator.control.program_controller import (
-    controller_from_files, ControllerSettings, ProgramController)
+    ControllerSettings, ProgramController)
 from flexible_manipulator.mechanics.cosserat import statics
 from flexible_manipulator.mechanics.simulation import Simulation
 from flexible_manipulator.model_config import ConfigError, load_model, model_from_dict
@@ -179,7 +181,7 @@ def test_rest_matches_the_statics_solver_and_its_sensitivity(soft):
 def decay_deviation(soft, period, alpha, e0):
     """Joint error from e0 at rest; its deviation from the designed decay at 0.2, 0.5, 1 s."""
     controller = ProgramController(soft, joint_program(alpha), ControllerSettings(
-        period=period, analysis_positions=list(TARGET)))
+        period=period, analysis_positions=list(TARGET), uncertainty=EXACT_MODEL))
     assert controller.realization_kind == 'servo' and controller.control_model is soft
     sim = Simulation(soft, period / 4, 'rosenbrock2', q0=at_rest(soft, TARGET + e0))
     found = {}
@@ -220,7 +222,7 @@ def test_rigid_twin_law_leaves_the_gravity_error_it_predicts(soft):
     alpha, twin = 8.0, soft.rigid_twin()
     controller = ProgramController(soft, joint_program(alpha), ControllerSettings(
         period=0.002, realization='ideal', control_model='rigid_twin',
-        analysis_positions=list(TARGET)))
+        analysis_positions=list(TARGET), uncertainty=EXACT_MODEL))
     sim = Simulation(soft, 0.001, 'rosenbrock2', q0=at_rest(soft, TARGET))
     close_loop(controller, sim, 10.0, 0.002)
     measured = sim.q[:2] - TARGET
@@ -234,7 +236,7 @@ def test_rigid_twin_law_leaves_the_gravity_error_it_predicts(soft):
     assert np.max(np.abs(error)) > 0.1
 
     servo = ProgramController(soft, joint_program(alpha), ControllerSettings(
-        period=0.002, analysis_positions=list(TARGET)))
+        period=0.002, analysis_positions=list(TARGET), uncertainty=EXACT_MODEL))
     sim = Simulation(soft, 0.001, 'rosenbrock2', q0=at_rest(soft, TARGET))
     residual = close_loop(servo, sim, 2.0, 0.002)
     assert np.max(np.abs(residual)) < 1e-4
@@ -247,10 +249,13 @@ def test_estimated_strains_follow_the_plant(soft):
     measured strains (residual < 5e-3 rad)."""
     reference = {'type': 'sinusoid', 'offset': list(TARGET), 'amplitude': [0.3, 0.3],
                  'frequency': [0.25, 0.4]}
-    programs = {'sine': {'gains': {'alpha': 8.0}, 'rows': [
+    # Allowed: with the open-loop estimate this loop is slowly unstable (spectral radius
+    # 1.00007 at 2 ms, the start-up check refuses it; its residual grows about 7x in 40 s).
+    programs = {'sine': {'gains': {'alpha': 8.0}, 'non_minimum_phase': 'allow', 'rows': [
         {'type': 'joint', 'joints': ['shoulder', 'elbow'], 'reference': reference}]}}
     controller = ProgramController(soft, programs, ControllerSettings(
-        period=0.002, elastic_state='estimated', analysis_positions=list(TARGET)))
+        period=0.002, elastic_state='estimated', analysis_positions=list(TARGET),
+        uncertainty=EXACT_MODEL))
     q0 = at_rest(soft, TARGET)
     v0 = np.zeros(soft.nv)
     v0[:2] = 0.3 * 2 * math.pi * np.array([0.25, 0.4])
@@ -281,8 +286,13 @@ def test_estimated_strains_close_the_lambda_point_law(soft):
     the estimate's undamped stiff-mode error saturated the elbow here."""
     peaks = {}
     for source in ('measured', 'estimated'):
-        controller = controller_from_files(str(SOFT), str(SOFT_PROGRAMS), ControllerSettings(
-            period=0.002, control_modes=5, elastic_state=source, analysis_positions=[0.3, 0.8]))
+        # The file's joint programs are refused with the estimate (their loop is slowly
+        # unstable: test_estimated_strains_follow_the_plant); the lambda-point is admitted.
+        programs, _ = load_program_file(SOFT_PROGRAMS)
+        settings = ControllerSettings(period=0.002, control_modes=5, elastic_state=source,
+                                      analysis_positions=[0.3, 0.8], uncertainty=EXACT_MODEL)
+        controller = ProgramController(soft, {'lambda_circle': programs['lambda_circle']},
+                                       settings)
         controller.switch('lambda_circle')
         sim = Simulation(soft, 0.001, 'rosenbrock2', q0=at_rest(soft, [0.3, 0.8]))
         n, residual = controller.n_joints, []
@@ -333,7 +343,7 @@ def test_soft_tip_is_refused_and_the_offered_lambda_point_is_stable(soft):
     tip = soft.section_pose(at_rest(soft, joints), 1, soft.links[1].length)[:3, 3]
     held = {'type': 'constant', 'value': [float(tip[0]), float(tip[2])]}
     settings = ControllerSettings(period=0.002, control_modes=5,
-                                  analysis_positions=list(joints))
+                                  analysis_positions=list(joints), uncertainty=EXACT_MODEL)
     with pytest.raises(ConfigError) as refused:
         ProgramController(soft, point_program('point', held), settings)
     text = str(refused.value)
@@ -355,7 +365,7 @@ def test_stiff_strains_in_the_control_model_are_refused_with_the_remedy(soft):
     admitted."""
     reference = {'type': 'constant', 'value': [0.11, -0.63]}
     program = point_program('lambda_point', reference, **{'lambda': 0.05})
-    settings = dict(period=0.002, analysis_positions=[0.3, 0.8])
+    settings = dict(period=0.002, analysis_positions=[0.3, 0.8], uncertainty=EXACT_MODEL)
     with pytest.raises(ConfigError, match='fastest mode.*control_modes: k keeps torsion and '
                                           'bending'):
         ProgramController(soft, program, ControllerSettings(**settings))
@@ -377,7 +387,7 @@ def test_a_clamped_rod_is_controlled_but_has_no_rigid_twin(soft, tmp_path):
     path.write_text(yaml.safe_dump(spec))
     clamped = load_model(str(path))
     assert clamped.n_joints == 2 and len(clamped.links) == 3
-    settings = dict(period=0.002, analysis_positions=list(TARGET))
+    settings = dict(period=0.002, analysis_positions=list(TARGET), uncertainty=EXACT_MODEL)
     controller = ProgramController(clamped, joint_program(5.0), ControllerSettings(**settings))
     assert controller.control_model is clamped
     with pytest.raises(ConfigError, match='control_model: .*fixed joints'):

@@ -20,8 +20,10 @@ import pytest
 from hypothesis import strategies as st
 from hypothesis.stateful import initialize, rule, RuleBasedStateMachine
 
-from flexible_manipulator.control.program_controller import controller_from_files
+from flexible_manipulator.control.program_config import load_program_file
+from flexible_manipulator.control.program_controller import ProgramController
 from flexible_manipulator.control.servo_controller import ServoController, ServoSettings
+from flexible_manipulator.model_config import load_model
 from fuzzing import ANY_FLOAT, vectors
 from test_program_controller import (FLEXIBLE, FLEXIBLE_PROGRAMS, flexible_settings,
                                      START_Q, START_V)
@@ -34,10 +36,19 @@ _CONTROLLERS = {}
 
 
 def program_controller(elastic_state):
-    """One controller per elastic-state source, built once (construction runs checks)."""
+    """One controller per elastic-state source, built once (construction runs checks).
+
+    Every program of the demo's file, ``allow``ed: with the estimated elastic state the
+    start-up check refuses the joint programs (their sampled loop is slowly unstable), and
+    what is fuzzed here is the tick's contract, not the loop's stability.
+    """
     if elastic_state not in _CONTROLLERS:
-        _CONTROLLERS[elastic_state] = controller_from_files(
-            str(FLEXIBLE), str(FLEXIBLE_PROGRAMS), flexible_settings(elastic_state=elastic_state))
+        programs, default = load_program_file(FLEXIBLE_PROGRAMS)
+        programs = {name: dict(spec, non_minimum_phase='allow')
+                    for name, spec in programs.items()}
+        _CONTROLLERS[elastic_state] = ProgramController(
+            load_model(str(FLEXIBLE)), programs, flexible_settings(elastic_state=elastic_state),
+            default)
     return _CONTROLLERS[elastic_state]
 
 

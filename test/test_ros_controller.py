@@ -154,9 +154,11 @@ def delayed_loop_reference(program_file, delay, loss, duration=2.0, seed=5):
     params = yaml.safe_load(open(os.path.join(CONFIG, 'sim.yaml')))
     plant, control = (params[k]['ros__parameters'] for k in ('plant', 'controller'))
     model_file = os.path.join(CONFIG, 'models', 'two_link_flexible.yaml')
+    # The node's settings: config/sim.yaml's, with the modes estimated (its parameter).
     controller = controller_from_files(model_file, program_file, ControllerSettings(
-        period=PERIOD, control_modes=control['control_modes'],
-        elastic_state=control['elastic_state'],
+        period=PERIOD, control_modes=control['control_modes'], elastic_state='estimated',
+        realization=control['realization'], control_model=control['control_model'],
+        uncertainty={k: tuple(v) for k, v in control['uncertainty'].items()},
         analysis_positions=control['analysis_positions']))
     controller.enable()
     model = load_model(model_file)
@@ -250,18 +252,21 @@ def test_lossy_delayed_loop_equals_its_simulation_and_the_watchdog_takes_over(
 def test_a_late_loop_is_measured_and_degrades_to_hold(probe, start_node, start_remapped,
                                                       tmp_path):
     """Plant (lockstep, 4 ms) -> relay (3 periods late, nothing lost) -> controller (the
-    shipped flexible-arm programs, lambda-point circle active, its checks allowing 1
-    period of delay) -> relay -> plant. Each state reports the effort applied over the
-    period before it (joint_states effort), so the controller measures the input delay of
-    the loop it is in: exactly the relay's 3 periods (`input_delay`: the relay makes each
-    command act 3 periods after its state, whatever the load). 0.5 s of simulated time
+    shipped flexible-arm programs, lambda-point circle active, modes estimated, its checks
+    allowing 1 period of delay; 'hold' allowed: with the open-loop estimate its loop grows
+    e-fold in about a second, test_uncertainty.py, longer than it runs here) -> relay ->
+    plant. Each state reports the effort applied over the period before it (joint_states
+    effort), so the controller measures the input delay of the loop it is in: exactly the
+    relay's 3 periods (`input_delay`: the relay makes each command act 3 periods after its
+    state, whatever the load). 0.5 s of simulated time
     (delay_patience) past the allowed 1 switches it to its 'hold' program (delay_action
     auto), logged and on /diagnostics with the measured delay."""
     from diagnostic_msgs.msg import DiagnosticArray
     programs = yaml.safe_load(open(os.path.join(CONFIG, 'programs_two_link_flexible.yaml')))
     path = tmp_path / 'programs.yaml'
     path.write_text(yaml.safe_dump({'programs': {
-        name: programs['programs'][name] for name in ('lambda_circle', 'hold')}}))
+        'lambda_circle': programs['programs']['lambda_circle'],
+        'hold': dict(programs['programs']['hold'], non_minimum_phase='allow')}}))
     relay = Relay(probe, delay=3, loss=0.0)
     diagnostics = probe.subscribe(DiagnosticArray, '/diagnostics', 50)
     controller = start_remapped(

@@ -13,7 +13,8 @@ the checks); the functions read the controller's settings and models (``law``: i
   at the start and sampled along the reference (`check_along_reference`);
 * `check_internal_dynamics` (flexible models): zero dynamics of the output and the sampled
   closed loop of the full linearized plant, with the lambda-point limit (`lambda_limit`)
-  offered or substituted.
+  offered or substituted; then `check_robustness`: the same loop on every plant of the
+  declared ``uncertainty`` set (``uncertainty``), refused below it.
 """
 
 from collections import namedtuple
@@ -24,12 +25,18 @@ from ..mechanics.equilibrium import rest_sensitivity, static_equilibrium
 from ..model_config import ConfigError
 from .loop_checks import LinearLoop, row_critical_period, STABILITY_TOLERANCE
 from .realization import check_realizability, dependent_rows, RealizabilityError
+from .uncertainty import describe, factors_text, RobustnessCheck, stable
 from .zero_dynamics import analyze_output, link_angle_output, stable_fraction
 
 # Program times sampled along the reference by `check_along_reference`.
 ALONG_SAMPLES = 48
 # Largest joint change per Gauss-Newton iteration of `solve_rows` [rad or m].
 MAX_JOINT_STEP = 0.5
+
+
+class NotRobustError(ConfigError):
+    """A program refused by `check_robustness` (its loop is unstable in the uncertainty)."""
+
 
 Redefinition = namedtuple('Redefinition', 'spec note')
 Redefinition.__doc__ = ('A program to build instead of a refused one: ``spec`` with '
@@ -221,13 +228,15 @@ def check_internal_dynamics(law, entry, spec, policy, field, redefined, q0, solv
     kp, kd = row_gains(entry.stabilization)
     sampled = law.settings.hold == 'zoh'
     if sampled:
-        entry.sampled_radius = loop.radius(C, kp, kd, law.delay_periods)
+        entry.sampled_radius = loop.radius(C, kp, kd, law.delay_periods, law.estimates_modes)
         if entry.sampled_radius > 1.0 + STABILITY_TOLERANCE:
             problems.append(loop.describe_radius(entry.sampled_radius, law.delay_periods))
     elif loop.growth(C, kp, kd) > STABILITY_TOLERANCE:
         problems.append(f'the linearized closed loop is unstable (growth rate '
                         f'{loop.growth(C, kp, kd):.4g} 1/s)')
     if not problems:
+        if sampled:
+            check_robustness(law, entry, field, where, C, kp, kd, q0)
         return None
     if policy == 'allow':
         entry.notes.append(f'{"; ".join(problems)} ({where}). ALLOWED by '
@@ -279,9 +288,50 @@ def lambda_limit(law, loop, kp, kd, sampled, samples=100, iterations=30):
         C = link_angle_output(cm, lam)
         try:
             if sampled:
-                return loop.radius(C, kp, kd, law.delay_periods) <= \
+                return loop.radius(C, kp, kd, law.delay_periods, law.estimates_modes) <= \
                     1.0 + STABILITY_TOLERANCE
             return loop.growth(C, kp, kd) <= STABILITY_TOLERANCE
         except np.linalg.LinAlgError:
             return False
     return stable_fraction(stable, samples, iterations)
+
+
+def check_robustness(law, entry, field, where, C, kp, kd, q0):
+    """Refuse a program whose sampled loop is unstable somewhere in ``law.uncertainty``.
+
+    `uncertainty.RobustnessCheck` at the program's rest ``q0``: the margin and the worst
+    plant go to the entry (``robustness_margin``, ``worst_case``). Below a margin of 1,
+    `NotRobustError` names the worst plant and the alternatives, with the rigid twin's
+    verdict over the same set when the law does not already use it.
+    """
+    ranges, n = law.uncertainty, law.n_joints
+    if not any(lo < hi for lo, hi in ranges.values()):
+        return
+    check = RobustnessCheck(law.model, law.control_model, q0[:n], law.period,
+                            law.realization_kind, C, kp, kd, law.delay_periods,
+                            law.estimates_modes)
+    margin, worst = check.margin(ranges)
+    entry.robustness_margin, entry.worst_case = margin, worst
+    declared = describe(ranges)
+    if margin >= 1.0:
+        return
+    offers = []
+    if law.rigid_twin is not None and law.control_model is not law.rigid_twin:
+        twin = RobustnessCheck(law.model, law.rigid_twin, q0[:n], law.period, 'ideal',
+                               C[:, :n], kp, kd, law.delay_periods, False)
+        verdict = twin.verdict(ranges)
+        holds = ('is stable on every plant of the set' if stable(verdict.radius) else
+                 'is not robust either')
+        offers.append(f'control_model: rigid_twin (realization: ideal) {holds} (worst '
+                      f'spectral radius {verdict.radius:.6g})')
+    offers.append('lower gains (alpha)')
+    if law.control_model.nv > n:
+        offers.append('fewer modelled modes (control_modes)')
+    offers.append('a narrower uncertainty once the arm is identified')
+    raise NotRobustError(
+        f'{field}: refused: not robust over the declared uncertainty ({declared}; '
+        f'{where}): its sampled closed loop survives the set scaled by {margin:.3g} only '
+        f'(margin < 1); worst plant: {factors_text(worst.factors)}, spectral radius '
+        f'{worst.radius:.6g} > 1 (input delay up to {law.delay_periods} periods'
+        f'{", elastic state estimated" if law.estimates_modes else ""}). Robust '
+        f'alternatives: {"; ".join(offers)}')

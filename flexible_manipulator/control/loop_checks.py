@@ -17,11 +17,18 @@ Both run when a program is built, before the first tick:
   its largest real part is at most `STABILITY_TOLERANCE` [1/s] (``growth``). A sampled
   servo law that inverts fast, lightly damped modes can be unstable at periods far shorter
   than those modes' periods (``mode_hint`` says so).
+
+The plant need not be the model: ``LinearLoop(plant, control, ..., model=model)`` puts a
+plant whose parameters differ (``mechanics.perturbation``) under the law built on
+``model`` (the robustness check, ``uncertainty``). With the elastic state estimated, the
+law's modal coordinates are those of the estimator (``elastic_estimator``), whose
+linearization at rest is part of the loop (`LinearLoop.radius`, ``estimated``).
 """
 
 import numpy as np
 
 from ..mechanics.equilibrium import static_equilibrium
+from .elastic_estimator import THETA
 from .programs import POSITION
 from .realization import symmetric_sqrt
 from .stabilization import critical_period, velocity_critical_period
@@ -54,11 +61,16 @@ class LinearLoop:
     (one matrix exponential of the augmented [[A, B_z], [0, 0]] T).
     """
 
-    def __init__(self, full, control, joints, period, realization):
-        """Linearize both models at rest at the joint angles ``joints``."""
+    def __init__(self, full, control, joints, period, realization, model=None):
+        """Linearize the plant ``full`` and the control model at rest at ``joints``.
+
+        ``model``: the full model the controller holds (its estimator's), when the plant
+        differs from it (same coordinate names); None: the plant is the model.
+        """
         import scipy.linalg
         n = full.n_joints
         self.full, self.control, self.period = full, control, float(period)
+        self.n = n
         names = list(full.coordinate_names)
         self.P = np.zeros((control.nv, full.nv))
         for j, name in enumerate(control.coordinate_names):
@@ -68,6 +80,8 @@ class LinearLoop:
         qc = static_equilibrium(control, qc)
         # The control model's rest, by name, is the first guess of the full model's.
         self.q0 = static_equilibrium(full, self.P.T @ qc)
+        self._estimator = (full if model is None else model, self.P.T @ qc)
+        self._estimator_step = None
         M, D, K, B = linearize(full, self.q0)
         Mc, Dc, Kc, Bc = linearize(control, qc)
         self.Mc, self.Bc, self.realization = Mc, Bc, realization
@@ -103,23 +117,110 @@ class LinearLoop:
         gain_v = R @ (-kd @ C - C @ self.free_v) @ self.P
         return np.hstack([gain_x, gain_v])
 
-    def radius(self, C, kp, kd, delay=0):
+    def radius(self, C, kp, kd, delay=0, estimated=False):
         """Spectral radius of the sampled (ZOH) closed loop (< 1: stable).
 
         With ``delay`` > 0 the largest radius over input delays of 0..delay periods (the
-        effort computed from z_k applied over period k + d: state (z_k, ..., z_(k-d))).
+        effort computed at tick k applied over period k + d). ``estimated``: the law's
+        modal coordinates are the estimator's (`estimator_step`), else the plant's.
+
+        Loop state at tick k: s_k = (z_k, theta_(k-1), theta'_(k-1), xhat_(k-1), u_(k-1),
+        ..., u_(k-d)): the estimate xhat_k = E xhat_(k-1) + G_a (theta'_k - theta'_(k-1)) / T
+        + G_theta theta_(k-1), then u_k = F_j z_k + F_e S xhat_k (S picks the control
+        model's modes), z_(k+1) = Phi z_k + Gamma u_(k-d).
         """
-        gain = self.Gamma @ self.feedback(C, kp, kd)
-        size = self.Phi.shape[0]
-        worst = 0.0
-        for d in range(delay + 1):
-            closed = np.zeros((size * (d + 1), size * (d + 1)))
-            closed[:size, :size] = self.Phi
-            closed[:size, size * d:] += gain
-            for i in range(d):
-                closed[size * (i + 1):size * (i + 2), size * i:size * (i + 1)] = np.eye(size)
-            worst = max(worst, float(np.max(np.abs(np.linalg.eigvals(closed)))))
-        return worst
+        F = self.feedback(C, kp, kd)
+        if not estimated:
+            gain = self.Gamma @ F
+            size = self.Phi.shape[0]
+            worst = 0.0
+            for d in range(delay + 1):
+                closed = np.zeros((size * (d + 1), size * (d + 1)))
+                closed[:size, :size] = self.Phi
+                closed[:size, size * d:] += gain
+                for i in range(d):
+                    closed[size * (i + 1):size * (i + 2), size * i:size * (i + 1)] = \
+                        np.eye(size)
+                worst = max(worst, float(np.max(np.abs(np.linalg.eigvals(closed)))))
+            return worst
+        return max(self._estimated_radius(F, d) for d in range(delay + 1))
+
+    def estimator_step(self):
+        """(E, G_a, G_theta, S) of the estimator's step over T, linearized at rest.
+
+        The theta-method step of `elastic_estimator` (weight `THETA` = c, one step per
+        period) on the controller's full model, at rest: h_e = K_e,q q + D_e eta' (K from
+        ``linearize``; D and the diagonal K_d of ``elastic_coefficients``), so with
+        W = c T D + c^2 T^2 K_d and a = (theta'_k - theta'_(k-1)) / T,
+
+            (M_ee + W) w+ = (M_ee + c T D - c (1 - c) T^2 K_d - T D) w
+                            - T (M_e,theta a + K_e,theta theta + K_ee eta),
+            eta+ = eta + T (c w+ + (1 - c) w).
+        """
+        if self._estimator_step is not None:
+            return self._estimator_step
+        model, guess = self._estimator
+        n, T, c = self.n, self.period, THETA
+        q0 = static_equilibrium(model, guess)
+        M, D, K, _ = linearize(model, q0)
+        stiffness, damping = (values[n:] for values in model.elastic_coefficients())
+        Mee, Met = M[n:, n:], M[n:, :n]
+        m = Mee.shape[0]
+        lhs = Mee + np.diag(c * T * damping + (c * T) ** 2 * stiffness)
+        w_factor = np.diag(c * T * damping - c * (1.0 - c) * T * T * stiffness)
+        solve = np.linalg.inv(lhs)
+        # w+ = Aw w + Aeta eta + Ga a + Gth theta
+        Aw = solve @ (Mee + w_factor - T * D[n:, n:])
+        Aeta = -T * solve @ K[n:, n:]
+        Ga = -T * solve @ Met
+        Gth = -T * solve @ K[n:, :n]
+        E = np.zeros((2 * m, 2 * m))
+        E[m:, :m], E[m:, m:] = Aeta, Aw
+        E[:m, :m] = np.eye(m) + c * T * Aeta
+        E[:m, m:] = c * T * Aw + (1.0 - c) * T * np.eye(m)
+        G_a = np.vstack([c * T * Ga, Ga]) / T        # per unit velocity change
+        G_theta = np.vstack([c * T * Gth, Gth])
+        names = list(model.coordinate_names)
+        S = np.zeros((2 * (self.control.nv - n), 2 * m))
+        for j, name in enumerate(self.control.coordinate_names[n:]):
+            i = names.index(name) - n
+            S[j, i] = S[self.control.nv - n + j, m + i] = 1.0
+        self._estimator_step = (E, G_a, G_theta, S)
+        return self._estimator_step
+
+    def _estimated_radius(self, F, d):
+        """Spectral radius of the loop with the estimator, input ``d`` periods late."""
+        E, G_a, G_theta, S = self.estimator_step()
+        n, nv = self.n, self.full.nv
+        size, nu, m2 = self.Phi.shape[0], F.shape[0], E.shape[0]
+        # Feedback split: joints of the plant's state, modes of the estimate (in the
+        # control model's order: positions then velocities).
+        F_joint = np.zeros((nu, size))
+        F_joint[:, :n] = F[:, :n]
+        F_joint[:, nv:nv + n] = F[:, nv:nv + n]
+        F_mode = np.hstack([F[:, :nv] @ self.P.T[:, n:], F[:, nv:] @ self.P.T[:, n:]])
+        i_th, i_dth, i_x = size, size + n, size + 2 * n
+        i_u = i_x + m2
+        total = i_u + nu * d
+        # xhat_k = X s_k
+        X = np.zeros((m2, total))
+        X[:, i_x:i_u] = E
+        X[:, nv:nv + n] += G_a                      # theta'_k from z_k
+        X[:, i_dth:i_x] -= G_a
+        X[:, i_th:i_dth] += G_theta
+        U = F_joint @ np.eye(size, total) + F_mode @ S @ X     # u_k = U s_k
+        closed = np.zeros((total, total))
+        closed[:size, :size] = self.Phi
+        closed[:size] += self.Gamma @ (U if d == 0 else np.eye(nu, total, i_u + nu * (d - 1)))
+        closed[i_th:i_th + n, :n] = np.eye(n)                  # theta_k
+        closed[i_dth:i_dth + n, nv:nv + n] = np.eye(n)         # theta'_k
+        closed[i_x:i_u] = X
+        if d:
+            closed[i_u:i_u + nu] = U
+            for i in range(1, d):
+                closed[i_u + nu * i:i_u + nu * (i + 1), i_u + nu * (i - 1):i_u + nu * i] = \
+                    np.eye(nu)
+        return float(np.max(np.abs(np.linalg.eigvals(closed))))
 
     def growth(self, C, kp, kd):
         """Largest real part of the continuous closed loop's eigenvalues [1/s]."""

@@ -58,8 +58,19 @@ Checks at construction (each refused with a `ConfigError` naming the program):
   the limit lambda* below which the redefined output (``lambda_point``) passes (b),
   replaced by that output at lambda = ``redefine_margin`` * lambda* (``redefine``; point
   rows only), or run anyway (``allow``: for experiments; its internal dynamics diverge);
+* robustness (sampled loops of flexible models): the loop of (b) on every plant of the
+  declared ``uncertainty`` (factor ranges on stiffness, damping, payload, friction and
+  armature; `uncertainty.DEFAULT_UNCERTAINTY` when None, `uncertainty.EXACT_MODEL` for a
+  plant that is the model's own copy) must stay stable; else refused with the margin, the
+  worst plant and the robust alternatives (`admission.NotRobustError`). With
+  ``realization`` and ``control_model`` both ``auto``, the servo law on the flexible model
+  then gives way to computed torque on the rigid twin, with a note;
 * a control model with modes under the ideal realization is refused (it would need forces
   on the modes).
+
+With the elastic state estimated, (b) and the robustness check include the estimator's
+dynamics (`loop_checks.LinearLoop.radius`, ``estimated``): the open-loop estimate makes
+joint programs on the demo arm unstable (spectral radius 1.002 at 2 ms).
 
 Elastic state (models whose control model has modes). With ``elastic_state: measured`` the
 modal coordinates come with each state (a simulation publishes them); a tick without them
@@ -96,7 +107,7 @@ y_j = theta_j + w_j(lambda L_j)/(lambda L_j) carried through the rigid twin's ki
 its zero dynamics are stable for lambda < lambda*.
 """
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 import math
 
 import numpy as np
@@ -109,6 +120,7 @@ from .programs import Program
 from .realization import IdealRealization, RealizationStatus, ServoRealization
 from .safety import LatchedSafety, checked_time, take
 from .stabilization import Stabilization
+from .uncertainty import parse_uncertainty
 from .state_range import StateRange
 
 REALIZATIONS = ('auto', 'servo', 'ideal')
@@ -138,6 +150,7 @@ class ControllerSettings:
     max_gap: float = 0.5                # s: a longer gap between states restarts estimates
     control_modes: object = None        # modes per link plane kept in the control model
     delay_periods: int = 0              # input delay (periods) the sampled check allows for
+    uncertainty: object = None          # factor -> (lo, hi); None: DEFAULT_UNCERTAINTY
 
 
 @dataclass
@@ -154,6 +167,8 @@ class ProgramEntry:
     critical_period: float
     zero_dynamics: object = None        # ZeroDynamicsReport, or None if not analysed
     sampled_radius: float = None        # spectral radius of the linearized ZOH loop
+    robustness_margin: float = None     # largest scaling of the uncertainty set survived
+    worst_case: object = None           # uncertainty.Verdict at the declared set
     lambda_limit: float = None          # offered lambda* when the program was refused
     notes: list = field(default_factory=list)
     reference: np.ndarray = None        # r, r', r'' of every row (filled per tick)
@@ -283,8 +298,30 @@ class ProgramController(LatchedSafety):
         :param settings: `ControllerSettings`.
         :param source: prefix of error messages (e.g. the program file's path).
         Raises `ConfigError` naming the field, the bound or the zero-dynamics verdict.
+        With ``realization`` and ``control_model`` both ``auto`` on a flexible model, a
+        servo law on the full model that is not robust over ``uncertainty``
+        (`admission.NotRobustError`) gives way to the rigid twin, with a note saying why.
         """
-        self.settings = settings = settings or ControllerSettings()
+        settings = settings or ControllerSettings()
+        try:
+            self._setup(model, programs, settings, default, source)
+        except admission.NotRobustError as error:
+            if not (settings.realization == settings.control_model == 'auto'):
+                raise
+            try:
+                self._setup(model, programs, replace(settings, realization='ideal',
+                                                     control_model='rigid_twin'),
+                            default, source)
+            except ConfigError:
+                raise error from None     # no robust alternative: the first refusal stands
+            note = (f'auto: computed torque on the rigid twin, because the servo law on the '
+                    f'flexible model is not robust: {error}')
+            for entry in self.entries.values():
+                entry.notes.insert(0, note)
+
+    def _setup(self, model, programs, settings, default, source):
+        """Build and check everything for ``settings`` (`__init__`)."""
+        self.settings = settings
         self.source = source
         if getattr(model, 'floating_base', None) is not None:
             raise ConfigError(f'model {model.name!r}: the controller drives fixed-base chains '
@@ -327,6 +364,7 @@ class ProgramController(LatchedSafety):
             raise ConfigError(f'delay_periods: expected a whole number of periods in 0..50, '
                               f'got {delay!r}')
         self.delay_periods = delay
+        self.uncertainty = parse_uncertainty(settings.uncertainty)
 
         cm = self.control_model
         self.data = cm.create_data()
@@ -336,6 +374,8 @@ class ProgramController(LatchedSafety):
         self.q = cm.neutral_configuration().astype(float)
         self.v = np.zeros(cm.nv)
         self.has_modes = cm.nv > n
+        # The law's modes come from the estimator (the loop checks include its dynamics).
+        self.estimates_modes = self.has_modes and settings.elastic_state == 'estimated'
         # Elastic state: measured or estimated on the full model, then the control model's
         # modes picked by name (``elastic_*`` arguments are in the full model's mode order).
         full_modes = list(model.coordinate_names[n:model.nv])
@@ -662,7 +702,6 @@ def controller_from_files(model_path, program_path, settings=None, **overrides):
 
     ``overrides`` replace fields of ``settings`` (e.g. ``period=0.001``).
     """
-    from dataclasses import replace
     from ..model_config import load_model
     settings = replace(settings or ControllerSettings(), **overrides)
     programs, default = load_program_file(program_path)

@@ -22,8 +22,13 @@ import math
 
 import numpy as np
 
-# The factors `perturbed` takes, in the order of its signature.
+# The factors `perturbed` takes, in the order of its signature, and what each scales.
 FACTORS = ('stiffness', 'damping', 'payload', 'friction', 'armature')
+SCALES = {'stiffness': 'bending stiffness of the beams, section stiffness of the rods',
+          'damping': 'modal damping ratio of the beams, relaxation time of the rods',
+          'payload': "mass and inertia of the payload at the last link's tip",
+          'friction': 'viscous friction of the joints',
+          'armature': 'reflected rotor inertia of the joints'}
 
 
 def _factor(name, value):

@@ -22,6 +22,8 @@ from ..control.program_config import load_program_file, resolve_program_path
 from ..control.program_controller import (CONTROL_MODELS, ControllerSettings,
                                           ELASTIC_SOURCES, ProgramController, REALIZATIONS)
 from ..control.servo_controller import is_servo_model
+from ..control.uncertainty import DEFAULT_UNCERTAINTY, describe, factors_text
+from ..mechanics.perturbation import FACTORS, SCALES
 from ..model_config import ConfigError
 
 
@@ -56,6 +58,19 @@ class ControllerNode(ControllerNodeBase):
                                          self.on_modal_state)
         common.per_tick_subscription(self, JointState, 'joint_states', self.on_state)
         self.add_on_set_parameters_callback(self.on_parameters)
+
+    def _uncertainty(self):
+        """Declare ``uncertainty.<factor>`` ([lo, hi] each) and return the set."""
+        ranges = {}
+        for factor in FACTORS:
+            lo, hi = DEFAULT_UNCERTAINTY[factor]
+            value = common.declare(
+                self, f'uncertainty.{factor}', [float(lo), float(hi)],
+                f'Range [lo, hi] of the factor on the {SCALES[factor]} by which the arm '
+                'may differ from its model: the start-up robustness check (doc/hil.md); '
+                '[1.0, 1.0]: exact.')
+            ranges[factor] = list(value)
+        return ranges
 
     def build_core(self, model, shared):
         """Build the `ProgramController` of the program file, and the joint maps."""
@@ -103,6 +118,7 @@ class ControllerNode(ControllerNodeBase):
                                                   'Secondary objective K_d [N m s/rad], one or '
                                                   'per joint; empty: 0.') or 0.0,
             control_modes=None if modes < 0 else modes,
+            uncertainty=self._uncertainty(),
             **shared)
         path = resolve_program_path(program_file)
         programs, default = load_program_file(path)
@@ -164,6 +180,10 @@ class ControllerNode(ControllerNodeBase):
                     f'period {entry.critical_period:.4g} s')
             if entry.sampled_radius is not None:
                 text += f', sampled-loop spectral radius {entry.sampled_radius:.6f}'
+            if entry.worst_case is not None:
+                text += (f'; robust over the uncertainty ({describe(core.uncertainty)}): worst '
+                         f'spectral radius {entry.worst_case.radius:.6f} at '
+                         f'{factors_text(entry.worst_case.factors)}')
             log.info(text)
             for note in entry.notes:
                 log.warning(f'program {entry.name!r}: {note}')

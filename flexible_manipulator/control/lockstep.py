@@ -1,0 +1,71 @@
+"""The closed loop in lock-step, in one process: a simulated plant and a controller.
+
+What the lockstep plant node and the controller node do over DDS (one state, one command,
+one control period; ``bringup --timing-mode lockstep``), without ROS: per tick, the
+controller takes the plant's state at t (joints, and the modal coordinates when
+``measured``), its effort is clipped at the plant's effort limits (the amplifier, as the
+plant node does) and held over one period. Studies (the mismatch benchmark, a plant whose
+parameters differ from the controller's model) and tests run it; nothing on the nodes'
+path does.
+"""
+
+from dataclasses import dataclass, field
+import math
+
+import numpy as np
+
+from ..mechanics.simulation import StepFailedError
+
+
+@dataclass
+class LoopRun:
+    """What one run did. Residuals are per tick, the largest |phi| of the rows [m or rad]."""
+
+    residual: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    fault: str = ''            # the controller's fault or the plant's failure ('' if none)
+    fault_time: float = math.nan
+    ticks: int = 0
+
+    @property
+    def rms(self):
+        """Root mean square of the per-tick residual (nan if no tick tracked)."""
+        return float(np.sqrt(np.mean(self.residual ** 2))) if self.residual.size else math.nan
+
+    @property
+    def peak(self):
+        """Largest per-tick residual (nan if no tick tracked)."""
+        return float(np.max(self.residual)) if self.residual.size else math.nan
+
+
+def run_lockstep(controller, simulation, duration, period, measured=True):
+    """Close the loop for ``duration`` [s] in periods of ``period`` [s]; return a `LoopRun`.
+
+    ``controller``: a `ProgramController` (enabled by the caller); ``simulation``: the
+    plant (`mechanics.simulation.Simulation`, any model with the controller's joints first
+    and the same mode names); ``measured``: pass the plant's modal coordinates to the
+    controller (a simulation publishes them), else joints only. Stops at the first tick
+    that is not tracking (a fault) or a plant step that fails.
+    """
+    n, plant = controller.n_joints, simulation.model
+    limit = plant.effort_limit
+    residual = np.zeros(int(round(duration / period)))
+    run = LoopRun()
+    for k in range(residual.size):
+        q, v = simulation.q, simulation.v
+        if measured and plant.nv > n:
+            effort = controller.update(simulation.time, q[:n], v[:n], q[n:], v[n:])
+        else:
+            effort = controller.update(simulation.time, q[:n], v[:n])
+        status = controller.status
+        if not status.tracking:
+            run.fault, run.fault_time = status.message, simulation.time
+            break
+        residual[k] = float(np.max(np.abs(status.residual)))
+        try:
+            simulation.advance(np.clip(effort, -limit, limit), period)
+        except StepFailedError as error:
+            run.fault, run.fault_time = f'plant: {error}', simulation.time
+            break
+        run.ticks = k + 1
+    run.residual = residual[:run.ticks]
+    return run

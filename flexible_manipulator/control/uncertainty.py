@@ -1,0 +1,160 @@
+"""Robustness of a program at start-up: the sampled loop over a declared set of plants.
+
+A real arm is not its model: its stiffness, damping, payload, friction and armature are
+off by some factor (``mechanics.perturbation``). The controller declares how far
+(``uncertainty``: per factor a range [lo, hi] with lo <= 1 <= hi) and is admitted only if
+its linearized sampled loop (``loop_checks.LinearLoop``: the plant perturbed, the law on
+the control model, the elastic-state estimator when the modes are estimated, the input
+0 to ``delay_periods`` periods late) is stable on every plant of that set.
+
+The set scaled by s >= 0, U(s), has the ranges [lo^s, hi^s] (s = 0: the model alone,
+s = 1: the declared set; on a log scale, so x[0.5, 2] widens to both sides alike). The
+plants checked for U(s) are its vertices (2^k for the k factors with lo < hi) and
+`DRAWS` interior points drawn uniformly on the log scale (seeded: the same plants on every
+run). The verdict is the worst spectral radius among them, with that plant's factors. The
+margin is the largest s with every plant of U(s) stable: at least 1 admits the program;
+below 1 it is found by bisection (`MARGIN_STEPS`) and reported with the worst case.
+
+The linearization is at rest at the program's start (where the internal-dynamics check
+runs): the check is local, as that one is. It does not see nonlinear effects along the
+motion (e.g. the payload's centrifugal loads); the mismatch benchmark (bench/) measures
+those.
+"""
+
+from collections import namedtuple
+import itertools
+import math
+
+import numpy as np
+
+from ..mechanics.perturbation import FACTORS, perturbed
+from ..model_config import ConfigError
+from .loop_checks import LinearLoop, STABILITY_TOLERANCE
+
+# The declared set when none is given: what a lab arm's model is typically off by before
+# identification (stiffness from handbook moduli and section tolerances, payload from
+# task to task, structural damping rarely known to better than a factor 2).
+DEFAULT_UNCERTAINTY = {'stiffness': (0.8, 1.2), 'damping': (0.5, 2.0), 'payload': (0.5, 2.0),
+                       'friction': (1.0, 1.0), 'armature': (1.0, 1.0)}
+# The set of a simulation whose plant is the model's own copy: nothing to check.
+EXACT_MODEL = {}
+# Random interior plants per scaled set, besides its vertices.
+DRAWS = 4
+# Bisection steps of the margin in [0, 1] (resolution 2^-MARGIN_STEPS).
+MARGIN_STEPS = 6
+
+Verdict = namedtuple('Verdict', 'radius factors')
+Verdict.__doc__ = ('Worst spectral radius over the plants of a set and the factors of the '
+                   'plant where it occurs (a dict, factor -> value).')
+
+
+def parse_uncertainty(value, field='uncertainty'):
+    """Return the set as {factor: (lo, hi)} (module doc); ConfigError naming the field.
+
+    ``value``: a mapping factor -> [lo, hi] (factors not given: [1, 1]), or None for
+    `DEFAULT_UNCERTAINTY`.
+    """
+    if value is None:
+        return dict(DEFAULT_UNCERTAINTY)
+    if not isinstance(value, dict):
+        raise ConfigError(f'{field}: expected a mapping of factor -> [lo, hi] (factors: '
+                          f'{", ".join(FACTORS)}), got {value!r}')
+    unknown = sorted(set(map(str, value)) - set(FACTORS))
+    if unknown:
+        raise ConfigError(f'{field}.{unknown[0]}: unknown factor (known: '
+                          f'{", ".join(FACTORS)})')
+    ranges = {}
+    for factor in FACTORS:
+        pair = value.get(factor, (1.0, 1.0))
+        try:
+            lo, hi = (float(x) for x in pair)
+        except (TypeError, ValueError):
+            raise ConfigError(f'{field}.{factor}: expected [lo, hi], got {pair!r}') from None
+        if not (math.isfinite(lo) and math.isfinite(hi) and 0.0 < lo <= 1.0 <= hi):
+            raise ConfigError(f'{field}.{factor}: expected 0 < lo <= 1 <= hi (factors of '
+                              f'the model\'s value), got [{lo:g}, {hi:g}]')
+        ranges[factor] = (lo, hi)
+    return ranges
+
+
+def describe(ranges):
+    """Describe the set in one line, e.g. 'stiffness x[0.8, 1.2], payload x[0.5, 2]'."""
+    parts = [f'{factor} x[{lo:.3g}, {hi:.3g}]' for factor, (lo, hi) in ranges.items()
+             if lo < hi]
+    return ', '.join(parts) if parts else 'none (the plant is the model)'
+
+
+def plants(ranges, scale):
+    """Factor dicts of the plants checked for U(``scale``): vertices, then `DRAWS` draws."""
+    spread = {f: (lo ** scale, hi ** scale) for f, (lo, hi) in ranges.items() if lo < hi}
+    if not spread:
+        return []
+    names = list(spread)
+    result = [dict(zip(names, corner)) for corner in itertools.product(
+        *(spread[f] for f in names))]
+    rng = np.random.default_rng(7)
+    for _ in range(DRAWS):
+        result.append({f: float(np.exp(rng.uniform(math.log(spread[f][0]),
+                                                   math.log(spread[f][1]))))
+                       for f in names})
+    return result
+
+
+class RobustnessCheck:
+    """The sampled loop of one program on the plants of a set (module doc)."""
+
+    def __init__(self, model, control, joints, period, realization, C, kp, kd, delay,
+                 estimated):
+        """Hold the law (control model, rows C, gains, delay) to check at ``joints``."""
+        self.model, self.control, self.joints = model, control, joints
+        self.period, self.realization = period, realization
+        self.C, self.kp, self.kd, self.delay = C, kp, kd, delay
+        self.estimated = estimated
+        self._cache = {}
+
+    def radius(self, factors):
+        """Spectral radius of the loop on the plant with ``factors`` (inf: no rest)."""
+        key = tuple(sorted(factors.items()))
+        if key not in self._cache:
+            try:
+                plant = perturbed(self.model, **factors)
+                loop = LinearLoop(plant, self.control, self.joints, self.period,
+                                  self.realization, model=self.model)
+                self._cache[key] = loop.radius(self.C, self.kp, self.kd, self.delay,
+                                               self.estimated)
+            except (ValueError, np.linalg.LinAlgError):
+                self._cache[key] = math.inf
+        return self._cache[key]
+
+    def verdict(self, ranges, scale=1.0):
+        """`Verdict` over the plants of U(``scale``) (the model's own loop if none)."""
+        worst = Verdict(-math.inf, {})
+        for factors in plants(ranges, scale):
+            radius = self.radius(factors)
+            if radius > worst.radius:
+                worst = Verdict(radius, factors)
+        return worst
+
+    def margin(self, ranges):
+        """(margin, verdict at U(1)): margin >= 1 if every plant of the set is stable."""
+        at_one = self.verdict(ranges, 1.0)
+        if stable(at_one.radius):
+            return 1.0, at_one
+        lo, hi = 0.0, 1.0
+        for _ in range(MARGIN_STEPS):
+            middle = 0.5 * (lo + hi)
+            if stable(self.verdict(ranges, middle).radius):
+                lo = middle
+            else:
+                hi = middle
+        return lo, at_one
+
+
+def stable(radius):
+    """Tell whether a spectral radius means a stable sampled loop, to a tolerance."""
+    return radius <= 1.0 + STABILITY_TOLERANCE
+
+
+def factors_text(factors):
+    """Write a plant's factors as 'stiffness x0.8, payload x2'."""
+    return ', '.join(f'{f} x{value:.3g}' for f, value in factors.items())
