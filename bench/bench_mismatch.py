@@ -13,6 +13,9 @@ Laws (config/sim.yaml's controller and its alternatives, 2 ms, ZOH):
 * ``servo, estimated``: the same with the modes estimated from the joint motion (the
   open-loop estimator; the start-up check refuses its joint programs on the model itself,
   so they run here with ``non_minimum_phase: allow``);
+* ``model following``: the servo law on an internal model, the arm following its joints
+  by computed torque on the rigid twin (`control.model_following`; its law never sees the
+  plant's modes, which are passed only so that the residual is the plant's own);
 * ``rigid twin``: computed torque on the rigid twin (ideal realization).
 
 The soft Cosserat arm (config/sim_soft.yaml: servo on the bending strains, measured) runs
@@ -79,6 +82,9 @@ def build(model, programs, name, law, control_modes):
                     analysis_positions=None)
     if law == 'rigid twin':
         settings.update(realization='ideal', control_model='rigid_twin')
+    elif law == 'model following':
+        settings.update(realization='servo', control_model='full', model_following=True,
+                        control_modes=control_modes)
     else:
         settings.update(realization='servo', control_model='full',
                         control_modes=control_modes,
@@ -95,7 +101,8 @@ def run(model, plant, controller, start, integrator, step):
     v0[:controller.n_joints] = start[1]
     sim = Simulation(plant, step, integrator, q0=static_equilibrium(plant, q0), v0=v0)
     controller.enable()
-    measured = controller.settings.elastic_state == 'measured'
+    measured = controller.settings.elastic_state == 'measured' or \
+        controller.following is not None
     return run_lockstep(controller, sim, DURATION, PERIOD, measured)
 
 
@@ -140,6 +147,7 @@ def verdicts():
     servo = dict(realization='servo', control_model='full', control_modes=1)
     for law, extra in (('servo, measured', servo),
                        ('servo, estimated', dict(servo, elastic_state='estimated')),
+                       ('model following', dict(servo, model_following=True)),
                        ('rigid twin', dict(realization='ideal', control_model='rigid_twin'))):
         for name in ('lambda_circle', 'hold', 'joint_sine'):
             settings = ControllerSettings(period=PERIOD, delay_periods=2,
@@ -163,11 +171,12 @@ def main(which=('flexible', 'soft')):
     if 'flexible' in which:
         verdicts()
         study('two_link_flexible', 'two_link_flexible.yaml', 'programs_two_link_flexible.yaml',
-              FLEXIBLE_STARTS, ('servo, measured', 'servo, estimated', 'rigid twin'),
+              FLEXIBLE_STARTS, ('servo, measured', 'servo, estimated', 'model following',
+                                'rigid twin'),
               [dict([case]) for case in ONE_AT_A_TIME] + combinations(), 'rk4', 5e-4, 1)
     if 'soft' in which:
         study('two_link_soft', 'two_link_soft.yaml', 'programs_two_link_soft.yaml',
-              SOFT_STARTS, ('servo, measured', 'rigid twin'),
+              SOFT_STARTS, ('servo, measured', 'model following', 'rigid twin'),
               [{'stiffness': f} for f in (0.8, 0.9, 1.1, 1.2)], 'rosenbrock2', 1e-3, 5)
 
 

@@ -208,3 +208,17 @@ def start_node(domain_id, tmp_path):
 PLANT = 'flexible_manipulator.nodes.plant_node'
 CONTROLLER = 'flexible_manipulator.nodes.controller_node'
 SERVO_CONTROLLER = 'flexible_manipulator.nodes.servo_controller_node'
+
+
+@pytest.fixture(scope='module')
+def flexible():
+    """The demo's planar two-link flexible arm (config/models/two_link_flexible.yaml)."""
+    from flexible_manipulator.model_config import load_model
+    return load_model(os.path.join(CONFIG, 'models', 'two_link_flexible.yaml'))
+
+
+@pytest.fixture(scope='module')
+def demo_programs():
+    """The demo's programs by name (config/programs_two_link_flexible.yaml)."""
+    from flexible_manipulator.control.program_config import load_program_file
+    return load_program_file(os.path.join(CONFIG, 'programs_two_link_flexible.yaml'))[0]

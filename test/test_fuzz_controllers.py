@@ -38,6 +38,8 @@ _CONTROLLERS = {}
 def program_controller(elastic_state):
     """One controller per elastic-state source, built once (construction runs checks).
 
+    ``following``: model following (the law on an internal model), modes measured.
+
     Every program of the demo's file, ``allow``ed: with the estimated elastic state the
     start-up check refuses the joint programs (their sampled loop is slowly unstable), and
     what is fuzzed here is the tick's contract, not the loop's stability.
@@ -46,9 +48,10 @@ def program_controller(elastic_state):
         programs, default = load_program_file(FLEXIBLE_PROGRAMS)
         programs = {name: dict(spec, non_minimum_phase='allow')
                     for name, spec in programs.items()}
+        settings = (flexible_settings(model_following=True) if elastic_state == 'following'
+                    else flexible_settings(elastic_state=elastic_state))
         _CONTROLLERS[elastic_state] = ProgramController(
-            load_model(str(FLEXIBLE)), programs, flexible_settings(elastic_state=elastic_state),
-            default)
+            load_model(str(FLEXIBLE)), programs, settings, default)
     return _CONTROLLERS[elastic_state]
 
 
@@ -103,9 +106,10 @@ class ControllerContract(RuleBasedStateMachine):
 
 
 class ProgramControllerContract(ControllerContract):
-    """`ProgramController` on the flexible arm, elastic state measured or estimated."""
+    """`ProgramController` on the flexible arm: modes measured, estimated, or the internal
+    model's (model following)."""
 
-    @initialize(source=st.sampled_from(['measured', 'estimated']))
+    @initialize(source=st.sampled_from(['measured', 'estimated', 'following']))
     def build(self, source):
         """The controller of the demo (servo realization, first mode of each link)."""
         self.controller = program_controller(source)

@@ -20,12 +20,6 @@ from flexible_manipulator.mechanics.perturbation import perturbed
 MODELS = Path(__file__).resolve().parents[1] / 'config' / 'models'
 
 
-@pytest.fixture(scope='module')
-def flexible():
-    """The planar two-link flexible arm (3 modes per link)."""
-    return load_model(str(MODELS / 'two_link_flexible.yaml'))
-
-
 def test_stiffness_scales_every_mode_frequency_by_its_square_root(flexible):
     """omega_k ~ sqrt(EI): stiffness x 0.8 gives sqrt(0.8) x every clamped-free frequency,
     modal stiffness x 0.8; names and coordinates unchanged."""

@@ -39,12 +39,6 @@ START_Q, START_V = [-0.23226582, 1.38217994], [0.3716835, -0.25451391]
 
 
 @pytest.fixture(scope='module')
-def flexible():
-    """The default planar two-link flexible arm (3 modes per link)."""
-    return load_model(str(FLEXIBLE))
-
-
-@pytest.fixture(scope='module')
 def rigid():
     """The rigid two-link arm in a vertical plane (gravity along -y of its base frame)."""
     return load_model(str(RIGID))

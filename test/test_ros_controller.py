@@ -479,3 +479,43 @@ def test_absurd_states_are_rejected_and_a_fault_recovers_on_enable(probe, start_
     send(0.0, 5)
     probe.spin_until(lambda: any(commands[-1].data), 10, 'tracking after ~/enable')
     assert controller.alive() and 'Traceback' not in controller.output()
+
+
+def test_the_hil_configuration_holds_an_arm_off_its_model(probe, start_node, tmp_path):
+    """The issue's hardware-in-the-loop run over DDS: a lockstep plant whose links are 20 %
+    softer than the model (two_link_flexible.yaml with EI x 0.8, written here) under the
+    controller of config/hil.yaml (model following, modes estimated, 2 periods allowed),
+    enabled on lambda_circle from the program's start (config/sim.yaml's plant state).
+    The same law on the measured state faults on this plant within 3 s (bench/README.md);
+    here, for 2 s of simulated time: no fault, the arm within 1e-3 rad of the internal
+    model (in-process lock-step: 7e-5 rad, test_model_following.py's plant) and the
+    reported residual (the arm's joints, the internal model's modes) below 1e-3 m."""
+    from diagnostic_msgs.msg import DiagnosticArray
+    from sensor_msgs.msg import JointState
+    spec = yaml.safe_load(open(os.path.join(CONFIG, 'models', 'two_link_flexible.yaml')))
+    for link in spec['links']:
+        link['beam']['bending_stiffness'] = [0.8 * x for x in link['beam']['bending_stiffness']]
+    softer = tmp_path / 'softer.yaml'
+    softer.write_text(yaml.safe_dump(spec))
+    states = probe.subscribe(JointState, '/joint_states', 1000)
+    diagnostics = probe.subscribe(DiagnosticArray, '/diagnostics', 50)
+    start_node(PLANT, parameters=[('timing_mode', 'lockstep'), ('model', str(softer))])
+    probe.spin_until(lambda: states, 30, 'the initial state')
+    controller = start_node(CONTROLLER, params_file=os.path.join(CONFIG, 'hil.yaml'),
+                            parameters=[('start_enabled', True), ('state_timeout', 5.0),
+                                        ('active_program', 'lambda_circle')])
+    probe.spin_until(lambda: states and seconds(states[-1].header.stamp) >= 2.0, 120,
+                     '2 s of simulated time')
+    out = controller.output()
+    assert 'model following' in out and 'fault' not in out
+
+    def reported():
+        status = controller_status(diagnostics)
+        return status is not None and 'run_residual_rms' in {v.key for v in status.values}
+    probe.spin_until(reported, 10, 'the controller on /diagnostics')
+    values = {v.key: v.value for v in controller_status(diagnostics).values}
+    following = float(re.search(r'arm to internal model ([\d.e+-]+) rad',
+                                values['model_following']).group(1))
+    assert following < 1e-3
+    rms = [float(x) for x in re.findall(r': ([\d.e+-]+)', values['run_residual_rms'])]
+    assert len(rms) == 2 and max(rms) < 1e-3

@@ -16,7 +16,6 @@ from flexible_manipulator.control.admission import (NotRobustError, rest_configu
 from flexible_manipulator.control.elastic_estimator import ElasticStateEstimator
 from flexible_manipulator.control.lockstep import run_lockstep
 from flexible_manipulator.control.loop_checks import LinearLoop
-from flexible_manipulator.control.program_config import load_program_file
 from flexible_manipulator.control.program_controller import ProgramController
 from flexible_manipulator.control.uncertainty import (DEFAULT_UNCERTAINTY, DRAWS, EXACT_MODEL,
                                                       MARGIN_STEPS, parse_uncertainty, plants,
@@ -24,23 +23,10 @@ from flexible_manipulator.control.uncertainty import (DEFAULT_UNCERTAINTY, DRAWS
 from flexible_manipulator.mechanics.equilibrium import static_equilibrium
 from flexible_manipulator.mechanics.perturbation import perturbed
 from flexible_manipulator.mechanics.simulation import Simulation
-from flexible_manipulator.model_config import ConfigError, load_model
-from test_program_controller import (FLEXIBLE, FLEXIBLE_PROGRAMS, flexible_settings, START_Q,
-                                     START_V)
+from flexible_manipulator.model_config import ConfigError
+from test_program_controller import flexible_settings, START_Q, START_V
 
 PERIOD = 0.002
-
-
-@pytest.fixture(scope='module')
-def flexible():
-    """The demo's planar two-link flexible arm (3 modes per link)."""
-    return load_model(str(FLEXIBLE))
-
-
-@pytest.fixture(scope='module')
-def programs():
-    """The demo's program file."""
-    return load_program_file(FLEXIBLE_PROGRAMS)[0]
 
 
 def check_of(law, delay):
@@ -120,7 +106,8 @@ def test_the_estimators_linearization_is_its_step_near_rest(flexible):
     assert errors[1] < 1e-5 and errors[0] > 30.0 * errors[1]
 
 
-def test_an_estimated_joint_program_is_refused_and_grows_when_allowed(flexible, programs):
+def test_an_estimated_joint_program_is_refused_and_grows_when_allowed(
+        flexible, demo_programs):
     """The open-loop estimate in the loop: `hold` with the elastic state estimated has a
     sampled spectral radius > 1 on its own exact model (the check, with the estimator's
     dynamics); it is refused. Allowed, the nonlinear loop confirms it: its residual grows
@@ -128,8 +115,8 @@ def test_an_estimated_joint_program_is_refused_and_grows_when_allowed(flexible, 
     the fourth second. With the modes measured the same program is admitted and decays."""
     settings = flexible_settings(elastic_state='estimated')
     with pytest.raises(ConfigError, match=r'hold: refused .*spectral radius 1\.00'):
-        ProgramController(flexible, {'hold': programs['hold']}, settings)
-    allowed = ProgramController(flexible, {'hold': dict(programs['hold'],
+        ProgramController(flexible, {'hold': demo_programs['hold']}, settings)
+    allowed = ProgramController(flexible, {'hold': dict(demo_programs['hold'],
                                                         non_minimum_phase='allow')}, settings)
     rate = math.log(allowed.entry.sampled_radius) / PERIOD
     assert 0.1 < rate < 10.0
@@ -137,7 +124,7 @@ def test_an_estimated_joint_program_is_refused_and_grows_when_allowed(flexible, 
     early, late = (np.max(run.residual[int(a / PERIOD):int(b / PERIOD)])
                    for a, b in ((1.0, 2.0), (3.0, 4.0)))
     assert late > 3.0 * early
-    measured = ProgramController(flexible, {'hold': programs['hold']}, flexible_settings())
+    measured = ProgramController(flexible, {'hold': demo_programs['hold']}, flexible_settings())
     assert measured.entry.sampled_radius < 1.0
     run = lockstep(flexible, measured, 4.0)
     assert not run.fault and np.max(run.residual[-500:]) < 0.1 * run.peak
@@ -145,25 +132,23 @@ def test_an_estimated_joint_program_is_refused_and_grows_when_allowed(flexible, 
 
 # -- robustness over the set: the check and the loop ------------------------------------------
 def test_the_full_law_is_refused_over_the_default_set_and_the_rigid_twin_admitted(
-        flexible, programs):
+        flexible, demo_programs):
     """lambda_circle, servo law on one mode per link, modes measured, 2 periods of delay:
     refused over the default set, naming the margin, the worst plant and the rigid twin,
-    which is stable on every plant of the set. With realization and control_model both
-    auto the controller takes that rigid twin and says why; asked for the full model it
-    raises. The margin is a bisection: the set scaled by it is stable, scaled by one step
-    more it is not."""
-    spec = {'lambda_circle': programs['lambda_circle']}
+    which is stable on every plant of the set, and admitted as such (with realization and
+    control_model auto, model following is taken first: test_model_following.py). The
+    margin is a bisection: the set scaled by it is stable, scaled by one step more it is
+    not."""
+    spec = {'lambda_circle': demo_programs['lambda_circle']}
     full = flexible_settings(uncertainty=None, delay_periods=2, realization='servo',
                              control_model='full')
     with pytest.raises(NotRobustError, match=r'margin < 1.*worst plant: stiffness x0\.8.*'
                                              r'rigid_twin .* is stable on every plant') as error:
         ProgramController(flexible, spec, full)
     margin = float(str(error.value).split('scaled by ')[1].split(' only')[0])
-    auto = ProgramController(flexible, spec, flexible_settings(uncertainty=None,
-                                                               delay_periods=2))
-    assert auto.control_model is auto.rigid_twin and auto.realization_kind == 'ideal'
-    assert 'auto: computed torque on the rigid twin' in auto.entry.notes[0]
-    assert auto.entry.robustness_margin == 1.0 and stable(auto.entry.worst_case.radius)
+    twin = ProgramController(flexible, spec, flexible_settings(
+        uncertainty=None, delay_periods=2, realization='ideal', control_model='rigid_twin'))
+    assert twin.entry.robustness_margin == 1.0 and stable(twin.entry.worst_case.radius)
 
     check = check_of(ProgramController(flexible, spec, flexible_settings()), 2)
     ranges = parse_uncertainty(None)
@@ -173,14 +158,14 @@ def test_the_full_law_is_refused_over_the_default_set_and_the_rigid_twin_admitte
 
 @pytest.mark.parametrize('program', ['joint_sine', 'lambda_circle'])
 def test_the_mismatched_plant_the_check_refuses_faults_and_the_rigid_twin_tracks(
-        flexible, programs, program):
+        flexible, demo_programs, program):
     """The issue's table, one row: the plant's bending stiffness 20 % below the model's.
     The check calls the full law's loop unstable on that plant (modes measured, no delay:
     lock-step) and the rigid twin's stable; in lock-step over 4 s the full law faults or
     leaves the reference by more than 10x its residual on the exact plant, and the rigid
     twin tracks within 1.5x of its own residual on the exact plant."""
     soft_plant = perturbed(flexible, stiffness=0.8)
-    spec = {program: programs[program]}
+    spec = {program: demo_programs[program]}
     full = ProgramController(flexible, spec, flexible_settings(realization='servo',
                                                                control_model='full'))
     twin = ProgramController(flexible, spec, flexible_settings(realization='ideal',

@@ -227,10 +227,12 @@ def check_internal_dynamics(law, entry, spec, policy, field, redefined, q0, solv
                            f'{full.nu} inputs')
     kp, kd = row_gains(entry.stabilization)
     sampled = law.settings.hold == 'zoh'
+    # Model following: the law closes its loop on the internal model, without delay.
+    delay = 0 if law.following is not None else law.delay_periods
     if sampled:
-        entry.sampled_radius = loop.radius(C, kp, kd, law.delay_periods, law.estimates_modes)
+        entry.sampled_radius = loop.radius(C, kp, kd, delay, law.estimates_modes)
         if entry.sampled_radius > 1.0 + STABILITY_TOLERANCE:
-            problems.append(loop.describe_radius(entry.sampled_radius, law.delay_periods))
+            problems.append(loop.describe_radius(entry.sampled_radius, delay))
     elif loop.growth(C, kp, kd) > STABILITY_TOLERANCE:
         problems.append(f'the linearized closed loop is unstable (growth rate '
                         f'{loop.growth(C, kp, kd):.4g} 1/s)')
@@ -243,7 +245,7 @@ def check_internal_dynamics(law, entry, spec, policy, field, redefined, q0, solv
                            'non_minimum_phase: allow: this program\'s internal dynamics '
                            'are unstable')
         return None
-    limit = lambda_limit(law, loop, kp, kd, sampled)
+    limit = lambda_limit(law, loop, kp, kd, sampled, delay)
     entry.lambda_limit = limit
     what = ('keeps the sampled closed loop stable (spectral radius < 1 at this period, '
             'ZOH)' if sampled else 'keeps the closed loop stable')
@@ -272,7 +274,7 @@ def row_gains(stabilization):
     return np.diag(stabilization.k0), np.diag(stabilization.k1)
 
 
-def lambda_limit(law, loop, kp, kd, sampled, samples=100, iterations=30):
+def lambda_limit(law, loop, kp, kd, sampled, delay, samples=100, iterations=30):
     """Largest lambda* with a stable loop for the redefined joint outputs C_lambda.
 
     The rows' gains are applied to the n joint outputs when there are n rows (else the
@@ -288,7 +290,7 @@ def lambda_limit(law, loop, kp, kd, sampled, samples=100, iterations=30):
         C = link_angle_output(cm, lam)
         try:
             if sampled:
-                return loop.radius(C, kp, kd, law.delay_periods, law.estimates_modes) <= \
+                return loop.radius(C, kp, kd, delay, law.estimates_modes) <= \
                     1.0 + STABILITY_TOLERANCE
             return loop.growth(C, kp, kd) <= STABILITY_TOLERANCE
         except np.linalg.LinAlgError:
@@ -307,15 +309,27 @@ def check_robustness(law, entry, field, where, C, kp, kd, q0):
     ranges, n = law.uncertainty, law.n_joints
     if not any(lo < hi for lo, hi in ranges.values()):
         return
-    check = RobustnessCheck(law.model, law.control_model, q0[:n], law.period,
-                            law.realization_kind, C, kp, kd, law.delay_periods,
-                            law.estimates_modes)
+    if law.following is not None:
+        # The plant's loop is the rigid twin's joint loop about the internal model.
+        check = following_check(law, entry, q0)
+    else:
+        check = RobustnessCheck(law.model, law.control_model, q0[:n], law.period,
+                                law.realization_kind, C, kp, kd, law.delay_periods,
+                                law.estimates_modes)
     margin, worst = check.margin(ranges)
     entry.robustness_margin, entry.worst_case = margin, worst
     declared = describe(ranges)
     if margin >= 1.0:
         return
     offers = []
+    if law.following is None and law.rigid_twin is not None and law.has_modes \
+            and law.rigid_twin.nu == n:
+        verdict = following_check(law, entry, q0).verdict(ranges)
+        holds = ('is stable on every plant of the set' if stable(verdict.radius) else
+                 'is not robust either')
+        offers.append(f'model_following: true (the same law on an internal model, the arm '
+                      f'following its joints on the rigid twin) {holds} (worst spectral '
+                      f'radius {verdict.radius:.6g})')
     if law.rigid_twin is not None and law.control_model is not law.rigid_twin:
         twin = RobustnessCheck(law.model, law.rigid_twin, q0[:n], law.period, 'ideal',
                                C[:, :n], kp, kd, law.delay_periods, False)
@@ -335,3 +349,16 @@ def check_robustness(law, entry, field, where, C, kp, kd, q0):
         f'{worst.radius:.6g} > 1 (input delay up to {law.delay_periods} periods'
         f'{", elastic state estimated" if law.estimates_modes else ""}). Robust '
         f'alternatives: {"; ".join(offers)}')
+
+
+def following_check(law, entry, q0):
+    """`RobustnessCheck` of model following's plant loop (`model_following`).
+
+    Computed torque on the rigid twin about the internal model's joints, one row per
+    joint, with the gains the law uses (K_p = min beta^2, K_d = 2 min alpha).
+    """
+    n = law.n_joints
+    kp = np.eye(n) * float(np.min(entry.stabilization.k0))
+    kd = np.eye(n) * float(np.min(entry.stabilization.k1))
+    return RobustnessCheck(law.model, law.rigid_twin, q0[:n], law.period, 'ideal',
+                           np.eye(n), kp, kd, law.delay_periods, False)

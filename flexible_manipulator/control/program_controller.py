@@ -68,6 +68,12 @@ Checks at construction (each refused with a `ConfigError` naming the program):
 * a control model with modes under the ideal realization is refused (it would need forces
   on the modes).
 
+Model following (``model_following``, `model_following.ModelFollowing`): the law above
+runs on an internal simulation of the full model (its modes are the internal model's; no
+estimator), and the arm follows the internal model's joints by computed torque on the
+rigid twin; (b) then checks the law's loop on the internal model (no delay) and the
+robustness check the arm's loop (the rigid twin's joint loop, ``delay_periods``).
+
 With the elastic state estimated, (b) and the robustness check include the estimator's
 dynamics (`loop_checks.LinearLoop.radius`, ``estimated``): the open-loop estimate makes
 joint programs on the demo arm unstable (spectral radius 1.002 at 2 ms).
@@ -115,6 +121,7 @@ import numpy as np
 from ..model_config import ConfigError, number
 from . import admission
 from .elastic_estimator import ElasticStateEstimator
+from .model_following import ModelFollowing
 from .program_config import load_program_file, parse_program
 from .programs import Program
 from .realization import IdealRealization, RealizationStatus, ServoRealization
@@ -150,6 +157,7 @@ class ControllerSettings:
     max_gap: float = 0.5                # s: a longer gap between states restarts estimates
     control_modes: object = None        # modes per link plane kept in the control model
     delay_periods: int = 0              # input delay (periods) the sampled check allows for
+    model_following: bool = False       # the law on an internal model, the arm follows it
     uncertainty: object = None          # factor -> (lo, hi); None: DEFAULT_UNCERTAINTY
 
 
@@ -220,7 +228,8 @@ class ControllerStatus:
         self.program = ''
         self.program_time = 0.0
         self.realization = None         # RealizationStatus of the active program
-        self.elastic_source = 'none'    # measured | estimated | none (rigid control model)
+        self.elastic_source = 'none'    # measured | estimated | model | none (rigid model)
+        self.following_error = 0.0      # model following: max |theta - theta_m| [rad]
         self.unsaturated = np.zeros(nu)
         self.dropped = np.zeros(nu)
         self.clipped = np.zeros(nu, dtype=bool)
@@ -300,24 +309,32 @@ class ProgramController(LatchedSafety):
         Raises `ConfigError` naming the field, the bound or the zero-dynamics verdict.
         With ``realization`` and ``control_model`` both ``auto`` on a flexible model, a
         servo law on the full model that is not robust over ``uncertainty``
-        (`admission.NotRobustError`) gives way to the rigid twin, with a note saying why.
+        (`admission.NotRobustError`) gives way to model following, else to the rigid twin,
+        with a note saying why.
         """
         settings = settings or ControllerSettings()
         try:
             self._setup(model, programs, settings, default, source)
         except admission.NotRobustError as error:
-            if not (settings.realization == settings.control_model == 'auto'):
+            if not (settings.realization == settings.control_model == 'auto'
+                    and not settings.model_following):
                 raise
-            try:
-                self._setup(model, programs, replace(settings, realization='ideal',
-                                                     control_model='rigid_twin'),
-                            default, source)
-            except ConfigError:
-                raise error from None     # no robust alternative: the first refusal stands
-            note = (f'auto: computed torque on the rigid twin, because the servo law on the '
-                    f'flexible model is not robust: {error}')
-            for entry in self.entries.values():
-                entry.notes.insert(0, note)
+            for fallback, what in ((dict(model_following=True), 'model following (the '
+                                    'same law on an internal model, the arm following its '
+                                    'joints on the rigid twin)'),
+                                   (dict(realization='ideal', control_model='rigid_twin'),
+                                    'computed torque on the rigid twin')):
+                try:
+                    self._setup(model, programs, replace(settings, **fallback), default,
+                                source)
+                except ConfigError:
+                    continue
+                note = (f'auto: {what}, because the servo law on the flexible model is not '
+                        f'robust: {error}')
+                for entry in self.entries.values():
+                    entry.notes.insert(0, note)
+                return
+            raise error from None         # no robust alternative: the first refusal stands
 
     def _setup(self, model, programs, settings, default, source):
         """Build and check everything for ``settings`` (`__init__`)."""
@@ -375,7 +392,20 @@ class ProgramController(LatchedSafety):
         self.v = np.zeros(cm.nv)
         self.has_modes = cm.nv > n
         # The law's modes come from the estimator (the loop checks include its dynamics).
-        self.estimates_modes = self.has_modes and settings.elastic_state == 'estimated'
+        following = settings.model_following
+        if not isinstance(following, bool):
+            raise ConfigError(f'model_following: expected true or false, got {following!r}')
+        if following and (not self.has_modes or self.rigid_twin is None
+                          or self.rigid_twin.nu != n):
+            raise ConfigError('model_following: needs a flexible model, modes in the control '
+                              'model and a rigid twin (the arm follows the internal model on '
+                              'it)')
+        # The internal model and the joint-following law (`model_following`).
+        self.following = ModelFollowing(model, self.rigid_twin, self.period) if following \
+            else None
+        self.estimates_modes = (self.has_modes and settings.elastic_state == 'estimated'
+                                and not following)
+        self._arm = (np.zeros(n), np.zeros(n))     # measured joints (model following)
         # Elastic state: measured or estimated on the full model, then the control model's
         # modes picked by name (``elastic_*`` arguments are in the full model's mode order).
         full_modes = list(model.coordinate_names[n:model.nv])
@@ -390,6 +420,7 @@ class ProgramController(LatchedSafety):
         self._secondary = np.zeros(cm.nv)
         self._preferred = np.zeros(nu)
         self._acceleration = np.zeros(cm.nv)
+        self._report_q, self._report_v = np.zeros(cm.nv), np.zeros(cm.nv)
         self._prev_joint_velocity = np.zeros(n)
         self._prev_q_joints = np.zeros(n)
         self._prev_time = None
@@ -603,12 +634,16 @@ class ProgramController(LatchedSafety):
             j = int(np.argmax(too_fast))
             self.fault = (f'joint {self.model.joint_names[j]!r} at {self.v[j]:.3f} rad/s '
                           f'exceeds its velocity limit {self.velocity_limit[j]:g} rad/s')
-        if self.has_modes:
+        if self.following is not None:
+            status.elastic_source = 'model'
+        elif self.has_modes:
             # After the safety check: a failing estimate must not hide a too-fast joint.
             self.step = 'elastic-state estimator'
             self._elastic_state(t, *(self._measured if measured else (None, None)))
         else:
             status.elastic_source = 'none'
+        first = not self._valid or self._prev_time is None or t - self._prev_time > \
+            self.max_gap
         self._valid = True
         dt = self.period if self._prev_time is None or t <= self._prev_time else \
             t - self._prev_time
@@ -619,11 +654,35 @@ class ProgramController(LatchedSafety):
             status.mode = 'fault' if self.fault else 'disabled'
             status.fault = self.fault
             return self.zero_effort()
+        if self.following is not None:
+            self.step = 'internal model'
+            self._internal_state(t, first, measured)
         self.step = 'control model'
         mass = cm.mass_matrix(self.data, self.q, self._mass)
         bias = cm.bias_forces(self.data, self.q, self.v, self._bias)
         self.step = 'control law'
         return self._realize(t, mass, bias, dt)
+
+    def _internal_state(self, t, first, measured):
+        """Model following: move the internal model to ``t``; the law takes its state.
+
+        The measured joints go to ``_arm``; the internal model starts at them (modes at
+        rest) on the first state, after a gap, and when a program starts.
+        """
+        n, following = self.n_joints, self.following
+        arm_q, arm_v = self._arm
+        arm_q[:] = self.q[:n]
+        arm_v[:] = self.v[:n]
+        if first or self._start is None or following.simulation is None:
+            following.reset(t, arm_q, arm_v)
+            following.set_gains(self.entry.stabilization)
+        else:
+            following.advance(t)
+        qm, vm = following.simulation.q, following.simulation.v
+        self.q[:n], self.v[:n] = qm[:n], vm[:n]
+        self.q[n:], self.v[n:] = qm[n:][self.mode_select], vm[n:][self.mode_select]
+        if not measured:
+            self._measured[0][:], self._measured[1][:] = qm[n:], vm[n:]
 
     def _realize(self, t, mass, bias, dt):
         """Program, stabilization, realization, limits (module doc, steps 2-5)."""
@@ -654,13 +713,30 @@ class ProgramController(LatchedSafety):
             # A program that cannot be met is a fault, not "tracking" with a warning.
             return self.latch_fault(f'program {self.active!r} cannot be met at t = {t:.6f} s: '
                                     f'{realization.status.message}')
-        self.step = 'limits'
         effort = self.effort
-        effort[:] = realization.effort
-        status.unsaturated[:] = realization.unsaturated
-        status.clipped[:] = realization.status.clipped
+        if self.following is not None:
+            self.step = 'model following'
+            wanted = self.following.follow(realization.effort, *self._arm)
+            self.step = 'limits'
+            status.unsaturated[:] = wanted
+            np.clip(wanted, -self.effort_limit, self.effort_limit, out=effort)
+            np.not_equal(effort, wanted, out=status.clipped)
+        else:
+            self.step = 'limits'
+            effort[:] = realization.effort
+            status.unsaturated[:] = realization.unsaturated
+            status.clipped[:] = realization.status.clipped
         limited = status.rate_limited
-        if not self._rate_limits:
+        if not self._rate_limits or self.following is not None:
+            if self._rate_limits:
+                # The constraint error stays the internal model's (what its law met).
+                step = self.effort_rate_limit * dt
+                np.clip(effort, self.last_effort - step, self.last_effort + step,
+                        out=self._limited)
+                np.not_equal(self._limited, effort, out=limited)
+                effort[:] = self._limited
+            else:
+                limited[:] = False
             limited[:] = False
             entry.constraint_error[:] = realization.constraint_error
         else:
@@ -680,12 +756,27 @@ class ProgramController(LatchedSafety):
                 entry.constraint_error[:] = realization.constraint_error
         np.subtract(status.unsaturated, effort, out=status.dropped)
         status.constraint_error_norm = float(np.linalg.norm(entry.constraint_error))
+        if self.following is not None:
+            self._report_arm(tau)
         entry.fill_reference(tau)
         status.program_time = tau
         status.mode = 'tracking'
         status.fault = ''
         self.last_effort[:] = effort
         return effort
+
+    def _report_arm(self, tau):
+        """Evaluate the rows on the arm (model following): the residual is the arm's.
+
+        Joints measured; modes measured when they came with the state, else the internal
+        model's. ``status.following_error`` is max |theta - theta_m| [rad].
+        """
+        n, q, v = self.n_joints, self._report_q, self._report_v
+        q[:n], v[:n] = self._arm
+        q[n:] = self._measured[0][self.mode_select]
+        v[n:] = self._measured[1][self.mode_select]
+        self.entry.program.evaluate(tau, q, v)
+        self.status.following_error = self.following.error
 
     def _posture_force(self):
         """Q_s = K_p (q_0 - q) - K_d v on the joints, zero on the modes."""

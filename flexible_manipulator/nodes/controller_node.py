@@ -118,6 +118,11 @@ class ControllerNode(ControllerNodeBase):
                                                   'Secondary objective K_d [N m s/rad], one or '
                                                   'per joint; empty: 0.') or 0.0,
             control_modes=None if modes < 0 else modes,
+            model_following=common.declare(
+                self, 'model_following', False,
+                'Run the law on an internal simulation of the model and make the arm follow '
+                'its joints by computed torque on the rigid twin: exact on the model, as '
+                'robust as the rigid twin off it (doc/hil.md).'),
             uncertainty=self._uncertainty(),
             **shared)
         path = resolve_program_path(program_file)
@@ -171,8 +176,10 @@ class ControllerNode(ControllerNodeBase):
     def log_start(self):
         """Say what runs: realization, models, programs and their checks."""
         core, log = self.core, self.get_logger()
+        following = ', model following' if core.following is not None else ''
         log.info(f"controlling '{self.model.name}': {core.realization_kind} realization on "
-                 f'{self.control_model_text()}, period {core.period} s ({core.settings.hold}), '
+                 f'{self.control_model_text()}{following}, period {core.period} s '
+                 f'({core.settings.hold}), '
                  f'elastic state {core.settings.elastic_state if core.has_modes else "-"}; '
                  f'programs {core.program_names}, active {core.active!r}')
         for entry in core.entries.values():
@@ -380,6 +387,10 @@ class ControllerNode(ControllerNodeBase):
             ('programs', ', '.join(core.program_names)),
             ('realization', f'{core.realization_kind} on {self.control_model_text()}'),
             ('elastic_state', core.settings.elastic_state if core.has_modes else 'none'),
+            ('model_following', 'off' if core.following is None else
+             f'arm to internal model {core.status.following_error:.3g} rad'),
+            ('robustness_margin', '' if entry.robustness_margin is None
+             else f'{entry.robustness_margin:.3g}'),
             ('estimated_ticks', str(w.estimated)),
             ('critical_period', f'{entry.critical_period:.6g}'),
             ('sampled_loop_radius', '' if entry.sampled_radius is None
