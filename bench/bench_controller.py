@@ -111,21 +111,25 @@ class PinocchioTick:
         return self.realization.realize(M, h, J, b, self.B)
 
 
-# config/sim.yaml's controller parameters that `ControllerSettings` takes, by field.
-SIM_SETTINGS = {'realization': 'realization', 'control_model': 'control_model',
-                'elastic_state': 'elastic_state', 'control_period': 'period', 'hold': 'hold',
-                'delay_periods': 'delay_periods', 'analysis_positions': 'analysis_positions',
-                'control_modes': 'control_modes'}
+# The controller parameters of config/*.yaml that `ControllerSettings` takes, by field.
+NODE_SETTINGS = {'realization': 'realization', 'control_model': 'control_model',
+                 'elastic_state': 'elastic_state', 'control_period': 'period', 'hold': 'hold',
+                 'delay_periods': 'delay_periods', 'analysis_positions': 'analysis_positions',
+                 'control_modes': 'control_modes', 'model_following': 'model_following',
+                 'uncertainty': 'uncertainty', 'effort_limits': 'effort_limit',
+                 'effort_rate_limits': 'effort_rate_limit', 'velocity_limits': 'velocity_limit'}
 DEMO_TICKS, DEMO_BATCH = 1000, 100          # 2 s of the demo's loop, timed per 100 ticks
 
 
-def demo_controller_ticks():
+def demo_controller_ticks(params_file='sim.yaml'):
     """CPU and wall time [us] per `ProgramController.update` of the demo, per batch.
 
-    The controller core the demo's node runs (config/sim.yaml: lambda_circle, servo
-    realization, full model with one mode per link plane, modes estimated from the joint
-    motion), in a closed loop with the simulated arm (rk4, 0.5 ms) from the demo's initial
-    state: the states are the ones the node would see. Returns (cpu, wall, status message).
+    The controller core the node runs with ``params_file``'s controller parameters
+    (config/sim.yaml: servo realization, full model with one mode per link plane;
+    config/hil.yaml: the same under model following) on lambda_circle, in a closed loop
+    with the simulated arm of config/sim.yaml (rk4, 0.5 ms) from the demo's initial state,
+    with the modes when they are measured: the states are the ones the node would see.
+    Returns (cpu, wall, status message).
     """
     import yaml
     from flexible_manipulator.control.program_controller import (ControllerSettings,
@@ -133,15 +137,16 @@ def demo_controller_ticks():
     from flexible_manipulator.mechanics.simulation import Simulation
     config = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 'config')
     with open(os.path.join(config, 'sim.yaml'), encoding='utf-8') as stream:
-        graph = yaml.safe_load(stream)
-    plant, node = graph['plant']['ros__parameters'], graph['controller']['ros__parameters']
-    settings = ControllerSettings(**{field: node[key] for key, field in SIM_SETTINGS.items()})
+        plant = yaml.safe_load(stream)['plant']['ros__parameters']
+    with open(os.path.join(config, params_file), encoding='utf-8') as stream:
+        node = yaml.safe_load(stream)['controller']['ros__parameters']
+    settings = ControllerSettings(**{field: node[key] for key, field in NODE_SETTINGS.items()
+                                     if key in node})
     controller = controller_from_files(common.model_path(node['model']),
                                        os.path.join(config, node['program_file'] + '.yaml'),
                                        settings)
-    controller.switch(node['active_program'])
-    if node.get('start_enabled', True):             # as the node does
-        controller.enable()
+    controller.switch('lambda_circle')
+    controller.enable()
     model, n = controller.model, controller.n_joints
     q = np.zeros(model.nq)
     q[:n] = plant['initial_positions']
@@ -149,12 +154,19 @@ def demo_controller_ticks():
     v[:n] = plant['initial_velocities']
     sim = Simulation(model, plant['integration_step'], plant['integrator'], q, v)
     cpu, wall, period = [], [], settings.period
+    # As the node: modes with each state when measured (a simulation publishes them).
+    measured = settings.elastic_state == 'measured'
     for start in range(0, DEMO_TICKS, DEMO_BATCH):
         used_cpu = used_wall = 0
         for k in range(start, start + DEMO_BATCH):
             state = sim.state
             cpu0, wall0 = time.thread_time_ns(), time.perf_counter_ns()
-            effort = controller.update(k * period, state[:n], state[model.nq:model.nq + n])
+            if measured:
+                effort = controller.update(k * period, state[:n], state[model.nq:model.nq + n],
+                                           state[n:model.nq], state[model.nq + n:])
+            else:
+                effort = controller.update(k * period, state[:n],
+                                           state[model.nq:model.nq + n])
             used_cpu += time.thread_time_ns() - cpu0
             used_wall += time.perf_counter_ns() - wall0
             sim.advance(effort, period)
@@ -232,6 +244,11 @@ def main():
           f'settings, lambda_circle), {DEMO_TICKS} ticks of a closed loop with the simulated '
           f'arm in batches of {DEMO_BATCH}: CPU {common.with_range(demo_cpu)} us/tick, wall '
           f'{common.with_range(demo_wall)} us/tick; status at the end: {demo_status}')
+    hil_cpu, hil_wall, hil_status = demo_controller_ticks('hil.yaml')
+    print(f'\nconfig/hil.yaml\'s controller core (model following: the law on the internal '
+          f'model, its rosenbrock2 steps, the rigid twin\'s following law), the same loop: CPU '
+          f'{common.with_range(hil_cpu)} us/tick, wall {common.with_range(hil_wall)} us/tick; '
+          f'status at the end: {hil_status}')
     cpu, wall = common.spread(demo_cpu), common.spread(demo_wall)
     print(f'\ntarget: a tick of the demo\'s controller within {TARGET_US:g} us of CPU time '
           f'(20% of a 1 kHz period): {cpu.median:.1f} us = {cpu.median / 10.0:.1f}% of 1 ms '

@@ -534,6 +534,10 @@ class ProgramController(LatchedSafety):
             entry.program.evaluate(0.0, q, zero)
         cm.mass_matrix(self.data, q)
         cm.bias_forces(self.data, q, zero)
+        if self.following is not None:      # loads the internal model's stepper
+            self.following.reset(0.0, q[:self.n_joints], zero[:self.n_joints])
+            self.following.advance(self.period)
+            self.following.simulation = None
 
     # -- commands -------------------------------------------------------------------------
     @property
