@@ -89,7 +89,9 @@ class ControllerNode(ControllerNodeBase):
             realization=common.choice(self, 'realization', 'auto', REALIZATIONS,
                                       'Servo (input directions only) or ideal (fully '
                                       'actuated control model); auto: servo on flexible '
-                                      'models.'),
+                                      'models, under model following or on the rigid twin '
+                                      'when the direct servo law is not robust over the '
+                                      'uncertainty.'),
             control_model=common.choice(self, 'control_model', 'auto', CONTROL_MODELS,
                                         'Model the law evaluates: the (reduced) full model '
                                         'or the rigid twin.'),
