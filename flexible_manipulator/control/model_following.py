@@ -62,6 +62,8 @@ class ModelFollowing:
         self._M, self._Mm = np.zeros((n, n)), np.zeros((n, n))
         self._h, self._hm = np.zeros(n), np.zeros(n)
         self._target, self._out, self._scratch = np.zeros(n), np.zeros(model.nu), np.zeros(n)
+        self._error, self._rate = np.zeros(n), np.zeros(n)
+        self._full = np.zeros(model.nv)    # the internal model's accelerations
 
     def set_gains(self, stabilization):
         """K_p = min beta^2 and K_d = 2 min alpha over the program's position rows."""
@@ -93,13 +95,16 @@ class ModelFollowing:
         self.effort[:] = effort
         sim, n = self.simulation, self.n
         qm, vm = sim.q, sim.v
-        self.acceleration[:] = self.model.forward_dynamics(self.data, qm, vm, effort)[:n]
+        full = self.model.forward_dynamics(self.data, qm, vm, effort, self._full)
+        self.acceleration[:] = full[:n]
         twin, data = self.twin, self.twin_data
         kp, kd = self.gains
-        error = joint_positions - qm[:n]
+        error = np.subtract(joint_positions, qm[:n], out=self._error)
         self.error = float(np.max(np.abs(error))) if n else 0.0
+        rate = np.subtract(joint_velocities, vm[:n], out=self._rate)
         np.multiply(error, -kp, out=self._target)
-        self._target -= kd * (joint_velocities - vm[:n])
+        rate *= kd
+        self._target -= rate
         self._target += self.acceleration
         M = twin.mass_matrix(data, joint_positions, self._M)
         h = twin.bias_forces(data, joint_positions, joint_velocities, self._h)

@@ -684,7 +684,8 @@ class ProgramController(LatchedSafety):
             following.advance(t)
         qm, vm = following.simulation.q, following.simulation.v
         self.q[:n], self.v[:n] = qm[:n], vm[:n]
-        self.q[n:], self.v[n:] = qm[n:][self.mode_select], vm[n:][self.mode_select]
+        np.take(qm[n:], self.mode_select, out=self.q[n:])
+        np.take(vm[n:], self.mode_select, out=self.v[n:])
         if not measured:
             self._measured[0][:], self._measured[1][:] = qm[n:], vm[n:]
 
@@ -777,8 +778,8 @@ class ProgramController(LatchedSafety):
         """
         n, q, v = self.n_joints, self._report_q, self._report_v
         q[:n], v[:n] = self._arm
-        q[n:] = self._measured[0][self.mode_select]
-        v[n:] = self._measured[1][self.mode_select]
+        np.take(self._measured[0], self.mode_select, out=q[n:])
+        np.take(self._measured[1], self.mode_select, out=v[n:])
         self.entry.program.evaluate(tau, q, v)
         self.status.following_error = self.following.error
 
