@@ -4,17 +4,18 @@ Expected values come from the structure itself (module doc): on the exact plant 
 stays on the internal model to the integration error and the law is the direct law; off
 it, the plant's loop is the rigid twin's joint loop, so the start-up check admits what it
 admits for the rigid twin, and the lock-step loop tracks where the direct law faults. The
-issue's target is "at least as accurate as the rigid twin on the same plant": met or within
-8 % on the plants below but one, joint_sine at stiffness x1.2 (1.12x: the feedforward
-carries the model's elastic reaction, which a stiffer arm does not have;
-bench/README.md); the bound asserted is 1.15x.
+issue's target is "at least as accurate as the rigid twin on the same plant"; the figure is
+the task error on the plant's whole state (`lockstep.task_error`). bench/README.md: better
+or equal in 80 of 91 cases; on the plants below the worst is joint_sine at stiffness x1.2
+(1.12x: the feedforward carries the model's elastic reaction, which a stiffer arm does not
+have); the bound asserted is 1.15x.
 """
 
 import numpy as np
 import pytest
 
 from flexible_manipulator.control.admission import NotRobustError
-from flexible_manipulator.control.lockstep import run_lockstep
+from flexible_manipulator.control.lockstep import run_lockstep, task_error
 from flexible_manipulator.control.program_controller import ProgramController
 from flexible_manipulator.mechanics.equilibrium import static_equilibrium
 from flexible_manipulator.mechanics.perturbation import perturbed
@@ -34,16 +35,16 @@ def law(flexible, demo_programs, name, **settings):
     return ProgramController(flexible, {name: demo_programs[name]}, flexible_settings(**values))
 
 
-def lockstep(plant, controller, start, duration=4.0):
-    """Run from ``start`` (joints, velocities; modes at rest), the plant's modes measured
-    (the reported residual is then the plant's own)."""
+def lockstep(plant, controller, start, duration=4.0, error=None):
+    """Run from ``start`` (joints, velocities; modes at rest), the plant's modes measured;
+    ``error``: the per-tick figure (`lockstep.task_error`), else the law's residual."""
     q0 = plant.neutral_configuration().astype(float)
     q0[:2] = start[0]
     v0 = np.zeros(plant.nv)
     v0[:2] = start[1]
     sim = Simulation(plant, 5e-4, 'rk4', q0=static_equilibrium(plant, q0), v0=v0)
     controller.enable()
-    return run_lockstep(controller, sim, duration, PERIOD, measured=True)
+    return run_lockstep(controller, sim, duration, PERIOD, True, error)
 
 
 def test_on_the_exact_plant_the_arm_stays_on_the_model_and_the_law_is_the_direct_one(
@@ -75,8 +76,8 @@ def test_on_the_exact_plant_the_arm_stays_on_the_model_and_the_law_is_the_direct
 def test_off_the_model_it_tracks_at_least_as_well_as_the_rigid_twin(
         flexible, demo_programs, name, factors):
     """Admitted over the default uncertainty with 2 periods of delay (the direct law is
-    refused there); in lock-step on a plant off the model, no fault, and a residual at most
-    1.15x the rigid twin's on the same plant (module doc)."""
+    refused there); in lock-step on a plant off the model, no fault, and a task error at
+    most 1.15x the rigid twin's on the same plant (module doc)."""
     with pytest.raises(NotRobustError):
         law(flexible, demo_programs, name)
     following = law(flexible, demo_programs, name, model_following=True)
@@ -84,7 +85,9 @@ def test_off_the_model_it_tracks_at_least_as_well_as_the_rigid_twin(
     twin = law(flexible, demo_programs, name, realization='ideal', control_model='rigid_twin')
     plant = perturbed(flexible, **factors)
     start = (START_Q, START_V) if name == 'lambda_circle' else JOINT_SINE_START
-    ours, theirs = lockstep(plant, following, start), lockstep(plant, twin, start)
+    error = task_error(flexible, name, demo_programs[name], PERIOD)
+    ours, theirs = (lockstep(plant, following, start, error=error),
+                    lockstep(plant, twin, start, error=error))
     assert not ours.fault and not theirs.fault
     assert ours.rms < 1.15 * theirs.rms
 

@@ -37,20 +37,22 @@ class LoopRun:
         return float(np.max(self.residual)) if self.residual.size else math.nan
 
 
-def run_lockstep(controller, simulation, duration, period, measured=True):
+def run_lockstep(controller, simulation, duration, period, measured=True, residual=None):
     """Close the loop for ``duration`` [s] in periods of ``period`` [s]; return a `LoopRun`.
 
     ``controller``: a `ProgramController` (enabled by the caller); ``simulation``: the
     plant (`mechanics.simulation.Simulation`, any model with the controller's joints first
     and the same mode names); ``measured``: pass the plant's modal coordinates to the
-    controller (a simulation publishes them), else joints only. Stops at the first tick
-    that is not tracking (a fault) or a plant step that fails.
+    controller (a simulation publishes them), else joints only; ``residual(controller,
+    simulation)``: the per-tick figure to record instead of the controller's own max |phi|
+    (e.g. the rows evaluated on the plant's whole state). Stops at the first tick that is
+    not tracking (a fault) or a plant step that fails.
     """
     n, plant = controller.n_joints, simulation.model
     limit = plant.effort_limit
-    residual = np.zeros(int(round(duration / period)))
+    figures = np.zeros(int(round(duration / period)))
     run = LoopRun()
-    for k in range(residual.size):
+    for k in range(figures.size):
         q, v = simulation.q, simulation.v
         if measured and plant.nv > n:
             effort = controller.update(simulation.time, q[:n], v[:n], q[n:], v[n:])
@@ -60,12 +62,40 @@ def run_lockstep(controller, simulation, duration, period, measured=True):
         if not status.tracking:
             run.fault, run.fault_time = status.message, simulation.time
             break
-        residual[k] = float(np.max(np.abs(status.residual)))
+        figures[k] = (float(np.max(np.abs(status.residual))) if residual is None
+                      else residual(controller, simulation))
         try:
             simulation.advance(np.clip(effort, -limit, limit), period)
         except StepFailedError as error:
             run.fault, run.fault_time = f'plant: {error}', simulation.time
             break
         run.ticks = k + 1
-    run.residual = residual[:run.ticks]
+    run.residual = figures[:run.ticks]
     return run
+
+
+def task_error(model, name, spec, period):
+    """Make a per-tick figure for `run_lockstep`: ``spec``'s rows on the plant's whole state.
+
+    The program ``spec`` (one program of a file, as written: a tip row stays the tip) on
+    ``model``'s full coordinates, every mode's deflection included; the figure is max
+    |phi| at the controller's program time; hold rows hold where the plant is at the first
+    call. The same figure for every law (a law's own residual sees its control model
+    only: the rigid twin's, no deflection at all). One figure per run.
+    """
+    from .program_controller import ControllerSettings, ProgramController
+    from .uncertainty import EXACT_MODEL
+    entry = ProgramController(model, {name: dict(spec, non_minimum_phase='allow')},
+                              ControllerSettings(period=period, uncertainty=EXACT_MODEL,
+                                                 realization='servo', control_model='full')
+                              ).entry
+    rows, started = entry.program, []
+
+    def error(controller, simulation):
+        if not started:                 # hold rows: where the arm is at the first tick
+            for hold in entry.holds:
+                hold.capture(simulation.q)
+            started.append(True)
+        rows.evaluate(controller.status.program_time, simulation.q, simulation.v)
+        return float(np.max(np.abs(rows.phi)))
+    return error
