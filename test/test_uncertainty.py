@@ -15,11 +15,11 @@ from flexible_manipulator.control.admission import (NotRobustError, rest_configu
                                                     row_gains)
 from flexible_manipulator.control.elastic_estimator import ElasticStateEstimator
 from flexible_manipulator.control.lockstep import run_lockstep
-from flexible_manipulator.control.loop_checks import LinearLoop
+from flexible_manipulator.control.loop_checks import LinearLoop, stable
 from flexible_manipulator.control.program_controller import ProgramController
 from flexible_manipulator.control.uncertainty import (DEFAULT_UNCERTAINTY, DRAWS, EXACT_MODEL,
                                                       MARGIN_STEPS, parse_uncertainty, plants,
-                                                      RobustnessCheck, stable)
+                                                      RobustnessCheck)
 from flexible_manipulator.mechanics.equilibrium import static_equilibrium
 from flexible_manipulator.mechanics.perturbation import perturbed
 from flexible_manipulator.mechanics.simulation import Simulation

@@ -23,9 +23,10 @@ import numpy as np
 
 from ..mechanics.equilibrium import rest_sensitivity, static_equilibrium
 from ..model_config import ConfigError
-from .loop_checks import LinearLoop, row_critical_period, STABILITY_TOLERANCE
+from .loop_checks import LinearLoop, row_critical_period, stable, STABILITY_TOLERANCE
+from .model_following import ModelFollowing
 from .realization import check_realizability, dependent_rows, RealizabilityError
-from .uncertainty import describe, factors_text, RobustnessCheck, stable
+from .uncertainty import describe, factors_text, RobustnessCheck
 from .zero_dynamics import analyze_output, link_angle_output, stable_fraction
 
 # Program times sampled along the reference by `check_along_reference`.
@@ -231,7 +232,7 @@ def check_internal_dynamics(law, entry, spec, policy, field, redefined, q0, solv
     delay = 0 if law.following is not None else law.delay_periods
     if sampled:
         entry.sampled_radius = loop.radius(C, kp, kd, delay, law.estimates_modes)
-        if entry.sampled_radius > 1.0 + STABILITY_TOLERANCE:
+        if not stable(entry.sampled_radius):
             problems.append(loop.describe_radius(entry.sampled_radius, delay))
     elif loop.growth(C, kp, kd) > STABILITY_TOLERANCE:
         problems.append(f'the linearized closed loop is unstable (growth rate '
@@ -286,16 +287,15 @@ def lambda_limit(law, loop, kp, kd, sampled, delay, samples=100, iterations=30):
     if kp.shape[0] != n:
         kp, kd = np.eye(n) * kp[0, 0], np.eye(n) * kd[0, 0]
 
-    def stable(lam):
+    def stable_at(lam):
         C = link_angle_output(cm, lam)
         try:
             if sampled:
-                return loop.radius(C, kp, kd, delay, law.estimates_modes) <= \
-                    1.0 + STABILITY_TOLERANCE
+                return stable(loop.radius(C, kp, kd, delay, law.estimates_modes))
             return loop.growth(C, kp, kd) <= STABILITY_TOLERANCE
         except np.linalg.LinAlgError:
             return False
-    return stable_fraction(stable, samples, iterations)
+    return stable_fraction(stable_at, samples, iterations)
 
 
 def check_robustness(law, entry, field, where, C, kp, kd, q0):
@@ -321,23 +321,23 @@ def check_robustness(law, entry, field, where, C, kp, kd, q0):
     declared = describe(ranges)
     if margin >= 1.0:
         return
+
+    def offer(what, alternative):
+        verdict = alternative.verdict(ranges)
+        holds = ('is stable on every plant of the set' if stable(verdict.radius) else
+                 'is not robust either')
+        return f'{what} {holds} (worst spectral radius {verdict.radius:.6g})'
     offers = []
     if law.following is None and law.rigid_twin is not None and law.has_modes \
             and law.rigid_twin.nu == n:
-        verdict = following_check(law, entry, q0).verdict(ranges)
-        holds = ('is stable on every plant of the set' if stable(verdict.radius) else
-                 'is not robust either')
-        offers.append(f'model_following: true (the same law on an internal model, the arm '
-                      f'following its joints on the rigid twin) {holds} (worst spectral '
-                      f'radius {verdict.radius:.6g})')
+        offers.append(offer('model_following: true (the same law on an internal model, the '
+                            'arm following its joints on the rigid twin)',
+                            following_check(law, entry, q0)))
     if law.rigid_twin is not None and law.control_model is not law.rigid_twin:
-        twin = RobustnessCheck(law.model, law.rigid_twin, q0[:n], law.period, 'ideal',
-                               C[:, :n], kp, kd, law.delay_periods, False)
-        verdict = twin.verdict(ranges)
-        holds = ('is stable on every plant of the set' if stable(verdict.radius) else
-                 'is not robust either')
-        offers.append(f'control_model: rigid_twin (realization: ideal) {holds} (worst '
-                      f'spectral radius {verdict.radius:.6g})')
+        offers.append(offer('control_model: rigid_twin (realization: ideal)',
+                            RobustnessCheck(law.model, law.rigid_twin, q0[:n], law.period,
+                                            'ideal', C[:, :n], kp, kd, law.delay_periods,
+                                            False)))
     offers.append('lower gains (alpha)')
     if law.control_model.nv > n:
         offers.append('fewer modelled modes (control_modes)')
@@ -355,10 +355,9 @@ def following_check(law, entry, q0):
     """`RobustnessCheck` of model following's plant loop (`model_following`).
 
     Computed torque on the rigid twin about the internal model's joints, one row per
-    joint, with the gains the law uses (K_p = min beta^2, K_d = 2 min alpha).
+    joint, with the gains the law uses (`ModelFollowing.gains_of`).
     """
     n = law.n_joints
-    kp = np.eye(n) * float(np.min(entry.stabilization.k0))
-    kd = np.eye(n) * float(np.min(entry.stabilization.k1))
+    kp, kd = (np.eye(n) * gain for gain in ModelFollowing.gains_of(entry.stabilization))
     return RobustnessCheck(law.model, law.rigid_twin, q0[:n], law.period, 'ideal',
                            np.eye(n), kp, kd, law.delay_periods, False)

@@ -25,6 +25,8 @@ law's modal coordinates are those of the estimator (``elastic_estimator``), whos
 linearization at rest is part of the loop (`LinearLoop.radius`, ``estimated``).
 """
 
+import copy
+
 import numpy as np
 
 from ..mechanics.equilibrium import static_equilibrium
@@ -35,6 +37,11 @@ from .stabilization import critical_period, velocity_critical_period
 from .zero_dynamics import linearize
 
 STABILITY_TOLERANCE = 1e-7   # spectral radius 1 + tol (or growth rate tol) is "marginal"
+
+
+def stable(radius):
+    """Tell whether a spectral radius means a stable sampled loop, to the tolerance."""
+    return radius <= 1.0 + STABILITY_TOLERANCE
 
 
 def row_critical_period(stabilization, row, scheme):
@@ -67,10 +74,8 @@ class LinearLoop:
         ``model``: the full model the controller holds (its estimator's), when the plant
         differs from it (same coordinate names); None: the plant is the model.
         """
-        import scipy.linalg
         n = full.n_joints
-        self.full, self.control, self.period = full, control, float(period)
-        self.n = n
+        self.control, self.period, self.n = control, float(period), n
         names = list(full.coordinate_names)
         self.P = np.zeros((control.nv, full.nv))
         for j, name in enumerate(control.coordinate_names):
@@ -79,14 +84,30 @@ class LinearLoop:
         qc[:n] = joints
         qc = static_equilibrium(control, qc)
         # The control model's rest, by name, is the first guess of the full model's.
-        self.q0 = static_equilibrium(full, self.P.T @ qc)
-        self._estimator = (full if model is None else model, self.P.T @ qc)
-        self._estimator_step = None
-        M, D, K, B = linearize(full, self.q0)
+        self._guess = self.P.T @ qc
+        self._estimator = (full if model is None else model, self._guess)
+        self._estimator_step = []     # (E, G_a, G_theta, S) once computed; shared by copies
         Mc, Dc, Kc, Bc = linearize(control, qc)
         self.Mc, self.Bc, self.realization = Mc, Bc, realization
         self.Mc_inv = np.linalg.inv(Mc)
         self.free_x, self.free_v = -self.Mc_inv @ Kc, -self.Mc_inv @ Dc
+        self._plant(full)
+
+    def for_plant(self, plant):
+        """Put the same law (control model, estimator) on another plant, by coordinate name.
+
+        Only the plant is linearized again: what the robustness check varies.
+        """
+        loop = copy.copy(self)
+        loop._plant(plant)
+        return loop
+
+    def _plant(self, full):
+        """Linearize the plant at its rest and hold it over the period (class doc)."""
+        import scipy.linalg
+        self.full = full
+        self.q0 = static_equilibrium(full, self._guess)
+        M, D, K, B = linearize(full, self.q0)
         nv, nu = full.nv, B.shape[1]
         M_inv = np.linalg.inv(M)
         self.A = np.zeros((2 * nv, 2 * nv))
@@ -157,8 +178,8 @@ class LinearLoop:
                             - T (M_e,theta a + K_e,theta theta + K_ee eta),
             eta+ = eta + T (c w+ + (1 - c) w).
         """
-        if self._estimator_step is not None:
-            return self._estimator_step
+        if self._estimator_step:
+            return self._estimator_step[0]
         model, guess = self._estimator
         n, T, c = self.n, self.period, THETA
         q0 = static_equilibrium(model, guess)
@@ -185,8 +206,8 @@ class LinearLoop:
         for j, name in enumerate(self.control.coordinate_names[n:]):
             i = names.index(name) - n
             S[j, i] = S[self.control.nv - n + j, m + i] = 1.0
-        self._estimator_step = (E, G_a, G_theta, S)
-        return self._estimator_step
+        self._estimator_step.append((E, G_a, G_theta, S))
+        return self._estimator_step[0]
 
     def _estimated_radius(self, F, d):
         """Spectral radius of the loop with the estimator, input ``d`` periods late."""

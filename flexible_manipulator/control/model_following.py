@@ -65,9 +65,14 @@ class ModelFollowing:
         self._error, self._rate = np.zeros(n), np.zeros(n)
         self._full = np.zeros(model.nv)    # the internal model's accelerations
 
+    @staticmethod
+    def gains_of(stabilization):
+        """(K_p, K_d) = (min beta^2, 2 min alpha) over the program's position rows."""
+        return float(np.min(stabilization.k0)), float(np.min(stabilization.k1))
+
     def set_gains(self, stabilization):
-        """K_p = min beta^2 and K_d = 2 min alpha over the program's position rows."""
-        self.gains = (float(np.min(stabilization.k0)), float(np.min(stabilization.k1)))
+        """Follow with the program's gains (`gains_of`)."""
+        self.gains = self.gains_of(stabilization)
 
     def reset(self, t, joint_positions, joint_velocities):
         """Start the internal model at the measured joints, its modes at rest."""

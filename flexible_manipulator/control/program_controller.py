@@ -64,7 +64,8 @@ Checks at construction (each refused with a `ConfigError` naming the program):
   plant that is the model's own copy) must stay stable; else refused with the margin, the
   worst plant and the robust alternatives (`admission.NotRobustError`). With
   ``realization`` and ``control_model`` both ``auto``, the servo law on the flexible model
-  then gives way to computed torque on the rigid twin, with a note;
+  then gives way to model following, else to computed torque on the rigid twin, with a
+  note;
 * a control model with modes under the ideal realization is refused (it would need forces
   on the modes).
 
@@ -391,7 +392,6 @@ class ProgramController(LatchedSafety):
         self.q = cm.neutral_configuration().astype(float)
         self.v = np.zeros(cm.nv)
         self.has_modes = cm.nv > n
-        # The law's modes come from the estimator (the loop checks include its dynamics).
         following = settings.model_following
         if not isinstance(following, bool):
             raise ConfigError(f'model_following: expected true or false, got {following!r}')
@@ -403,6 +403,7 @@ class ProgramController(LatchedSafety):
         # The internal model and the joint-following law (`model_following`).
         self.following = ModelFollowing(model, self.rigid_twin, self.period) if following \
             else None
+        # The law's modes come from the estimator (the loop checks include its dynamics).
         self.estimates_modes = (self.has_modes and settings.elastic_state == 'estimated'
                                 and not following)
         self._arm = (np.zeros(n), np.zeros(n))     # measured joints (model following)
@@ -571,16 +572,17 @@ class ProgramController(LatchedSafety):
         self._prev_time = None
 
     # -- the tick -------------------------------------------------------------------------
-    def _elastic_state(self, t, elastic_positions, elastic_velocities):
-        """Fill the modal part of (q, v): measured, or advanced by the estimator."""
+    def _elastic_state(self, gap, elastic_positions, elastic_velocities):
+        """Fill the modal part of (q, v): measured, or advanced by the estimator.
+
+        ``gap``: time since the previous state [s] (inf for the first one).
+        """
         n, est = self.n_joints, self.estimator
-        first = self._prev_time is None or not self._valid
-        gap = math.inf if first else t - self._prev_time
         if self.settings.elastic_state == 'measured' and elastic_positions is not None:
             est.position[:] = elastic_positions
             est.velocity[:] = elastic_velocities
             self.status.elastic_source = 'measured'
-        elif first or gap > self.max_gap:
+        elif gap > self.max_gap:
             est.initialize(self.q[:n])
             self.status.elastic_source = 'estimated'
         else:
@@ -638,16 +640,16 @@ class ProgramController(LatchedSafety):
             j = int(np.argmax(too_fast))
             self.fault = (f'joint {self.model.joint_names[j]!r} at {self.v[j]:.3f} rad/s '
                           f'exceeds its velocity limit {self.velocity_limit[j]:g} rad/s')
+        # Time since the previous state; past max_gap the estimates start over.
+        gap = math.inf if self._prev_time is None or not self._valid else t - self._prev_time
         if self.following is not None:
             status.elastic_source = 'model'
         elif self.has_modes:
             # After the safety check: a failing estimate must not hide a too-fast joint.
             self.step = 'elastic-state estimator'
-            self._elastic_state(t, *(self._measured if measured else (None, None)))
+            self._elastic_state(gap, *(self._measured if measured else (None, None)))
         else:
             status.elastic_source = 'none'
-        first = not self._valid or self._prev_time is None or t - self._prev_time > \
-            self.max_gap
         self._valid = True
         dt = self.period if self._prev_time is None or t <= self._prev_time else \
             t - self._prev_time
@@ -660,7 +662,7 @@ class ProgramController(LatchedSafety):
             return self.zero_effort()
         if self.following is not None:
             self.step = 'internal model'
-            self._internal_state(t, first, measured)
+            self._internal_state(t, gap > self.max_gap, measured)
         self.step = 'control model'
         mass = cm.mass_matrix(self.data, self.q, self._mass)
         bias = cm.bias_forces(self.data, self.q, self.v, self._bias)

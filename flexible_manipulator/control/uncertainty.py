@@ -29,7 +29,7 @@ import numpy as np
 
 from ..mechanics.perturbation import FACTORS, perturbed
 from ..model_config import ConfigError
-from .loop_checks import LinearLoop, STABILITY_TOLERANCE
+from .loop_checks import LinearLoop, stable
 
 # The declared set when none is given: what a lab arm's model is typically off by before
 # identification (stiffness from handbook moduli and section tolerances, payload from
@@ -111,15 +111,17 @@ class RobustnessCheck:
         self.C, self.kp, self.kd, self.delay = C, kp, kd, delay
         self.estimated = estimated
         self._cache = {}
+        self._law = None               # the loop on the model; plants replace its plant
 
     def radius(self, factors):
         """Spectral radius of the loop on the plant with ``factors`` (inf: no rest)."""
         key = tuple(sorted(factors.items()))
         if key not in self._cache:
             try:
-                plant = perturbed(self.model, **factors)
-                loop = LinearLoop(plant, self.control, self.joints, self.period,
-                                  self.realization, model=self.model)
+                if self._law is None:
+                    self._law = LinearLoop(self.model, self.control, self.joints,
+                                           self.period, self.realization)
+                loop = self._law.for_plant(perturbed(self.model, **factors))
                 self._cache[key] = loop.radius(self.C, self.kp, self.kd, self.delay,
                                                self.estimated)
             except (ValueError, np.linalg.LinAlgError):
@@ -148,11 +150,6 @@ class RobustnessCheck:
             else:
                 hi = middle
         return lo, at_one
-
-
-def stable(radius):
-    """Tell whether a spectral radius means a stable sampled loop, to a tolerance."""
-    return radius <= 1.0 + STABILITY_TOLERANCE
 
 
 def factors_text(factors):

@@ -18,6 +18,7 @@ u_1(x) = -1/2 sum_kl G_kl(x) q_k q_l of a section whose bending coordinates are 
 second-order kinematics that produce geometric stiffening).
 """
 
+import functools
 import math
 
 import numpy as np
@@ -30,6 +31,12 @@ def frequency_parameters(count):
     """First ``count`` roots b_k L of 1 + cos(x) cosh(x) = 0 (1.875104, 4.694091, ...)."""
     if not 1 <= count <= MAX_MODES:
         raise ValueError(f'mode count must be between 1 and {MAX_MODES}, got {count}')
+    return _roots(count).copy()
+
+
+@functools.lru_cache(maxsize=MAX_MODES)
+def _roots(count):
+    """Solve the roots of `frequency_parameters` once per count (every beam asks)."""
     # cos x + 1/cosh x has one root in each interval [(k-1) pi, k pi].
     return np.array([brentq(lambda x: math.cos(x) + 1.0 / math.cosh(x),
                             (k - 1) * math.pi, k * math.pi, xtol=1e-15, rtol=1e-15)
@@ -68,9 +75,15 @@ def mode_values(length, count, x, derivative=0):
 
 def gauss_legendre(a, b, count):
     """Gauss-Legendre nodes and weights of ``count`` points on [a, b]."""
-    nodes, weights = np.polynomial.legendre.leggauss(count)
+    nodes, weights = _legendre(count)
     half = 0.5 * (b - a)
     return a + half * (nodes + 1.0), half * weights
+
+
+@functools.lru_cache(maxsize=64)
+def _legendre(count):
+    """Compute the nodes and weights on [-1, 1] once per count (an eigenproblem each)."""
+    return np.polynomial.legendre.leggauss(count)
 
 
 def foreshortening(length, count, x, points=24):
