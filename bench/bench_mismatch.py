@@ -14,22 +14,27 @@ deflection at all).
 Laws (config/sim.yaml's controller and its alternatives, 2 ms, ZOH):
 
 * ``servo, measured``: servo realization on one mode per link, the plant's modes measured;
-* ``servo, estimated``: the same with the modes estimated from the joint motion (the
-  open-loop estimator; the start-up check refuses its joint programs on the model itself,
-  so they run here with ``non_minimum_phase: allow``);
+* ``servo, estimated``: the same with the modes estimated from the joint motion and the
+  applied efforts (the observer of `control.elastic_estimator`, its gain designed for the
+  default uncertainty as on a real arm, config/hil.yaml; where the start-up check refuses
+  the law over that set, for the exact model, marked *), guarded by the run-time test of
+  `control.mismatch_guard` in its ``warn`` mode: the law runs on, and the last column
+  gives the test's largest window mean against its limit;
 * ``model following``: the servo law on an internal model, the arm following its joints
   by computed torque on the rigid twin (`control.model_following`; joints measured only);
 * ``rigid twin``: computed torque on the rigid twin (ideal realization).
 
-The soft Cosserat arm (config/sim_soft.yaml: servo on the bending strains, measured) runs
-with its rods' stiffness off by ±10 % and ±20 %. Part 1 prints the start-up check's
-verdicts over the default uncertainty for the same laws (the margin: the largest scaling
-of the set the program survives; `control.uncertainty`).
+Part 1 prints the start-up check's verdicts over the default uncertainty for the same
+laws (the margin: the largest scaling of the set the program survives;
+`control.uncertainty`). Part 2: the tables; the soft Cosserat arm (config/sim_soft.yaml:
+servo on the bending strains, measured or estimated) runs with its rods' stiffness off by
+±10 % and ±20 %. Part 3 runs the estimated law on plants far outside the default set:
+where the run-time test trips.
 
 Every program of the two arms' program files runs (tip_circle with its own policy: the
 tip redefined to its lambda-point). Run: ``.venv/bin/python bench/bench_mismatch.py``
-(about 10 min; ``flexible`` or ``soft`` for one arm). Deterministic: no timing is
-measured, the figures do not depend on the machine.
+(about 15 min; ``flexible``, ``soft`` or ``beyond`` for one part). Deterministic: no
+timing is measured, the figures do not depend on the machine.
 """
 
 from pathlib import Path
@@ -41,8 +46,8 @@ from flexible_manipulator.control.admission import NotRobustError
 from flexible_manipulator.control.lockstep import run_lockstep, task_error
 from flexible_manipulator.control.program_config import load_program_file
 from flexible_manipulator.control.program_controller import (
-    ControllerSettings, ProgramController)
-from flexible_manipulator.control.uncertainty import EXACT_MODEL
+    build_controller, ControllerSettings, ProgramController)
+from flexible_manipulator.control.uncertainty import DEFAULT_UNCERTAINTY, EXACT_MODEL
 from flexible_manipulator.mechanics.equilibrium import static_equilibrium
 from flexible_manipulator.mechanics.perturbation import perturbed
 from flexible_manipulator.mechanics.simulation import Simulation
@@ -68,6 +73,9 @@ ONE_AT_A_TIME = [('stiffness', f) for f in (0.8, 0.9, 0.95, 1.05, 1.1, 1.2)] + \
     [('damping', f) for f in (0.5, 2.0)] + [('payload', f) for f in (0.5, 1.5, 2.0)] + \
     [('friction', f) for f in (0.5, 1.5)] + [('armature', f) for f in (0.5, 1.5)]
 DRAWS = 3                         # random combinations within the ranges above
+# Part 3: plants far outside the default uncertainty (a brake left on: friction x1000).
+BEYOND = [{'stiffness': 0.5}, {'stiffness': 2.0}, {'stiffness': 4.0}, {'payload': 4.0},
+          {'payload': 16.0}, {'friction': 50.0}, {'friction': 1000.0}, {'armature': 3.0}]
 
 
 def combinations():
@@ -85,7 +93,11 @@ def label(factors):
 
 
 def build(model, programs, name, law, control_modes):
-    """The controller of one law on one program (admitted on the model: EXACT_MODEL)."""
+    """The controller of one law on one program, and a mark for the table ('' or '*').
+
+    Admitted on the model (EXACT_MODEL); the estimated law's observer is designed for the
+    default uncertainty where the check admits it there, else for the model (mark '*').
+    """
     settings = dict(period=PERIOD, delay_periods=0, uncertainty=EXACT_MODEL,
                     analysis_positions=None)
     if law == 'rigid twin':
@@ -101,7 +113,32 @@ def build(model, programs, name, law, control_modes):
     if spec.get('non_minimum_phase', 'refuse') == 'refuse':
         # Run what the checks refuse; tip_circle keeps its own policy (redefine).
         spec['non_minimum_phase'] = 'allow'
-    return ProgramController(model, {name: spec}, ControllerSettings(**settings))
+    if 'estimated' not in law:
+        return ProgramController(model, {name: spec}, ControllerSettings(**settings)), ''
+    settings['mismatch_action'] = 'warn'
+    try:
+        declared = dict(settings, uncertainty=DEFAULT_UNCERTAINTY)
+        return build_controller(model, {name: spec}, ControllerSettings(**declared)), ''
+    except NotRobustError:
+        return build_controller(model, {name: spec}, ControllerSettings(**settings)), '*'
+
+
+class TestRecord:
+    """A per-tick figure for `run_lockstep` that also keeps the run-time test's largest
+    window mean (a guarded law) before handing over to the task error."""
+
+    def __init__(self, error):
+        """Wrap the task error ``error`` (or None: the law's own residual)."""
+        self.error, self.largest = error, 0.0
+
+    def __call__(self, controller, simulation):
+        """Record, then return the task error (or the largest |phi|)."""
+        test = getattr(controller, 'test', None)
+        if test is not None:
+            self.largest = max(self.largest, test.mean)
+        if self.error is None:
+            return float(np.max(np.abs(controller.status.residual)))
+        return self.error(controller, simulation)
 
 
 def run(model, plant, controller, start, integrator, step, error):
@@ -116,38 +153,50 @@ def run(model, plant, controller, start, integrator, step, error):
     return run_lockstep(controller, sim, DURATION, PERIOD, measured, error)
 
 
-def cell(result, nominal):
+def cell(result, nominal, mark=''):
     """'2.1e-04 (1.0x)' or 'FAULT at 1.23 s'."""
     if result.fault:
-        return f'**fault** at {result.fault_time:.2f} s'
-    return f'{result.rms:.2g} ({result.rms / nominal:.2g}x)'
+        return f'**fault** at {result.fault_time:.2f} s{mark}'
+    return f'{result.rms:.2g} ({result.rms / nominal:.2g}x){mark}'
 
 
 def study(arm, model_file, program_file, starts, laws, cases, integrator, step,
-          control_modes):
-    """Print one markdown table per program: rows the plants, columns the laws."""
+          control_modes, title='RMS task error [m or rad]'):
+    """Print one markdown table per program: rows the plants, columns the laws.
+
+    With the estimated law, a last column: the run-time test's largest window mean of the
+    normalized innovation against its limit (`control.mismatch_guard`).
+    """
     model = load_model(str(CONFIG / 'models' / model_file))
     programs, _ = load_program_file(CONFIG / program_file)
     plants = [({}, model)] + [(factors, perturbed(model, **factors)) for factors in cases]
+    tested = 'servo, estimated' in laws
     for name, start in starts.items():
         error = task_error(model, name, programs[name], PERIOD)
-        print(f'\n{arm}, program {name}: RMS task error [m or rad] over {DURATION:g} s '
+        print(f'\n{arm}, program {name}: {title} over {DURATION:g} s '
               '(ratio to the same law on the exact plant)\n')
-        print('| plant | ' + ' | '.join(laws) + ' |')
-        print('|---' * (len(laws) + 1) + '|')
+        columns = list(laws) + (['run-time test (largest mean / limit)'] if tested else [])
+        print('| plant | ' + ' | '.join(columns) + ' |')
+        print('|---' * (len(columns) + 1) + '|')
         nominal = {}
         for factors, plant in plants:
-            cells = []
+            cells, test = [], ''
             for law in laws:
                 try:
-                    controller = build(model, programs, name, law, control_modes)
+                    controller, mark = build(model, programs, name, law, control_modes)
                 except ConfigError:
                     cells.append('refused (no stable output on the model)')
                     continue
-                result = run(model, plant, controller, start, integrator, step, error)
+                record = TestRecord(error)
+                result = run(model, plant, controller, start, integrator, step, record)
                 if not factors:
                     nominal[law] = result.rms
-                cells.append(cell(result, nominal[law]))
+                cells.append(cell(result, nominal[law], mark))
+                if 'estimated' in law:
+                    limit = controller.test.limit
+                    test = (f'{record.largest:.3g} / {limit:.3g}'
+                            f'{" **trips**" if record.largest > limit else ""}')
+            cells += [test] if tested else []
             print(f'| {label(factors)} | ' + ' | '.join(cells) + ' |', flush=True)
 
 
@@ -181,7 +230,7 @@ def verdicts():
             print(f'| {law} | {name} | {text} |', flush=True)
 
 
-def main(which=('flexible', 'soft')):
+def main(which=('flexible', 'soft', 'beyond')):
     """Run the parts asked for."""
     if 'flexible' in which:
         verdicts()
@@ -191,9 +240,15 @@ def main(which=('flexible', 'soft')):
               [dict([case]) for case in ONE_AT_A_TIME] + combinations(), 'rk4', 5e-4, 1)
     if 'soft' in which:
         study('two_link_soft', 'two_link_soft.yaml', 'programs_two_link_soft.yaml',
-              SOFT_STARTS, ('servo, measured', 'model following', 'rigid twin'),
+              SOFT_STARTS, ('servo, measured', 'servo, estimated', 'model following',
+                            'rigid twin'),
               [{'stiffness': f} for f in (0.8, 0.9, 1.1, 1.2)], 'rosenbrock2', 1e-3, 5)
+    if 'beyond' in which:
+        study('two_link_flexible', 'two_link_flexible.yaml',
+              'programs_two_link_flexible.yaml', FLEXIBLE_STARTS,
+              ('servo, estimated', 'model following', 'rigid twin'), BEYOND, 'rk4', 5e-4, 1,
+              'far outside the default uncertainty: RMS task error [m or rad]')
 
 
 if __name__ == '__main__':
-    main(tuple(sys.argv[1:]) or ('flexible', 'soft'))
+    main(tuple(sys.argv[1:]) or ('flexible', 'soft', 'beyond'))

@@ -54,11 +54,7 @@ def flexible_settings(**overrides):
 
 
 def estimated_controller(flexible):
-    """The demo's lambda_circle with the elastic state estimated (only joints measured).
-
-    The file's other programs are refused with the estimate: the open-loop estimator
-    makes their sampled loops unstable (test_uncertainty.py).
-    """
+    """The demo's lambda_circle with the elastic state estimated (only joints measured)."""
     programs, _ = load_program_file(FLEXIBLE_PROGRAMS)
     return ProgramController(flexible, {'lambda_circle': programs['lambda_circle']},
                              flexible_settings(elastic_state='estimated'))

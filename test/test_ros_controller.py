@@ -146,7 +146,8 @@ def delayed_loop_reference(program_file, delay, loss, duration=2.0, seed=5):
     ``delay`` periods late and a fraction ``loss`` of them lost (plant: the package's
     Simulation of the flexible arm from config/sim.yaml's initial state; controller: the
     node's core with config/sim.yaml's settings at PERIOD; a lost state leaves the previous
-    effort applied; the losses drawn as `Relay` draws them)."""
+    effort applied, which each state reports to the controller's observer; the losses drawn
+    as `Relay` draws them)."""
     from flexible_manipulator.control.program_controller import (ControllerSettings,
                                                                  controller_from_files)
     from flexible_manipulator.mechanics.simulation import Simulation
@@ -166,13 +167,15 @@ def delayed_loop_reference(program_file, delay, loss, duration=2.0, seed=5):
     q0[:2], v0[:2] = plant['initial_positions'], plant['initial_velocities']
     sim = Simulation(model, plant['integration_step'], plant['integrator'], q0=q0, v0=v0)
     rng, history, effort, residuals = random.Random(seed), [], np.zeros(2), {}
+    applied = np.zeros(2)          # what the plant reports applied over the last period
     for tick in range(int(round(duration / PERIOD))):
-        history.append((tick, sim.time, sim.q.copy(), sim.v.copy()))
+        history.append((tick, sim.time, sim.q.copy(), sim.v.copy(), applied))
         if len(history) > delay and rng.random() >= loss:
-            answered, t, q, v = history[-1 - delay]
-            effort = controller.update(t, q[:2], v[:2]).copy()
+            answered, t, q, v, reported = history[-1 - delay]
+            effort = controller.update(t, q[:2], v[:2], applied_effort=reported).copy()
             residuals[answered] = np.array(controller.status.residual)
         sim.advance(effort, PERIOD)
+        applied = effort
     return residuals
 
 
@@ -253,8 +256,8 @@ def test_a_late_loop_is_measured_and_degrades_to_hold(probe, start_node, start_r
                                                       tmp_path):
     """Plant (lockstep, 4 ms) -> relay (3 periods late, nothing lost) -> controller (the
     shipped flexible-arm programs, lambda-point circle active, modes estimated, its checks
-    allowing 1 period of delay; 'hold' allowed: with the open-loop estimate its loop grows
-    e-fold in about a second, test_uncertainty.py, longer than it runs here) -> relay ->
+    allowing 1 period of delay; 'hold' allowed: its loop with 3 periods of delay is not
+    what the check admitted) -> relay ->
     plant. Each state reports the effort applied over the period before it (joint_states
     effort), so the controller measures the input delay of the loop it is in: exactly the
     relay's 3 periods (`input_delay`: the relay makes each command act 3 periods after its

@@ -1,9 +1,9 @@
-"""The start-up robustness check (`control.uncertainty`) and the estimator in the loop check.
+"""The start-up robustness check (`control.uncertainty`).
 
 Expected verdicts come from the linearized sampled loop (`loop_checks.LinearLoop`); each
 is borne out here by the nonlinear loop in lock-step (`control.lockstep`) on the same
 plant, the way the issue found them: a loop the check calls unstable grows, one it calls
-stable tracks. The estimator's linearization is checked against the estimator's own step.
+stable tracks.
 """
 
 import math
@@ -12,10 +12,10 @@ import numpy as np
 import pytest
 
 from flexible_manipulator.control.admission import (NotRobustError, rest_configuration,
+                                                    ROBUST_LAMBDA_FACTOR, ROBUST_LAMBDA_STEPS,
                                                     row_gains)
-from flexible_manipulator.control.elastic_estimator import ElasticStateEstimator
 from flexible_manipulator.control.lockstep import run_lockstep
-from flexible_manipulator.control.loop_checks import LinearLoop, stable
+from flexible_manipulator.control.loop_checks import stable
 from flexible_manipulator.control.program_controller import ProgramController
 from flexible_manipulator.control.uncertainty import (DEFAULT_UNCERTAINTY, DRAWS, EXACT_MODEL,
                                                       MARGIN_STEPS, parse_uncertainty, plants,
@@ -36,7 +36,7 @@ def check_of(law, delay):
     entry.program.evaluate(0.0, q0, np.zeros(law.control_model.nv))
     return RobustnessCheck(law.model, law.control_model, q0[:law.n_joints], law.period,
                            law.realization_kind, entry.program.jacobian.copy(),
-                           *row_gains(entry.stabilization), delay, law.estimates_modes)
+                           *row_gains(entry.stabilization), delay, entry.observer_gain)
 
 
 def lockstep(plant, controller, duration, measured=True):
@@ -80,57 +80,6 @@ def test_the_plants_of_a_scaled_set_are_its_vertices_and_seeded_draws():
     assert plants(parse_uncertainty(EXACT_MODEL), 1.0) == []
 
 
-# -- the estimator in the loop ---------------------------------------------------------------
-def test_the_estimators_linearization_is_its_step_near_rest(flexible):
-    """(E, G_a, G_theta) of `LinearLoop.estimator_step` against `ElasticStateEstimator`
-    itself: one period from rest plus a small modal state, joint angle offset and joint
-    acceleration of scale a. The linearization is exact to first order: the relative
-    difference is O(a) (the modes' own nonlinearity), below 1e-5 at a = 1e-7 and about
-    100x smaller there than at a = 1e-5."""
-    cm = flexible.with_modes(1)
-    loop = LinearLoop(flexible, cm, np.array([-0.3, 1.5]), PERIOD, 'servo')
-    E, G_a, G_theta, _ = loop.estimator_step()
-    rest = loop.q0
-    rng = np.random.default_rng(1)
-    directions = [rng.standard_normal(size) for size in (6, 6, 2, 2)]
-    errors = []
-    for scale in (1e-5, 1e-7):
-        eta, w, dtheta, accel = (scale * k * d for k, d in zip((1, 10, 1, 100), directions))
-        estimator = ElasticStateEstimator(flexible)
-        estimator.position[:] = rest[2:] + eta
-        estimator.velocity[:] = w
-        estimator.advance(rest[:2] + dtheta, np.zeros(2), accel, PERIOD, PERIOD)
-        predicted = E @ np.concatenate([eta, w]) + G_a @ (accel * PERIOD) + G_theta @ dtheta
-        actual = np.concatenate([estimator.position - rest[2:], estimator.velocity])
-        errors.append(np.max(np.abs(actual - predicted)) / np.max(np.abs(actual)))
-    assert errors[1] < 1e-5 and errors[0] > 30.0 * errors[1]
-
-
-def test_an_estimated_joint_program_is_refused_and_grows_when_allowed(
-        flexible, demo_programs):
-    """The open-loop estimate in the loop: `hold` with the elastic state estimated has a
-    sampled spectral radius > 1 on its own exact model (the check, with the estimator's
-    dynamics); it is refused. Allowed, the nonlinear loop confirms it: its residual grows
-    (the linear rate ln(rho) / T ~ 1 /s predicts ~ e^2 over 2 s) between the second and
-    the fourth second. With the modes measured the same program is admitted and decays."""
-    settings = flexible_settings(elastic_state='estimated')
-    with pytest.raises(ConfigError, match=r'hold: refused .*spectral radius 1\.00'):
-        ProgramController(flexible, {'hold': demo_programs['hold']}, settings)
-    allowed = ProgramController(flexible, {'hold': dict(demo_programs['hold'],
-                                                        non_minimum_phase='allow')}, settings)
-    rate = math.log(allowed.entry.sampled_radius) / PERIOD
-    assert 0.1 < rate < 10.0
-    run = lockstep(flexible, allowed, 4.0, measured=False)
-    early, late = (np.max(run.residual[int(a / PERIOD):int(b / PERIOD)])
-                   for a, b in ((1.0, 2.0), (3.0, 4.0)))
-    assert late > 3.0 * early
-    measured = ProgramController(flexible, {'hold': demo_programs['hold']}, flexible_settings())
-    assert measured.entry.sampled_radius < 1.0
-    run = lockstep(flexible, measured, 4.0)
-    assert not run.fault and np.max(run.residual[-500:]) < 0.1 * run.peak
-
-
-# -- robustness over the set: the check and the loop ------------------------------------------
 def test_the_full_law_is_refused_over_the_default_set_and_the_rigid_twin_admitted(
         flexible, demo_programs):
     """lambda_circle, servo law on one mode per link, modes measured, 2 periods of delay:
@@ -178,3 +127,26 @@ def test_the_mismatched_plant_the_check_refuses_faults_and_the_rigid_twin_tracks
     nominal_twin = lockstep(flexible, twin, 4.0).rms
     mismatched_twin = lockstep(soft_plant, twin, 4.0)
     assert not mismatched_twin.fault and mismatched_twin.rms < 1.5 * nominal_twin
+
+
+def test_a_redefined_output_is_made_robust_by_a_smaller_lambda(flexible, demo_programs):
+    """tip_circle (redefine) with the modes estimated, 2 periods of delay, the default
+    set: the lambda-point at 0.8 lambda* is stable on the model but not over the set, so
+    lambda is scaled by ROBUST_LAMBDA_FACTOR until it is (the rule of
+    `admission.smaller_lambda`): admitted, the note gives the lambda, which is
+    0.8 lambda* times a power of the factor, and one step larger is refused over the set."""
+    settings = flexible_settings(elastic_state='estimated', delay_periods=2,
+                                 uncertainty=None, realization='servo', control_model='full')
+    law = ProgramController(flexible, {'tip_circle': demo_programs['tip_circle']}, settings)
+    entry = law.entry
+    assert stable(entry.worst_case.radius) and entry.robustness_margin == 1.0
+    note = entry.notes[-1]
+    first = float(note.split('lambda = ')[1].split(' ')[0])
+    reduced = float(note.split('lambda reduced to ')[1].split(' ')[0])
+    steps = math.log(reduced / first) / math.log(ROBUST_LAMBDA_FACTOR)
+    assert 1 <= round(steps) <= ROBUST_LAMBDA_STEPS and abs(steps - round(steps)) < 1e-3
+    row = dict(demo_programs['tip_circle']['rows'][0], type='lambda_point',
+               **{'lambda': reduced / ROBUST_LAMBDA_FACTOR})
+    larger = dict(demo_programs['tip_circle'], rows=[row], non_minimum_phase='refuse')
+    with pytest.raises(NotRobustError, match='not robust over the declared uncertainty'):
+        ProgramController(flexible, {'tip_circle': larger}, settings)

@@ -39,6 +39,10 @@ class NotRobustError(ConfigError):
     """A program refused by `check_robustness` (its loop is unstable in the uncertainty)."""
 
 
+# A redefined output that is not robust is tried again with lambda times this factor, at
+# most ROBUST_LAMBDA_STEPS times.
+ROBUST_LAMBDA_FACTOR = 0.8
+ROBUST_LAMBDA_STEPS = 6
 Redefinition = namedtuple('Redefinition', 'spec note')
 Redefinition.__doc__ = ('A program to build instead of a refused one: ``spec`` with '
                         'lambda_point rows, and the ``note`` that says why.')
@@ -228,10 +232,13 @@ def check_internal_dynamics(law, entry, spec, policy, field, redefined, q0, solv
                            f'{full.nu} inputs')
     kp, kd = row_gains(entry.stabilization)
     sampled = law.settings.hold == 'zoh'
+    if law.estimates_modes:
+        # The observer's gain at this rest: what the loops below and the tick use.
+        entry.observer_gain = law.design_observer(loop.q0)
     # Model following: the law closes its loop on the internal model, without delay.
     delay = 0 if law.following is not None else law.delay_periods
     if sampled:
-        entry.sampled_radius = loop.radius(C, kp, kd, delay, law.estimates_modes)
+        entry.sampled_radius = loop.radius(C, kp, kd, delay, entry.observer_gain)
         if not stable(entry.sampled_radius):
             problems.append(loop.describe_radius(entry.sampled_radius, delay))
     elif loop.growth(C, kp, kd) > STABILITY_TOLERANCE:
@@ -246,7 +253,7 @@ def check_internal_dynamics(law, entry, spec, policy, field, redefined, q0, solv
                            'non_minimum_phase: allow: this program\'s internal dynamics '
                            'are unstable')
         return None
-    limit = lambda_limit(law, loop, kp, kd, sampled, delay)
+    limit = lambda_limit(law, loop, kp, kd, sampled, delay, entry.observer_gain)
     entry.lambda_limit = limit
     what = ('keeps the sampled closed loop stable (spectral radius < 1 at this period, '
             'ZOH)' if sampled else 'keeps the closed loop stable')
@@ -270,14 +277,31 @@ def check_internal_dynamics(law, entry, spec, policy, field, redefined, q0, solv
     raise ConfigError(f'{field}: refused ({where}): {"; ".join(problems)}; {offer}')
 
 
+def smaller_lambda(redefinition, factor=ROBUST_LAMBDA_FACTOR):
+    """Return the `Redefinition` with every row's lambda times ``factor`` (robustness).
+
+    A redefined output admitted on the model may not be robust over the declared
+    uncertainty (a longer lever of the modes in the output); a smaller lambda moves it
+    toward the joints, whose loop is the robust one.
+    """
+    rows = [dict(row, **{'lambda': row['lambda'] * factor})
+            for row in redefinition.spec['rows']]
+    lam = rows[0]['lambda']
+    note = (f'{redefinition.note.split("; lambda reduced")[0]}; lambda reduced to '
+            f'{lam:.4g} to be robust over the declared uncertainty')
+    return Redefinition(dict(redefinition.spec, rows=rows), note)
+
+
 def row_gains(stabilization):
     """Diagonal K_p = beta^2 and K_d = 2 alpha of the position rows (k0, k1)."""
     return np.diag(stabilization.k0), np.diag(stabilization.k1)
 
 
-def lambda_limit(law, loop, kp, kd, sampled, delay, samples=100, iterations=30):
+def lambda_limit(law, loop, kp, kd, sampled, delay, observer=None, samples=100,
+                 iterations=30):
     """Largest lambda* with a stable loop for the redefined joint outputs C_lambda.
 
+    ``observer``: the elastic-state observer's gain when the modes are estimated.
     The rows' gains are applied to the n joint outputs when there are n rows (else the
     first row's gains to all). Scan lambda = k / samples, then bisection.
     """
@@ -291,7 +315,7 @@ def lambda_limit(law, loop, kp, kd, sampled, delay, samples=100, iterations=30):
         C = link_angle_output(cm, lam)
         try:
             if sampled:
-                return stable(loop.radius(C, kp, kd, delay, law.estimates_modes))
+                return stable(loop.radius(C, kp, kd, delay, observer))
             return loop.growth(C, kp, kd) <= STABILITY_TOLERANCE
         except np.linalg.LinAlgError:
             return False
@@ -315,7 +339,7 @@ def check_robustness(law, entry, field, where, C, kp, kd, q0):
     else:
         check = RobustnessCheck(law.model, law.control_model, q0[:n], law.period,
                                 law.realization_kind, C, kp, kd, law.delay_periods,
-                                law.estimates_modes)
+                                entry.observer_gain)
     margin, worst = check.margin(ranges)
     entry.robustness_margin, entry.worst_case = margin, worst
     declared = describe(ranges)
@@ -337,7 +361,7 @@ def check_robustness(law, entry, field, where, C, kp, kd, q0):
         offers.append(offer('control_model: rigid_twin (realization: ideal)',
                             RobustnessCheck(law.model, law.rigid_twin, q0[:n], law.period,
                                             'ideal', C[:, :n], kp, kd, law.delay_periods,
-                                            False)))
+                                            None)))
     offers.append('lower gains (alpha)')
     if law.control_model.nv > n:
         offers.append('fewer modelled modes (control_modes)')
@@ -360,4 +384,4 @@ def following_check(law, entry, q0):
     n = law.n_joints
     kp, kd = (np.eye(n) * gain for gain in ModelFollowing.gains_of(entry.stabilization))
     return RobustnessCheck(law.model, law.rigid_twin, q0[:n], law.period, 'ideal',
-                           np.eye(n), kp, kd, law.delay_periods, False)
+                           np.eye(n), kp, kd, law.delay_periods, None)

@@ -1,4 +1,4 @@
-"""Model-based estimate of the modal state of a flexible arm from its joint motion alone.
+"""Observer of the modal state of a flexible arm from its joint motion and applied efforts.
 
 On a real arm only the joints are measured. `ElasticStateEstimator` integrates the modal
 coordinates eta of the full model (``mechanics.chain`` units) from its modal rows, driven by
@@ -15,16 +15,31 @@ mode (h |lambda| >> 1, e.g. a soft rod's Kelvin-Voigt shear and extension, lambd
 1/s) is then damped by -(1 - theta)/theta = -0.67 per step instead of flipping sign
 undamped, an error that entered the bending rows through M and saturated a lambda-point
 law on the soft arm; a mode of frequency omega gets a numerical damping ratio of about
-(theta - 1/2) omega h / 2 (0.006 at 60 rad/s and 2 ms). Joint friction, armature and the motor
-torque do not enter (they act on the joint rows only), so the estimate needs no torque
-measurement and is as good as the link model. All modes of the model are integrated (a
-reduced model's first mode is not the full model's); the controller
+(theta - 1/2) omega h / 2 (0.006 at 60 rad/s and 2 ms). All modes of the model are
+integrated (a reduced model's first mode is not the full model's); the controller
 (`program_controller`) then picks its control model's modes by name.
 
-The estimation error obeys the free modal dynamics and decays with the structural damping
-only (no output injection): the estimate starts from the static equilibrium of the modal
-rows at the first state (``initialize``; undeformed for a horizontal arm), so the arm must
-be at rest then.
+Correction by measurement. Integrated alone, the estimate's error obeys the free modal
+dynamics and decays with the structural damping only, and any model error grows into the
+law (an unstable sampled loop for the demo arm's joint programs). With the effort u
+applied over the step known (the controller's own command, or the torque a plant reports),
+the joint rows of the model over the step are a measurement, the innovation [N m or N]
+
+    nu = B_theta u - M_theta,theta theta'' - M_theta,e (w+ - w) / T - h_theta(q, v),
+
+w+ - w the modal velocity change of the step just predicted; it is zero on the model with
+the true modal state. The estimate is corrected by xhat += L nu, L the steady-state Kalman
+gain of ``observer_design`` (designed at the program's rest from the declared noise and
+uncertainty; ``set_gain``). On the model a wrong initial estimate then decays with the
+observer's error dynamics E - L H; off it, nu measures the mismatch (published on
+/diagnostics) and the normalized innovation squared nu^T S^-1 nu (S the innovation
+covariance the gain assumes; mean n, the number of joints, on the model within the
+declared noise) is the run-time test of the model. Corrections are made on a tick of one
+period (not across a gap, where the estimate is only integrated). Joint friction,
+armature and the motor torque enter only through nu.
+
+The estimate starts from the static equilibrium of the modal rows at the first state
+(``initialize``; undeformed for a horizontal arm).
 """
 
 import math
@@ -33,9 +48,7 @@ import numpy as np
 
 from ..mechanics.equilibrium import static_equilibrium
 from .control_kernels import theta_modal_step
-
-# Implicit weight of the theta-method step (module doc).
-THETA = 0.6
+from .observer_design import THETA
 
 
 class ElasticStateEstimator:
@@ -60,6 +73,26 @@ class ElasticStateEstimator:
         self._q = np.zeros(model.nv)
         self._v = np.zeros(model.nv)
         self._dt = None
+        n, m = self.n, self.count
+        self.input_rows = np.ascontiguousarray(model.input_matrix()[:n])   # B_theta
+        self.gain = None                       # L (2 m x n); None: no correction
+        self._inverse_covariance = np.zeros((n, n))   # S^-1 of the gain's design
+        self.innovation = np.zeros(n)          # nu of the last corrected step [N m or N]
+        self.normalized = 0.0                  # nu^T S^-1 nu of the last corrected step
+        self.corrected = False                 # whether the last advance was corrected
+        self._w0 = np.zeros(m)                 # modal velocity before the step
+        self._change = np.zeros(m)             # w+ - w, then per unit time
+        self._joint = np.zeros(n)              # scratch of the innovation
+        self._correction = np.zeros(2 * m)
+        self._weighted = np.zeros(n)
+
+    def set_gain(self, observer_gain):
+        """Correct with ``observer_gain`` (`observer_design.ObserverGain`), or None."""
+        if observer_gain is None:
+            self.gain = None
+            return
+        self.gain = np.ascontiguousarray(observer_gain.L)
+        self._inverse_covariance[:] = np.linalg.inv(observer_gain.covariance)
 
     def initialize(self, joint_positions):
         """Start at rest at the static equilibrium of the modal rows, h_e(q, 0) = 0.
@@ -78,12 +111,15 @@ class ElasticStateEstimator:
             self.position[:] = 0.0
 
     def advance(self, joint_positions, joint_velocities, joint_acceleration, duration,
-                max_step):
+                max_step, effort=None):
         """Advance (eta, eta') over ``duration`` [s] from the joint state at its start.
 
         The joint acceleration [rad/s^2] is held; sub-steps of at most ``max_step``.
+        ``effort``: the input u applied over the interval (model input order); with a gain
+        set and a single step, the estimate is corrected by the innovation (module doc).
         """
         steps = max(1, int(math.ceil(duration / max_step - 1e-9)))
+        self.corrected = False
         dt = duration / steps
         q, v, n = self._q, self._v, self.n
         for k in range(steps):
@@ -95,7 +131,26 @@ class ElasticStateEstimator:
             q[n:], v[n:] = self.position, self.velocity
             mass = self.model.mass_matrix(self.data, q, self._mass)
             bias = self.model.bias_forces(self.data, q, v, self._bias)
+            self._w0[:] = self.velocity
             self.step(mass, bias, joint_acceleration, dt)
+            if steps == 1 and effort is not None and self.gain is not None:
+                self._correct(mass, bias, joint_acceleration, dt, effort)
+
+    def _correct(self, mass, bias, joint_acceleration, dt, effort):
+        """Compute the innovation of the step just taken and correct the estimate by it."""
+        n, m = self.n, self.count
+        change = np.subtract(self.velocity, self._w0, out=self._change)
+        change /= dt
+        innovation = np.matmul(self.input_rows, effort, out=self.innovation)
+        innovation -= np.matmul(mass[:n, :n], joint_acceleration, out=self._joint)
+        innovation -= np.matmul(mass[:n, n:], change, out=self._joint)
+        innovation -= bias[:n]
+        np.matmul(self._inverse_covariance, innovation, out=self._weighted)
+        self.normalized = float(innovation @ self._weighted)
+        correction = np.matmul(self.gain, innovation, out=self._correction)
+        self.position += correction[:m]
+        self.velocity += correction[m:]
+        self.corrected = True
 
     def step(self, mass, bias, joint_acceleration, dt):
         """One theta-method step of (eta, eta') over ``dt`` [s] (`theta_modal_step`).

@@ -52,12 +52,14 @@ def run_lockstep(controller, simulation, duration, period, measured=True, residu
     limit = plant.effort_limit
     figures = np.zeros(int(round(duration / period)))
     run = LoopRun()
+    applied = np.zeros(plant.nu)            # the effort of the last period, as plants report
     for k in range(figures.size):
         q, v = simulation.q, simulation.v
         if measured and plant.nv > n:
-            effort = controller.update(simulation.time, q[:n], v[:n], q[n:], v[n:])
+            effort = controller.update(simulation.time, q[:n], v[:n], q[n:], v[n:],
+                                       applied_effort=applied)
         else:
-            effort = controller.update(simulation.time, q[:n], v[:n])
+            effort = controller.update(simulation.time, q[:n], v[:n], applied_effort=applied)
         status = controller.status
         if not status.tracking:
             run.fault, run.fault_time = status.message, simulation.time
@@ -65,7 +67,8 @@ def run_lockstep(controller, simulation, duration, period, measured=True, residu
         figures[k] = (float(np.max(np.abs(status.residual))) if residual is None
                       else residual(controller, simulation))
         try:
-            simulation.advance(np.clip(effort, -limit, limit), period)
+            np.clip(effort, -limit, limit, out=applied)
+            simulation.advance(applied, period)
         except StepFailedError as error:
             run.fault, run.fault_time = f'plant: {error}', simulation.time
             break

@@ -21,8 +21,9 @@ Both run when a program is built, before the first tick:
 The plant need not be the model: ``LinearLoop(plant, control, ..., model=model)`` puts a
 plant whose parameters differ (``mechanics.perturbation``) under the law built on
 ``model`` (the robustness check, ``uncertainty``). With the elastic state estimated, the
-law's modal coordinates are those of the estimator (``elastic_estimator``), whose
-linearization at rest is part of the loop (`LinearLoop.radius`, ``estimated``).
+law's modal coordinates are those of the observer (``elastic_estimator``), whose
+linearization at rest (``observer_design``) is part of the loop (`LinearLoop.radius`,
+``observer``).
 """
 
 import copy
@@ -30,7 +31,6 @@ import copy
 import numpy as np
 
 from ..mechanics.equilibrium import static_equilibrium
-from .elastic_estimator import THETA
 from .programs import POSITION
 from .realization import symmetric_sqrt
 from .stabilization import critical_period, velocity_critical_period
@@ -86,7 +86,6 @@ class LinearLoop:
         # The control model's rest, by name, is the first guess of the full model's.
         self._guess = self.P.T @ qc
         self._estimator = (full if model is None else model, self._guess)
-        self._estimator_step = []     # (E, G_a, G_theta, S) once computed; shared by copies
         Mc, Dc, Kc, Bc = linearize(control, qc)
         self.Mc, self.Bc, self.realization = Mc, Bc, realization
         self.Mc_inv = np.linalg.inv(Mc)
@@ -138,20 +137,17 @@ class LinearLoop:
         gain_v = R @ (-kd @ C - C @ self.free_v) @ self.P
         return np.hstack([gain_x, gain_v])
 
-    def radius(self, C, kp, kd, delay=0, estimated=False):
+    def radius(self, C, kp, kd, delay=0, observer=None):
         """Spectral radius of the sampled (ZOH) closed loop (< 1: stable).
 
         With ``delay`` > 0 the largest radius over input delays of 0..delay periods (the
-        effort computed at tick k applied over period k + d). ``estimated``: the law's
-        modal coordinates are the estimator's (`estimator_step`), else the plant's.
-
-        Loop state at tick k: s_k = (z_k, theta_(k-1), theta'_(k-1), xhat_(k-1), u_(k-1),
-        ..., u_(k-d)): the estimate xhat_k = E xhat_(k-1) + G_a (theta'_k - theta'_(k-1)) / T
-        + G_theta theta_(k-1), then u_k = F_j z_k + F_e S xhat_k (S picks the control
-        model's modes), z_(k+1) = Phi z_k + Gamma u_(k-d).
+        effort computed at tick k applied over period k + d). ``observer``: the law's
+        modal coordinates are the elastic-state observer's, with this
+        `observer_design.ObserverGain` (designed on the controller's model; a zero L is
+        the uncorrected estimator), else the plant's (measured).
         """
         F = self.feedback(C, kp, kd)
-        if not estimated:
+        if observer is None:
             gain = self.Gamma @ F
             size = self.Phi.shape[0]
             worst = 0.0
@@ -164,56 +160,34 @@ class LinearLoop:
                         np.eye(size)
                 worst = max(worst, float(np.max(np.abs(np.linalg.eigvals(closed)))))
             return worst
-        return max(self._estimated_radius(F, d) for d in range(delay + 1))
+        return max(self._estimated_radius(F, d, observer) for d in range(delay + 1))
 
-    def estimator_step(self):
-        """(E, G_a, G_theta, S) of the estimator's step over T, linearized at rest.
-
-        The theta-method step of `elastic_estimator` (weight `THETA` = c, one step per
-        period) on the controller's full model, at rest: h_e = K_e,q q + D_e eta' (K from
-        ``linearize``; D and the diagonal K_d of ``elastic_coefficients``), so with
-        W = c T D + c^2 T^2 K_d and a = (theta'_k - theta'_(k-1)) / T,
-
-            (M_ee + W) w+ = (M_ee + c T D - c (1 - c) T^2 K_d - T D) w
-                            - T (M_e,theta a + K_e,theta theta + K_ee eta),
-            eta+ = eta + T (c w+ + (1 - c) w).
-        """
-        if self._estimator_step:
-            return self._estimator_step[0]
-        model, guess = self._estimator
-        n, T, c = self.n, self.period, THETA
-        q0 = static_equilibrium(model, guess)
-        M, D, K, _ = linearize(model, q0)
-        stiffness, damping = (values[n:] for values in model.elastic_coefficients())
-        Mee, Met = M[n:, n:], M[n:, :n]
-        m = Mee.shape[0]
-        lhs = Mee + np.diag(c * T * damping + (c * T) ** 2 * stiffness)
-        w_factor = np.diag(c * T * damping - c * (1.0 - c) * T * T * stiffness)
-        solve = np.linalg.inv(lhs)
-        # w+ = Aw w + Aeta eta + Ga a + Gth theta
-        Aw = solve @ (Mee + w_factor - T * D[n:, n:])
-        Aeta = -T * solve @ K[n:, n:]
-        Ga = -T * solve @ Met
-        Gth = -T * solve @ K[n:, :n]
-        E = np.zeros((2 * m, 2 * m))
-        E[m:, :m], E[m:, m:] = Aeta, Aw
-        E[:m, :m] = np.eye(m) + c * T * Aeta
-        E[:m, m:] = c * T * Aw + (1.0 - c) * T * np.eye(m)
-        G_a = np.vstack([c * T * Ga, Ga]) / T        # per unit velocity change
-        G_theta = np.vstack([c * T * Gth, Gth])
+    def _selection(self, m):
+        """S (2 m_c x 2 m): the control model's modes out of the estimator's (eta, eta')."""
+        model, n = self._estimator[0], self.n
         names = list(model.coordinate_names)
         S = np.zeros((2 * (self.control.nv - n), 2 * m))
         for j, name in enumerate(self.control.coordinate_names[n:]):
             i = names.index(name) - n
             S[j, i] = S[self.control.nv - n + j, m + i] = 1.0
-        self._estimator_step.append((E, G_a, G_theta, S))
-        return self._estimator_step[0]
+        return S
 
-    def _estimated_radius(self, F, d):
-        """Spectral radius of the loop with the estimator, input ``d`` periods late."""
-        E, G_a, G_theta, S = self.estimator_step()
+    def _estimated_radius(self, F, d, observer):
+        """Spectral radius of the loop with the observer, input ``d`` periods late.
+
+        Loop state at tick k: s_k = (z_k, theta_(k-1), theta'_(k-1), xhat_(k-1), u_(k-1),
+        ..., u_(k-1-d)). The observer (``observer_design``: E, G_a, G_theta, the innovation
+        nu = B_theta u - A_a a - H xhat - A_theta theta - A_rate theta' of the step from
+        k - 1 with the effort applied over it, u_(k-1-d), and a = (theta'_k -
+        theta'_(k-1)) / T) gives xhat_k = E xhat_(k-1) + G_a (theta'_k - theta'_(k-1)) +
+        G_theta theta_(k-1) + L nu; then u_k = F_j z_k + F_e S xhat_k (S picks the control
+        model's modes), z_(k+1) = Phi z_k + Gamma u_(k-d).
+        """
+        step, L = observer.step, observer.L
+        E, T = step.E, self.period
         n, nv = self.n, self.full.nv
         size, nu, m2 = self.Phi.shape[0], F.shape[0], E.shape[0]
+        S = self._selection(m2 // 2)
         # Feedback split: joints of the plant's state, modes of the estimate (in the
         # control model's order: positions then velocities).
         F_joint = np.zeros((nu, size))
@@ -222,13 +196,20 @@ class LinearLoop:
         F_mode = np.hstack([F[:, :nv] @ self.P.T[:, n:], F[:, nv:] @ self.P.T[:, n:]])
         i_th, i_dth, i_x = size, size + n, size + 2 * n
         i_u = i_x + m2
-        total = i_u + nu * d
+        total = i_u + nu * (d + 1)
+        # nu_(k-1) = N s_k
+        N = np.zeros((n, total))
+        N[:, i_u + nu * d:] = step.B_theta
+        N[:, nv:nv + n] -= step.A_a / T
+        N[:, i_dth:i_x] += step.A_a / T - step.A_rate
+        N[:, i_th:i_dth] -= step.A_theta
+        N[:, i_x:i_u] -= step.H
         # xhat_k = X s_k
-        X = np.zeros((m2, total))
-        X[:, i_x:i_u] = E
-        X[:, nv:nv + n] += G_a                      # theta'_k from z_k
-        X[:, i_dth:i_x] -= G_a
-        X[:, i_th:i_dth] += G_theta
+        X = L @ N
+        X[:, i_x:i_u] += E
+        X[:, nv:nv + n] += step.G_a                 # theta'_k from z_k
+        X[:, i_dth:i_x] -= step.G_a
+        X[:, i_th:i_dth] += step.G_theta
         U = F_joint @ np.eye(size, total) + F_mode @ S @ X     # u_k = U s_k
         closed = np.zeros((total, total))
         closed[:size, :size] = self.Phi
@@ -236,11 +217,10 @@ class LinearLoop:
         closed[i_th:i_th + n, :n] = np.eye(n)                  # theta_k
         closed[i_dth:i_dth + n, nv:nv + n] = np.eye(n)         # theta'_k
         closed[i_x:i_u] = X
-        if d:
-            closed[i_u:i_u + nu] = U
-            for i in range(1, d):
-                closed[i_u + nu * i:i_u + nu * (i + 1), i_u + nu * (i - 1):i_u + nu * i] = \
-                    np.eye(nu)
+        closed[i_u:i_u + nu] = U
+        for i in range(1, d + 1):
+            closed[i_u + nu * i:i_u + nu * (i + 1), i_u + nu * (i - 1):i_u + nu * i] = \
+                np.eye(nu)
         return float(np.max(np.abs(np.linalg.eigvals(closed))))
 
     def growth(self, C, kp, kd):

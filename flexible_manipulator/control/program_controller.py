@@ -75,18 +75,24 @@ estimator), and the arm follows the internal model's joints by computed torque o
 rigid twin; (b) then checks the law's loop on the internal model (no delay) and the
 robustness check the arm's loop (the rigid twin's joint loop, ``delay_periods``).
 
-With the elastic state estimated, (b) and the robustness check include the estimator's
-dynamics (`loop_checks.LinearLoop.radius`, ``estimated``): the open-loop estimate makes
-joint programs on the demo arm unstable (spectral radius 1.002 at 2 ms).
+With the elastic state estimated, (b) and the robustness check include the observer's
+dynamics with its gain (`loop_checks.LinearLoop.radius`, ``observer``; the gain is
+designed at the program's rest, ``observer_design``): without the correction the estimate
+makes joint programs on the demo arm unstable (spectral radius 1.002 at 2 ms), with it
+0.9994, and they are admitted over the default uncertainty.
 
 Elastic state (models whose control model has modes). With ``elastic_state: measured`` the
 modal coordinates come with each state (a simulation publishes them); a tick without them
 runs on the estimate. With ``estimated`` (a real arm: only joints are measured) they are
-estimated from the measured joint motion (`elastic_estimator.ElasticStateEstimator`: the
-full model's modal rows driven by the joint acceleration, all modes of the file; the
-control model's modes are then picked by name). The estimate starts from the static
-equilibrium of the modal rows at the first state, so the arm must be at rest then; a gap
-longer than ``max_gap`` restarts it there.
+estimated from the measured joint motion and the applied efforts
+(`elastic_estimator.ElasticStateEstimator`: the full model's modal rows driven by the
+joint acceleration, corrected by the joint rows' innovation, all modes of the file; the
+control model's modes are then picked by name). The applied effort is what the plant
+reports (``update``'s ``applied_effort``), else the command sent ``delay_periods`` + 1
+states before. The estimate starts from the static equilibrium of the modal rows at the
+first state, so the arm must be at rest then; a gap longer than ``max_gap`` restarts it
+there. `build_controller` adds the run-time test of the model (``mismatch_guard``): past
+it, the robust alternative takes over.
 
 Program file (YAML; ``program_config.load_program_file`` reads it)::
 
@@ -122,15 +128,22 @@ import numpy as np
 from ..model_config import ConfigError, number
 from . import admission
 from .elastic_estimator import ElasticStateEstimator
+from .mismatch_guard import MISMATCH_ACTIONS, MismatchGuard
 from .model_following import ModelFollowing
 from .program_config import load_program_file, parse_program
 from .programs import Program
 from .realization import IdealRealization, RealizationStatus, ServoRealization
 from .safety import LatchedSafety, checked_time, take
 from .stabilization import Stabilization
+from .observer_design import kalman_gain, parse_noise
 from .uncertainty import parse_uncertainty
 from .state_range import StateRange
 
+# The robust alternatives of a flexible law, in order of preference: settings, description.
+ROBUST_ALTERNATIVES = ((dict(model_following=True), 'model following (the same law on an '
+                        'internal model, the arm following its joints on the rigid twin)'),
+                       (dict(realization='ideal', control_model='rigid_twin'),
+                        'computed torque on the rigid twin'))
 REALIZATIONS = ('auto', 'servo', 'ideal')
 CONTROL_MODELS = ('auto', 'full', 'rigid_twin')
 ELASTIC_SOURCES = ('measured', 'estimated')
@@ -160,6 +173,8 @@ class ControllerSettings:
     delay_periods: int = 0              # input delay (periods) the sampled check allows for
     model_following: bool = False       # the law on an internal model, the arm follows it
     uncertainty: object = None          # factor -> (lo, hi); None: DEFAULT_UNCERTAINTY
+    observer_noise: object = None       # observer_design.NoiseModel; None: DEFAULT_NOISE
+    mismatch_action: str = 'degrade'    # degrade | warn: the run-time model test trips
 
 
 @dataclass
@@ -178,6 +193,7 @@ class ProgramEntry:
     sampled_radius: float = None        # spectral radius of the linearized ZOH loop
     robustness_margin: float = None     # largest scaling of the uncertainty set survived
     worst_case: object = None           # uncertainty.Verdict at the declared set
+    observer_gain: object = None        # observer_design.ObserverGain (modes estimated)
     lambda_limit: float = None          # offered lambda* when the program was refused
     notes: list = field(default_factory=list)
     reference: np.ndarray = None        # r, r', r'' of every row (filled per tick)
@@ -231,6 +247,8 @@ class ControllerStatus:
         self.realization = None         # RealizationStatus of the active program
         self.elastic_source = 'none'    # measured | estimated | model | none (rigid model)
         self.following_error = 0.0      # model following: max |theta - theta_m| [rad]
+        self.innovation = None          # observer: nu of the last corrected tick [N m]
+        self.normalized_innovation = 0.0   # observer: nu^T S^-1 nu of that tick [-]
         self.unsaturated = np.zeros(nu)
         self.dropped = np.zeros(nu)
         self.clipped = np.zeros(nu, dtype=bool)
@@ -320,11 +338,7 @@ class ProgramController(LatchedSafety):
             if not (settings.realization == settings.control_model == 'auto'
                     and not settings.model_following):
                 raise
-            for fallback, what in ((dict(model_following=True), 'model following (the '
-                                    'same law on an internal model, the arm following its '
-                                    'joints on the rigid twin)'),
-                                   (dict(realization='ideal', control_model='rigid_twin'),
-                                    'computed torque on the rigid twin')):
+            for fallback, what in ROBUST_ALTERNATIVES:
                 try:
                     self._setup(model, programs, replace(settings, **fallback), default,
                                 source)
@@ -383,6 +397,10 @@ class ProgramController(LatchedSafety):
                               f'got {delay!r}')
         self.delay_periods = delay
         self.uncertainty = parse_uncertainty(settings.uncertainty)
+        if settings.mismatch_action not in MISMATCH_ACTIONS:
+            raise ConfigError(f'mismatch_action: must be one of {", ".join(MISMATCH_ACTIONS)}, '
+                              f'got {settings.mismatch_action!r}')
+        self.observer_noise = parse_noise(settings.observer_noise)
 
         cm = self.control_model
         self.data = cm.create_data()
@@ -413,6 +431,12 @@ class ProgramController(LatchedSafety):
         self.mode_select = np.array([full_modes.index(name) for name in
                                      cm.coordinate_names[n:cm.nv]], dtype=np.int64)
         self.estimator = ElasticStateEstimator(model) if self.has_modes else None
+        # Efforts sent for the last delay_periods + 1 states, newest first: the oldest was
+        # applied over the last interval when the plant does not report it.
+        self._sent = np.zeros((delay + 1, nu))
+        self._sent_next = 0                        # ring index of the oldest
+        self._applied = np.zeros(nu)               # the applied effort reported
+        self._applied_finite = np.zeros(nu, dtype=bool)
         self.elastic_positions = np.zeros(len(full_modes))
         self.elastic_velocities = np.zeros(len(full_modes))
         self.effort = np.zeros(nu)
@@ -442,6 +466,8 @@ class ProgramController(LatchedSafety):
             raise ConfigError(f'{source}: default: unknown program {default!r} (known: '
                               f'{", ".join(self.entries)})')
         self.status = ControllerStatus(nu)
+        if self.estimates_modes:
+            self.status.innovation = self.estimator.innovation
         self.enabled = False
         self.fault = ''
         self._start = None
@@ -521,9 +547,19 @@ class ProgramController(LatchedSafety):
         if self.model.nv > self.model.nu:
             redefinition = admission.check_internal_dynamics(
                 self, entry, spec, parsed.non_minimum_phase, field, redefined, *start)
-            if redefinition is not None:
-                return self._build_entry(name, redefinition.spec, redefinition.note)
+            for attempt in range(admission.ROBUST_LAMBDA_STEPS + 1 if redefinition else 0):
+                try:
+                    return self._build_entry(name, redefinition.spec, redefinition.note)
+                except admission.NotRobustError:
+                    if attempt == admission.ROBUST_LAMBDA_STEPS:
+                        raise
+                    redefinition = admission.smaller_lambda(redefinition)
         return entry
+
+    def design_observer(self, q):
+        """Design the elastic-state observer's gain at rest at ``q`` (full model; admission)."""
+        return kalman_gain(self.model, q, self.period, self.effort_limit, self.velocity_limit,
+                           self.uncertainty, self.observer_noise)
 
     def _warm_up(self):
         """Evaluate every program and the model once (compiles kernels before the loop)."""
@@ -558,6 +594,8 @@ class ProgramController(LatchedSafety):
         self.active = name
         self._start = None
         entry = self.entries[name]
+        if self.estimates_modes:
+            self.estimator.set_gain(entry.observer_gain)
         status = self.status
         status.program = name
         status.realization = entry.realization.status
@@ -572,10 +610,11 @@ class ProgramController(LatchedSafety):
         self._prev_time = None
 
     # -- the tick -------------------------------------------------------------------------
-    def _elastic_state(self, gap, elastic_positions, elastic_velocities):
+    def _elastic_state(self, gap, elastic_positions, elastic_velocities, applied):
         """Fill the modal part of (q, v): measured, or advanced by the estimator.
 
-        ``gap``: time since the previous state [s] (inf for the first one).
+        ``gap``: time since the previous state [s] (inf for the first one); ``applied``: the
+        effort applied over the interval that ends at this state (the observer's).
         """
         n, est = self.n_joints, self.estimator
         if self.settings.elastic_state == 'measured' and elastic_positions is not None:
@@ -589,7 +628,9 @@ class ProgramController(LatchedSafety):
             if gap > 0.0:
                 acceleration = (self.v[:n] - self._prev_joint_velocity) / gap
                 est.advance(self._prev_q_joints, self._prev_joint_velocity, acceleration, gap,
-                            self.period)
+                            self.period, applied)
+                if est.corrected:
+                    self.status.normalized_innovation = est.normalized
             self.status.elastic_source = 'estimated'
         self.elastic_positions[:] = est.position
         self.elastic_velocities[:] = est.velocity
@@ -607,21 +648,28 @@ class ProgramController(LatchedSafety):
             self.estimator.velocity[:] = elastic_velocities
 
     def update(self, t, joint_positions, joint_velocities, elastic_positions=None,
-               elastic_velocities=None):
+               elastic_velocities=None, applied_effort=None):
         """Return the efforts (model input order) for the state measured at ``t`` [s].
 
         ``joint_*``: model joint order [rad, rad/s or m, m/s]; ``elastic_*``: the modal
         coordinates of the model (its ``mode_names`` order) measured at ``t``, or None (the
-        estimate is used). The returned array is reused by the next call; ``status`` says
+        estimate is used); ``applied_effort``: the effort the plant applied over the period
+        that ends at ``t`` (model input order; a measured torque or the command a plant
+        reports), or None: the command sent ``delay_periods`` + 1 states ago (the
+        observer's input; a non-finite report counts as none). The returned array is
+        reused by the next call; ``status`` says
         what happened. Never raises: a state that cannot be taken (wrong length, not
         finite) or a failure of any later step latches a fault naming the step, with zero
         effort (`safety.LatchedSafety.guarded_tick`).
         """
-        return self.guarded_tick(self._tick, t, joint_positions, joint_velocities,
-                                 elastic_positions, elastic_velocities)
+        effort = self.guarded_tick(self._tick, t, joint_positions, joint_velocities,
+                                   elastic_positions, elastic_velocities, applied_effort)
+        self._sent[self._sent_next] = effort
+        self._sent_next = (self._sent_next + 1) % self._sent.shape[0]
+        return effort
 
     def _tick(self, t, joint_positions, joint_velocities, elastic_positions,
-              elastic_velocities):
+              elastic_velocities, applied_effort):
         """Run the steps of `update`, each named in ``self.step`` as it starts."""
         n, status, cm, scratch = self.n_joints, self.status, self.control_model, self._finite
         t = checked_time(t)
@@ -647,7 +695,16 @@ class ProgramController(LatchedSafety):
         elif self.has_modes:
             # After the safety check: a failing estimate must not hide a too-fast joint.
             self.step = 'elastic-state estimator'
-            self._elastic_state(gap, *(self._measured if measured else (None, None)))
+            applied = self._sent[self._sent_next]      # the oldest command kept
+            if applied_effort is not None:
+                if np.ndim(applied_effort) != 1 or len(applied_effort) != applied.size:
+                    raise ValueError(f'applied_effort: expected {applied.size} values, got '
+                                     f'shape {np.shape(applied_effort)}')
+                self._applied[:] = applied_effort
+                if np.isfinite(self._applied, out=self._applied_finite).all():
+                    applied = self._applied
+            self._elastic_state(gap, *(self._measured if measured else (None, None)),
+                                applied)
         else:
             status.elastic_source = 'none'
         self._valid = True
@@ -793,6 +850,26 @@ class ProgramController(LatchedSafety):
         out[:n] *= self.posture_stiffness
         out[:n] -= self.posture_damping * self.v[:n]
         return out
+
+
+def build_controller(model, programs, settings=None, default=None, source='programs'):
+    """Build the `ProgramController`; guard it at run time when its modes are estimated.
+
+    With the elastic state estimated the result is a `mismatch_guard.MismatchGuard` over
+    the controller and the first of `ROBUST_ALTERNATIVES` the checks admit (built now: a
+    real-time loop has no time to build it when the test trips); else the controller.
+    """
+    law = ProgramController(model, programs, settings, default, source)
+    if not law.estimates_modes:
+        return law
+    for changes, what in ROBUST_ALTERNATIVES:
+        try:
+            robust = ProgramController(model, programs, replace(law.settings, **changes),
+                                       law.active, source)
+        except ConfigError:
+            continue
+        return MismatchGuard(law, robust, law.settings.mismatch_action, what)
+    return MismatchGuard(law, None, law.settings.mismatch_action)
 
 
 def controller_from_files(model_path, program_path, settings=None, **overrides):

@@ -4,7 +4,7 @@ A real arm is not its model: its stiffness, damping, payload, friction and armat
 off by some factor (``mechanics.perturbation``). The controller declares how far
 (``uncertainty``: per factor a range [lo, hi] with lo <= 1 <= hi) and is admitted only if
 its linearized sampled loop (``loop_checks.LinearLoop``: the plant perturbed, the law on
-the control model, the elastic-state estimator when the modes are estimated, the input
+the control model, the elastic-state observer when the modes are estimated, the input
 0 to ``delay_periods`` periods late) is stable on every plant of that set.
 
 The set scaled by s >= 0, U(s), has the ranges [lo^s, hi^s] (s = 0: the model alone,
@@ -104,12 +104,16 @@ class RobustnessCheck:
     """The sampled loop of one program on the plants of a set (module doc)."""
 
     def __init__(self, model, control, joints, period, realization, C, kp, kd, delay,
-                 estimated):
-        """Hold the law (control model, rows C, gains, delay) to check at ``joints``."""
+                 observer):
+        """Hold the law (control model, rows C, gains, delay) to check at ``joints``.
+
+        ``observer``: the elastic-state observer's gain (`observer_design.ObserverGain`,
+        designed on ``model``) when the law's modes are estimated, else None.
+        """
         self.model, self.control, self.joints = model, control, joints
         self.period, self.realization = period, realization
         self.C, self.kp, self.kd, self.delay = C, kp, kd, delay
-        self.estimated = estimated
+        self.observer = observer
         self._cache = {}
         self._law = None               # the loop on the model; plants replace its plant
 
@@ -123,7 +127,7 @@ class RobustnessCheck:
                                            self.period, self.realization)
                 loop = self._law.for_plant(perturbed(self.model, **factors))
                 self._cache[key] = loop.radius(self.C, self.kp, self.kd, self.delay,
-                                               self.estimated)
+                                               self.observer)
             except (ValueError, np.linalg.LinAlgError):
                 self._cache[key] = math.inf
         return self._cache[key]

@@ -19,8 +19,10 @@ from . import common
 from .controller_base import ControllerNodeBase, publish_rows
 from ..control.input_delay import InputDelayMonitor
 from ..control.program_config import load_program_file, resolve_program_path
-from ..control.program_controller import (CONTROL_MODELS, ControllerSettings,
-                                          ELASTIC_SOURCES, ProgramController, REALIZATIONS)
+from ..control.mismatch_guard import MISMATCH_ACTIONS, WINDOW
+from ..control.observer_design import DEFAULT_NOISE
+from ..control.program_controller import (build_controller, CONTROL_MODELS,
+                                          ControllerSettings, ELASTIC_SOURCES, REALIZATIONS)
 from ..control.servo_controller import is_servo_model
 from ..control.uncertainty import DEFAULT_UNCERTAINTY, describe, factors_text
 from ..mechanics.perturbation import FACTORS, SCALES
@@ -126,6 +128,20 @@ class ControllerNode(ControllerNodeBase):
                 'its joints by computed torque on the rigid twin: exact on the model, as '
                 'robust as the rigid twin off it (doc/hil.md).'),
             uncertainty=self._uncertainty(),
+            observer_noise=dict(
+                velocity=common.positive(
+                    self, 'observer.velocity_noise', DEFAULT_NOISE.velocity,
+                    'Standard deviation of the measured joint velocities [rad/s] the '
+                    'elastic-state observer assumes (elastic_state: estimated).'),
+                effort=common.positive(
+                    self, 'observer.effort_noise', DEFAULT_NOISE.effort,
+                    'Standard deviation of the applied efforts the observer assumes, as a '
+                    'fraction of each joint\'s effort limit [-].')),
+            mismatch_action=common.choice(
+                self, 'mismatch_action', ControllerSettings.mismatch_action, MISMATCH_ACTIONS,
+                'When the observer\'s innovation says the arm is off its model beyond the '
+                'declared uncertainty: degrade (hand over to model following or the rigid '
+                'twin, with a warning) or warn only.'),
             **shared)
         path = resolve_program_path(program_file)
         programs, default = load_program_file(path)
@@ -136,13 +152,14 @@ class ControllerNode(ControllerNodeBase):
         if active and active not in (programs if isinstance(programs, dict) else {}):
             raise ConfigError(f'parameter active_program: unknown program {active!r} (in '
                               f'{program_file}: {", ".join(map(str, programs or {}))})')
-        core = ProgramController(model, programs, settings, active or default,
-                                 source=program_file)
+        core = build_controller(model, programs, settings, active or default,
+                                source=program_file)
         self.default_program = default or core.program_names[0]
         self.delay_program = self._delay_program(core, program_file)
         self.delay = InputDelayMonitor(model.nu, core.period)
         self.late_since = None                 # stamp of the first late tick in a row
         self.applied = np.zeros(model.nu)      # the effort a state reports applied
+        self.mismatch = ''                     # why the run-time model test tripped
         self.use_modal = core.has_modes and settings.elastic_state == 'measured'
         n = model.n_joints
         self.q, self.v = np.zeros(n), np.zeros(n)
@@ -196,6 +213,16 @@ class ControllerNode(ControllerNodeBase):
             log.info(text)
             for note in entry.notes:
                 log.warning(f'program {entry.name!r}: {note}')
+
+    def mismatch_text(self):
+        """Describe the run-time model test: the observer's innovation and its verdict."""
+        test = getattr(self.core, 'test', None)
+        if test is None:
+            return 'not tested (elastic state not estimated)'
+        innovation = self.core.primary.status.innovation
+        text = (f'mean normalized innovation {test.mean:.3g} over {WINDOW:g} s (limit '
+                f'{test.limit:.3g}); innovation {np.round(innovation, 4).tolist()} N m')
+        return f'{text}; {self.mismatch}' if self.mismatch else text
 
     def control_model_text(self):
         """Describe the control model in a few words."""
@@ -318,10 +345,16 @@ class ControllerNode(ControllerNodeBase):
         if problem is None and not repeated:
             self.watch_delay(msg, t)
         modal = ((self.modal_positions, self.modal_velocities)
-                 if self.use_modal and self.modal_stamp == t else ())
-        effort = self.respond(msg, problem, self.q, self.v, *modal)
+                 if self.use_modal and self.modal_stamp == t else (None, None))
+        # The effort the state reports applied feeds the elastic-state observer.
+        applied = self.applied if len(msg.effort) == len(msg.name) else None
+        effort = self.respond(msg, problem, self.q, self.v, *modal, applied)
         if effort is not None and not repeated:
             self.delay.sent(t, effort)
+        mismatch = getattr(self.core, 'degraded', '')
+        if mismatch and mismatch != self.mismatch:
+            self.mismatch = self.degraded = mismatch
+            self.get_logger().warning(mismatch)
 
     def watch_delay(self, msg, t):
         """Measure the input delay from the effort the state reports (`input_delay`).
@@ -393,6 +426,7 @@ class ControllerNode(ControllerNodeBase):
              f'arm to internal model {core.status.following_error:.3g} rad'),
             ('robustness_margin', '' if entry.robustness_margin is None
              else f'{entry.robustness_margin:.3g}'),
+            ('model_mismatch', self.mismatch_text()),
             ('estimated_ticks', str(w.estimated)),
             ('critical_period', f'{entry.critical_period:.6g}'),
             ('sampled_loop_radius', '' if entry.sampled_radius is None
