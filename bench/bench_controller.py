@@ -117,7 +117,8 @@ NODE_SETTINGS = {'realization': 'realization', 'control_model': 'control_model',
                  'delay_periods': 'delay_periods', 'analysis_positions': 'analysis_positions',
                  'control_modes': 'control_modes', 'model_following': 'model_following',
                  'uncertainty': 'uncertainty', 'effort_limits': 'effort_limit',
-                 'effort_rate_limits': 'effort_rate_limit', 'velocity_limits': 'velocity_limit'}
+                 'effort_rate_limits': 'effort_rate_limit', 'velocity_limits': 'velocity_limit',
+                 'observer': 'observer_noise', 'mismatch_action': 'mismatch_action'}
 DEMO_TICKS, DEMO_BATCH = 1000, 100          # 2 s of the demo's loop, timed per 100 ticks
 
 
@@ -125,15 +126,17 @@ def demo_controller_ticks(params_file='sim.yaml'):
     """CPU and wall time [us] per `ProgramController.update` of the demo, per batch.
 
     The controller core the node runs with ``params_file``'s controller parameters
-    (config/sim.yaml: servo realization, full model with one mode per link plane;
-    config/hil.yaml: the same under model following) on lambda_circle, in a closed loop
-    with the simulated arm of config/sim.yaml (rk4, 0.5 ms) from the demo's initial state,
-    with the modes when they are measured: the states are the ones the node would see.
-    Returns (cpu, wall, status message).
+    (config/sim.yaml: servo realization, full model with one mode per link plane, modes
+    measured; config/hil.yaml: the same with the modes observed, guarded by the run-time
+    model test) on lambda_circle, in a closed loop with the simulated arm of
+    config/sim.yaml (rk4, 0.5 ms) from the demo's initial state, with the modes when they
+    are measured and the applied efforts when they are observed: the states are the ones
+    the node would see. Returns (cpu, wall, status message).
     """
     import yaml
-    from flexible_manipulator.control.program_controller import (ControllerSettings,
-                                                                 controller_from_files)
+    from flexible_manipulator.control.program_config import load_program_file
+    from flexible_manipulator.control.program_controller import (build_controller,
+                                                                 ControllerSettings)
     from flexible_manipulator.mechanics.simulation import Simulation
     config = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 'config')
     with open(os.path.join(config, 'sim.yaml'), encoding='utf-8') as stream:
@@ -142,9 +145,9 @@ def demo_controller_ticks(params_file='sim.yaml'):
         node = yaml.safe_load(stream)['controller']['ros__parameters']
     settings = ControllerSettings(**{field: node[key] for key, field in NODE_SETTINGS.items()
                                      if key in node})
-    controller = controller_from_files(common.model_path(node['model']),
-                                       os.path.join(config, node['program_file'] + '.yaml'),
-                                       settings)
+    programs, default = load_program_file(os.path.join(config, node['program_file'] + '.yaml'))
+    controller = build_controller(load_model(common.model_path(node['model'])), programs,
+                                  settings, default)
     controller.switch('lambda_circle')
     controller.enable()
     model, n = controller.model, controller.n_joints
@@ -156,6 +159,7 @@ def demo_controller_ticks(params_file='sim.yaml'):
     cpu, wall, period = [], [], settings.period
     # As the node: modes with each state when measured (a simulation publishes them).
     measured = settings.elastic_state == 'measured'
+    applied = np.zeros(model.nu)      # the effort the plant reports applied
     for start in range(0, DEMO_TICKS, DEMO_BATCH):
         used_cpu = used_wall = 0
         for k in range(start, start + DEMO_BATCH):
@@ -166,9 +170,10 @@ def demo_controller_ticks(params_file='sim.yaml'):
                                            state[n:model.nq], state[model.nq + n:])
             else:
                 effort = controller.update(k * period, state[:n],
-                                           state[model.nq:model.nq + n])
+                                           state[model.nq:model.nq + n], applied_effort=applied)
             used_cpu += time.thread_time_ns() - cpu0
             used_wall += time.perf_counter_ns() - wall0
+            applied[:] = effort
             sim.advance(effort, period)
         cpu.append(used_cpu / DEMO_BATCH / 1e3)
         wall.append(used_wall / DEMO_BATCH / 1e3)
@@ -245,8 +250,8 @@ def main():
           f'arm in batches of {DEMO_BATCH}: CPU {common.with_range(demo_cpu)} us/tick, wall '
           f'{common.with_range(demo_wall)} us/tick; status at the end: {demo_status}')
     hil_cpu, hil_wall, hil_status = demo_controller_ticks('hil.yaml')
-    print(f'\nconfig/hil.yaml\'s controller core (model following: the law on the internal '
-          f'model, its rosenbrock2 steps, the rigid twin\'s following law), the same loop: CPU '
+    print(f'\nconfig/hil.yaml\'s controller core (the modes observed: the estimator\'s step '
+          f'and correction, the run-time test), the same loop: CPU '
           f'{common.with_range(hil_cpu)} us/tick, wall {common.with_range(hil_wall)} us/tick; '
           f'status at the end: {hil_status}')
     cpu, wall = common.spread(demo_cpu), common.spread(demo_wall)

@@ -101,16 +101,16 @@ def test_the_gain_makes_the_error_dynamics_contract(flexible):
 
 
 @pytest.mark.parametrize('value, match', [
-    ({'velocity': -1.0}, r'observer_noise\.velocity: must be > 0'),
-    ({'effort': math.nan}, r'observer_noise\.effort: expected a finite number'),
-    ({'speed': 1.0}, r'observer_noise: expected a mapping with velocity, effort'),
+    ({'velocity_noise': -1.0}, r'observer_noise\.velocity_noise: must be > 0'),
+    ({'effort_noise': math.nan}, r'observer_noise\.effort_noise: expected a finite number'),
+    ({'speed': 1.0}, r'observer_noise: expected a mapping with velocity_noise, effort_noise'),
     ('loud', r'observer_noise: expected a mapping')])
 def test_bad_noise_is_refused_naming_the_field(value, match):
     """What the observer assumes of the sensors is validated like every setting."""
     with pytest.raises(ConfigError, match=match):
         parse_noise(value)
     assert parse_noise(None) == DEFAULT_NOISE
-    assert parse_noise({'velocity': 0.01}).effort == DEFAULT_NOISE.effort
+    assert parse_noise({'velocity_noise': 0.01}).effort_noise == DEFAULT_NOISE.effort_noise
 
 
 # -- the observer in the loop --------------------------------------------------------------

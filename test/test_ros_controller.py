@@ -487,19 +487,18 @@ def test_absurd_states_are_rejected_and_a_fault_recovers_on_enable(probe, start_
 def test_the_hil_configuration_holds_an_arm_off_its_model(probe, start_node, tmp_path):
     """The issue's hardware-in-the-loop run over DDS: a lockstep plant whose links are 20 %
     softer than the model (two_link_flexible.yaml with EI x 0.8, written here) under the
-    controller of config/hil.yaml (model following, modes estimated, 2 periods allowed),
-    enabled on lambda_circle from the program's start (config/sim.yaml's plant state).
-    The same law on the measured state faults on this plant within 3 s (bench/README.md);
-    here, for 2 s of simulated time: no fault, the arm within 1e-3 rad of the internal
-    model (in-process lock-step: 7e-5 rad, test_model_following.py's plant) and the
-    reported residual (the arm's joints, the internal model's modes) below 1e-3 m."""
+    controller of config/hil.yaml (the servo law with its modes observed from the joints
+    and the efforts the plant reports, 2 periods allowed), enabled on lambda_circle from
+    the program's start (config/sim.yaml's plant state). The same law on the measured
+    state faults on this plant within 3 s (bench/README.md); here, for 2 s of simulated
+    time: no fault, no hand-over (the run-time test's mean far below its threshold: the
+    softer links are inside the declared uncertainty: in-process its mean is 1.5e-6
+    against 3.27, and the diagnostics say so) and the reported residual below 1e-3 m
+    (in-process lock-step: 2.2e-4 m RMS task error)."""
     from diagnostic_msgs.msg import DiagnosticArray
     from sensor_msgs.msg import JointState
-    spec = yaml.safe_load(open(os.path.join(CONFIG, 'models', 'two_link_flexible.yaml')))
-    for link in spec['links']:
-        link['beam']['bending_stiffness'] = [0.8 * x for x in link['beam']['bending_stiffness']]
-    softer = tmp_path / 'softer.yaml'
-    softer.write_text(yaml.safe_dump(spec))
+    softer = scaled_model(tmp_path, 'softer', lambda link: link['beam'].update(
+        bending_stiffness=[0.8 * x for x in link['beam']['bending_stiffness']]))
     states = probe.subscribe(JointState, '/joint_states', 1000)
     diagnostics = probe.subscribe(DiagnosticArray, '/diagnostics', 50)
     start_node(PLANT, parameters=[('timing_mode', 'lockstep'), ('model', str(softer))])
@@ -510,15 +509,65 @@ def test_the_hil_configuration_holds_an_arm_off_its_model(probe, start_node, tmp
     probe.spin_until(lambda: states and seconds(states[-1].header.stamp) >= 2.0, 120,
                      '2 s of simulated time')
     out = controller.output()
-    assert 'model following' in out and 'fault' not in out
+    assert 'elastic state estimated' in out and 'fault' not in out
+    assert 'switched to model following' not in out
 
     def reported():
         status = controller_status(diagnostics)
         return status is not None and 'run_residual_rms' in {v.key for v in status.values}
     probe.spin_until(reported, 10, 'the controller on /diagnostics')
     values = {v.key: v.value for v in controller_status(diagnostics).values}
-    following = float(re.search(r'arm to internal model ([\d.e+-]+) rad',
-                                values['model_following']).group(1))
-    assert following < 1e-3
+    mean, limit = (float(x) for x in re.search(
+        r'mean normalized innovation ([\d.e+-]+) over [\d.]+ s \(limit ([\d.e+-]+)\)',
+        values['model_mismatch']).groups())
+    assert mean < 1e-3 * limit
     rms = [float(x) for x in re.findall(r': ([\d.e+-]+)', values['run_residual_rms'])]
     assert len(rms) == 2 and max(rms) < 1e-3
+
+
+def test_the_hil_controller_hands_over_when_the_arm_is_far_off_its_model(probe, start_node,
+                                                                         tmp_path):
+    """The run-time test over DDS: the plant's joints have a thousand times the modelled
+    friction (a brake left on; two_link_flexible.yaml with the joints' damping x1000),
+    the controller config/hil.yaml's on joint_sine. The first corrected tick's normalized
+    innovation is of order 1e4, far past the one-tick threshold (41,
+    test_mismatch_guard.py): within a few ticks the controller warns that the arm is off
+    its model and hands over to model following; /diagnostics says so at WARN level, and
+    it keeps answering without a fault."""
+    from diagnostic_msgs.msg import DiagnosticArray
+    from sensor_msgs.msg import JointState
+    braked = scaled_model(tmp_path, 'braked', lambda link: link['joint'].update(
+        damping=1000.0 * link['joint']['damping']))
+    states = probe.subscribe(JointState, '/joint_states', 1000)
+    diagnostics = probe.subscribe(DiagnosticArray, '/diagnostics', 50)
+    start_node(PLANT, parameters=[('timing_mode', 'lockstep'), ('model', str(braked)),
+                                  ('initial_positions', [-0.23, 1.38]),
+                                  ('initial_velocities', [0.4712389, 0.7539822])])
+    probe.spin_until(lambda: states, 30, 'the initial state')
+    controller = start_node(CONTROLLER, params_file=os.path.join(CONFIG, 'hil.yaml'),
+                            parameters=[('start_enabled', True), ('state_timeout', 5.0),
+                                        ('active_program', 'joint_sine')])
+    handed = 'switched to model following'
+    probe.spin_until(lambda: handed in controller.output(), 60, 'the hand-over')
+    assert re.search(r'WARN.*off its model beyond the declared uncertainty', controller.output())
+    probe.spin_until(lambda: states and seconds(states[-1].header.stamp) >= 1.0, 120,
+                     '1 s of simulated time')
+
+    def warned():
+        status = controller_status(diagnostics)
+        return status is not None and handed in status.message
+    probe.spin_until(warned, 10, 'the hand-over on /diagnostics')
+    status = controller_status(diagnostics)
+    values = {v.key: v.value for v in status.values}
+    assert level(status) == 1 and handed in values['model_mismatch']
+    assert 'fault' not in controller.output()
+
+
+def scaled_model(tmp_path, name, change):
+    """Write two_link_flexible.yaml with ``change(link)`` applied to every link."""
+    spec = yaml.safe_load(open(os.path.join(CONFIG, 'models', 'two_link_flexible.yaml')))
+    for link in spec['links']:
+        change(link)
+    path = tmp_path / f'{name}.yaml'
+    path.write_text(yaml.safe_dump(spec))
+    return path

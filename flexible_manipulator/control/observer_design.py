@@ -72,10 +72,10 @@ ObserverGain.__doc__ = ('The Kalman gain L (2 m x n), the innovation covariance 
                         '(n x n, what nu is expected to be under the declared noise) and the '
                         '`StepMatrices` it was designed on.')
 
-NoiseModel = namedtuple('NoiseModel', 'velocity effort')
+NoiseModel = namedtuple('NoiseModel', 'velocity_noise effort_noise')
 NoiseModel.__doc__ = ('What the observer assumes of the measurements: velocity noise '
                       '[rad/s] and effort noise (fraction of each joint\'s effort limit).')
-DEFAULT_NOISE = NoiseModel(velocity=1e-3, effort=0.01)
+DEFAULT_NOISE = NoiseModel(velocity_noise=1e-3, effort_noise=0.01)
 
 
 def parse_noise(value, field='observer_noise'):
@@ -152,10 +152,10 @@ def kalman_gain(model, q, period, effort_limit, velocity_limit, ranges, noise=DE
     doubled = perturbed(model, armature=2.0)
     armature = np.diag(doubled.mass_matrix(doubled.create_data(), q))[:n] - np.diag(M)[:n]
     friction = model.elastic_coefficients()[1][:n]
-    sigma = (noise.effort * u_max) ** 2
+    sigma = (noise.effort_noise * u_max) ** 2
     sigma += (relative_error(ranges, ('armature',)) * armature * a_max) ** 2
     sigma += (relative_error(ranges, ('friction',)) * friction * v_max) ** 2
-    R = np.diag(sigma) + 2.0 * noise.velocity ** 2 / T ** 2 * step.A_a @ step.A_a.T
+    R = np.diag(sigma) + 2.0 * noise.velocity_noise ** 2 / T ** 2 * step.A_a @ step.A_a.T
     eps = max(relative_error(ranges, ('stiffness', 'payload')), MODEL_ERROR_FLOOR)
     modal = np.abs(np.linalg.solve(M[n:, n:], M[n:, :n])) @ a_max
     Q = np.zeros((2 * m, 2 * m))

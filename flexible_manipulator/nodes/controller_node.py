@@ -129,12 +129,12 @@ class ControllerNode(ControllerNodeBase):
                 'robust as the rigid twin off it (doc/hil.md).'),
             uncertainty=self._uncertainty(),
             observer_noise=dict(
-                velocity=common.positive(
-                    self, 'observer.velocity_noise', DEFAULT_NOISE.velocity,
+                velocity_noise=common.positive(
+                    self, 'observer.velocity_noise', DEFAULT_NOISE.velocity_noise,
                     'Standard deviation of the measured joint velocities [rad/s] the '
                     'elastic-state observer assumes (elastic_state: estimated).'),
-                effort=common.positive(
-                    self, 'observer.effort_noise', DEFAULT_NOISE.effort,
+                effort_noise=common.positive(
+                    self, 'observer.effort_noise', DEFAULT_NOISE.effort_noise,
                     'Standard deviation of the applied efforts the observer assumes, as a '
                     'fraction of each joint\'s effort limit [-].')),
             mismatch_action=common.choice(
