@@ -285,12 +285,7 @@ def test_a_late_loop_is_measured_and_degrades_to_hold(probe, start_node, start_r
     probe.spin_until(lambda: switched in controller.output(), 60, 'the switch to hold')
     assert re.search(r'commands applied 3 periods late for 0\.5\d* s', controller.output())
 
-    def degraded():
-        status = controller_status(diagnostics)
-        return status is not None and switched in status.message
-    probe.spin_until(degraded, 10, 'the degraded status on /diagnostics')
-    status = controller_status(diagnostics)
-    values = {v.key: v.value for v in status.values}
+    status, values = status_saying(probe, diagnostics, switched, 'the degraded status')
     assert level(status) == 1 and values['active_program'] == 'hold'
     assert values['input_delay_periods'] == '3' and int(values['late_ticks']) > 0
     assert 'exceeds its velocity limit' not in controller.output()
@@ -553,14 +548,19 @@ def test_the_hil_controller_hands_over_when_the_arm_is_far_off_its_model(probe, 
     probe.spin_until(lambda: states and seconds(states[-1].header.stamp) >= 1.0, 120,
                      '1 s of simulated time')
 
-    def warned():
-        status = controller_status(diagnostics)
-        return status is not None and handed in status.message
-    probe.spin_until(warned, 10, 'the hand-over on /diagnostics')
-    status = controller_status(diagnostics)
-    values = {v.key: v.value for v in status.values}
+    status, values = status_saying(probe, diagnostics, handed, 'the hand-over')
     assert level(status) == 1 and handed in values['model_mismatch']
     assert 'fault' not in controller.output()
+
+
+def status_saying(probe, diagnostics, text, what):
+    """Wait for the controller's status on /diagnostics to say ``text``; (status, values)."""
+    def says():
+        status = controller_status(diagnostics)
+        return status is not None and text in status.message
+    probe.spin_until(says, 10, f'{what} on /diagnostics')
+    status = controller_status(diagnostics)
+    return status, {v.key: v.value for v in status.values}
 
 
 def scaled_model(tmp_path, name, change):
