@@ -1,0 +1,176 @@
+"""The chain model's contract (`mechanics.model_contract.ChainModel`) on every chain model.
+
+Every chain model file of config/models/ and seeded random mixed chains (rigid links,
+floating-frame beams and Cosserat rods, revolute and prismatic joints, in any order) is
+checked against what the contract states, each expected value from mechanics alone:
+
+* sizes: q, v, u, the names, B and the elastic coefficients as the contract gives them;
+* M(q) symmetric positive definite (a kinetic energy);
+* the equation of motion: M v' + h = B u with v' from ``forward_dynamics``, and
+  T = v^T M v / 2;
+* h(q, 0) is the gradient of the potential energy (gravity and elastic forces are
+  conservative; central differences, fixed base);
+* section kinematics: twist = J v; p' and the rotation rate of R along q' = v are J v
+  (central differences); accel = J' v, the rate of J(q) v along q' = v at constant v.
+"""
+
+import glob
+import os
+
+import numpy as np
+import pytest
+
+from flexible_manipulator.mechanics.model_contract import ChainModel
+from flexible_manipulator.model_config import load_model, model_from_dict
+
+MODELS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 'config',
+                      'models')
+CHAIN_FILES = sorted(f for f in glob.glob(os.path.join(MODELS, '*.yaml'))
+                     if 'type: serial_chain' in open(f).read())
+STEP = 1e-6                     # central differences: truncation ~1e-12, round-off ~1e-10
+
+
+def random_chain(seed):
+    """A seeded mixed chain: 2 to 4 links, each rigid, a modal beam or (even seeds) a
+    Cosserat rod: odd seeds make chains of the floating-frame class, even ones mostly of
+    the Cosserat class."""
+    rng = np.random.default_rng(seed)
+    kinds = ('rigid', 'beam', 'rod') if seed % 2 == 0 else ('rigid', 'beam')
+    links = []
+    for j in range(int(rng.integers(2, 5))):
+        axis = [0.0, 0.0, 0.0]
+        axis[int(rng.integers(3))] = 1.0
+        joint = {'name': f'j{j}', 'axis': axis, 'damping': float(rng.uniform(0.0, 0.05)),
+                 'armature': float(rng.uniform(0.0, 0.01)),
+                 'type': 'prismatic' if rng.random() < 0.2 else 'revolute',
+                 'rpy': [float(x) for x in rng.uniform(-0.5, 0.5, 3)],
+                 'effort_limit': 10.0, 'velocity_limit': 6.0}
+        link = {'name': f'link{j}', 'joint': joint, 'length': float(rng.uniform(0.2, 0.5)),
+                'mass': float(rng.uniform(0.05, 0.3)),
+                'inertia': [1e-4, 1e-4, 1e-4, 0, 0, 0],
+                'payload': {'mass': float(rng.uniform(0.0, 0.1)),
+                            'inertia': [1e-5, 1e-5, 1e-5, 0, 0, 0]}}
+        kind = kinds[int(rng.integers(len(kinds)))]
+        if kind == 'beam':
+            link['beam'] = {'linear_density': 0.3, 'bending_stiffness': [5.0, 50.0],
+                            'modes': [int(rng.integers(1, 3)), int(rng.integers(0, 2))],
+                            'damping_ratio': 0.01}
+        elif kind == 'rod':
+            link['rod'] = {'material': {'density': 1100.0, 'young_modulus': 2e6,
+                                        'shear_modulus': 6.667e5},
+                           'section': {'shape': 'circle', 'radius': 0.015},
+                           'strains': {'bending_y': int(rng.integers(1, 3)),
+                                       'bending_z': int(rng.integers(0, 2)),
+                                       'torsion': int(rng.integers(0, 2))},
+                           'damping_time': 0.01}
+        links.append(link)
+    return model_from_dict({'name': f'random{seed}', 'type': 'serial_chain',
+                            'gravity': [0.0, 0.0, -9.80665], 'links': links})
+
+
+def models():
+    """Every chain model file, then the random chains (ids name them)."""
+    return ([pytest.param(path, id=os.path.basename(path)) for path in CHAIN_FILES]
+            + [pytest.param(seed, id=f'random{seed}') for seed in range(8)])
+
+
+@pytest.fixture(params=models())
+def model(request):
+    """The model of a file or of a seed."""
+    source = request.param
+    return load_model(source) if isinstance(source, str) else random_chain(source)
+
+
+def state(model, seed=3):
+    """A random state: q near neutral (a unit quaternion kept), v and u of order one."""
+    rng = np.random.default_rng(seed)
+    q = model.neutral_configuration()
+    chain = model.nv if model.nq == model.nv else model.nv - 6
+    q[:chain] += 0.2 * rng.standard_normal(chain)
+    return q, rng.standard_normal(model.nv), rng.standard_normal(model.nu)
+
+
+def test_sizes_and_names_are_those_of_the_contract(model):
+    """The attributes and what the methods return have the contract's sizes."""
+    assert isinstance(model, ChainModel)
+    n = model.n_joints
+    assert model.nq in (model.nv, model.nv + 1) and model.nu <= n <= model.nv
+    chain = model.nv if model.nq == model.nv else model.nv - 6
+    assert len(model.coordinate_names) == len(set(model.coordinate_names)) == chain
+    assert list(model.coordinate_names[:n]) == list(model.joint_names)
+    assert model.input_matrix().shape == (model.nv, model.nu)
+    stiffness, damping = model.elastic_coefficients()
+    assert stiffness.shape == damping.shape == (model.nv,)
+    assert np.all(stiffness[:n] == 0.0) and np.all(damping >= 0.0)
+    assert np.shape(model.effort_limit) == (model.nu,)
+    assert np.shape(model.velocity_limit) == (n,)
+    assert model.neutral_configuration().shape == (model.nq,)
+
+
+def test_the_mass_matrix_is_a_kinetic_energy(model):
+    """M symmetric positive definite; T = v^T M v / 2."""
+    data = model.create_data()
+    q, v, _ = state(model)
+    M = model.mass_matrix(data, q)
+    assert np.allclose(M, M.T, rtol=0.0, atol=1e-12 * np.max(np.abs(M)))
+    assert np.min(np.linalg.eigvalsh(M)) > 0.0
+    assert model.kinetic_energy(data, q, v) == pytest.approx(0.5 * v @ M @ v, rel=1e-12)
+
+
+def test_forward_dynamics_solves_the_equation_of_motion(model):
+    """M(q) v' + h(q, v) = B u with v' = forward_dynamics(q, v, u)."""
+    data = model.create_data()
+    q, v, u = state(model)
+    acceleration = model.forward_dynamics(data, q, v, u)
+    M = model.mass_matrix(data, q)
+    force = model.input_matrix() @ u - model.bias_forces(data, q, v)
+    assert np.allclose(M @ acceleration, force, rtol=0.0,
+                       atol=1e-9 * (1.0 + np.max(np.abs(force))))
+
+
+def test_the_static_forces_are_the_gradient_of_the_potential(model):
+    """h(q, 0) = dV/dq: gravity and elastic forces derive from the potential energy
+    (central differences of step 1e-6; fixed base, where q and v coincide)."""
+    if model.nq != model.nv:
+        pytest.skip('a floating base: q holds a quaternion (test_cosserat_mixed.py checks '
+                    'its Lagrangian form)')
+    data = model.create_data()
+    q, _, _ = state(model)
+    static = model.bias_forces(data, q, np.zeros(model.nv))
+    gradient = np.zeros(model.nv)
+    for i in range(model.nv):
+        step = np.zeros(model.nv)
+        step[i] = STEP
+        gradient[i] = (model.potential_energy(data, q + step)
+                       - model.potential_energy(data, q - step)) / (2.0 * STEP)
+    assert np.allclose(static, gradient, rtol=0.0,
+                       atol=1e-6 * (1.0 + np.max(np.abs(static))))
+
+
+def test_section_kinematics_are_the_rates_of_the_section_pose(model):
+    """At mid-length of every link: twist = J v; (p(q + s v) - p(q - s v)) / 2s = J_lin v
+    and the rotation rate of R, vee(R' R^T), is J_ang v; the rate of J(q) v along q' = v
+    is accel (fixed base)."""
+    if model.nq != model.nv:
+        pytest.skip('a floating base: q holds a quaternion')
+    data = model.create_data()
+    q, v, _ = state(model)
+    for link in range(model.n_joints):
+        length = model.links[link].length
+        here = model.section_kinematics(data, q, v, link, 0.5 * length)
+        R, p, J = here.R.copy(), here.p.copy(), here.J.copy()
+        twist, accel = here.twist.copy(), here.accel.copy()
+        assert np.allclose(twist, J @ v, rtol=0.0, atol=1e-12 * (1.0 + np.max(np.abs(twist))))
+        ahead = model.section_kinematics(data, q + STEP * v, v, link, 0.5 * length)
+        R1, p1, twist1 = ahead.R.copy(), ahead.p.copy(), ahead.twist.copy()
+        behind = model.section_kinematics(data, q - STEP * v, v, link, 0.5 * length)
+        rate = (R1 - behind.R) / (2.0 * STEP) @ R.T
+        omega = 0.5 * np.array([rate[2, 1] - rate[1, 2], rate[0, 2] - rate[2, 0],
+                                rate[1, 0] - rate[0, 1]])
+        scale = 1.0 + np.max(np.abs(twist))
+        assert np.allclose((p1 - behind.p) / (2.0 * STEP), twist[3:], rtol=0.0,
+                           atol=1e-6 * scale)
+        assert np.allclose(omega, twist[:3], rtol=0.0, atol=1e-6 * scale)
+        assert np.allclose((twist1 - behind.twist) / (2.0 * STEP), accel, rtol=0.0,
+                           atol=1e-5 * (1.0 + np.max(np.abs(accel))))
+        assert np.allclose(R @ R.T, np.eye(3), atol=1e-12) and np.all(np.isfinite(p))
