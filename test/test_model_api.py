@@ -114,26 +114,35 @@ def test_every_workspace_field_is_documented_and_allocated(arm):
     np.testing.assert_array_equal(data.eye3, np.eye(3))
 
 
-def test_cache_rule_drops_what_is_older_than_the_newest_source(tmp_path):
-    """A cache file written before the last edit of any kernel source (a file that names
-    numba or compiled) goes; a later one stays; a plain NumPy module's edit drops nothing."""
-    sources, caches = tmp_path / 'src', tmp_path / 'pkg' / 'sub' / '__pycache__'
-    sources.mkdir()
+def test_cache_rule_drops_what_depends_on_an_edited_source(tmp_path):
+    """A kernel's cache goes when the file defining it, or a module it imports directly or
+    through another (relative or absolute imports of the package), is newer; it stays when
+    only unrelated modules changed; a cache whose defining file is gone goes too."""
+    package = tmp_path / 'flexible_manipulator'
+    sub = package / 'sub'
+    caches = sub / '__pycache__'
     caches.mkdir(parents=True)
-    (sources / 'a.py').write_text('from . import compiled\n')
-    (sources / 'b.py').write_text('import numba\n')
-    (sources / 'c.py').write_text('import numpy\n')
+    (package / '__init__.py').write_text('')
+    (sub / '__init__.py').write_text('')
+    (sub / 'a.py').write_text('from . import b\n')                   # a -> b -> c
+    (sub / 'b.py').write_text('from .c import helper\n')
+    (sub / 'c.py').write_text('helper = 1\n')
+    (sub / 'd.py').write_text('import flexible_manipulator.sub.c\n')  # d -> c (absolute)
+    (sub / 'e.py').write_text('import numpy\n')
+    (package / 'plain.py').write_text('')                            # imported by no one
     now = time.time()
-    os.utime(sources / 'a.py', (now - 100, now - 100))
-    os.utime(sources / 'b.py', (now - 50, now - 50))
-    os.utime(sources / 'c.py', (now - 5, now - 5))
-    for name, age in (('k.f-1.py311.nbi', 70), ('k.f-1.py311.1.nbc', 70),
-                      ('k.g-9.py311.nbi', 10), ('other.pyc', 70)):
+    for name in ('__init__.py', 'sub/__init__.py', 'sub/a.py', 'sub/b.py', 'sub/d.py',
+                 'sub/e.py'):
+        os.utime(package / name, (now - 100, now - 100))
+    os.utime(sub / 'c.py', (now - 30, now - 30))                     # c edited after...
+    os.utime(package / 'plain.py', (now - 1, now - 1))
+    for name in ('a.f-1.py311.nbi', 'a.f-1.py311.1.nbc', 'd.g-2.py311.nbi',
+                 'e.h-3.py311.nbi', 'gone.k-4.py311.nbi', 'other.pyc'):
         path = caches / name
         path.write_text('')
-        os.utime(path, (now - age, now - age))
-    compiled.drop_stale_caches(str(tmp_path / 'pkg'), str(sources))
-    assert sorted(os.listdir(caches)) == ['k.g-9.py311.nbi', 'other.pyc']
+        os.utime(path, (now - 60, now - 60))                         # ...these caches
+    compiled.drop_stale_caches(str(package), package=str(package))
+    assert sorted(os.listdir(caches)) == ['e.h-3.py311.nbi', 'other.pyc']
 
 
 def test_non_finite_arguments_and_overflowing_states_are_refused_by_name(arm):

@@ -14,15 +14,17 @@
   run-time arguments to a cached kernel breaks numba's on-disk cache.
 
 Numba's cache of a kernel is keyed by the time stamp of the file that defines it only, but
-a kernel embeds the code of the helpers and templates it calls from other files. The rule
-here cannot miss a dependency however the files are split: when this module is imported
-(before any kernel compiles), every cache file under `mechanics/` older than the newest
-kernel source is deleted, so an edit to any kernel file recompiles them all. A kernel
-source is a ``.py`` file under `mechanics/` that names numba or this module (only such a
-file can define or call compiled code); plain NumPy modules (``lie``, ``cosserat``, ...)
-can change without a recompile.
+a kernel embeds the code of the helpers and templates it calls from other files. So, when
+this module is imported (before any kernel compiles), a cache file goes if it is older than
+the file that defines its kernel or any package module that file imports, directly or
+through others (`dependencies`: the package's import graph, read from the sources): a
+kernel's code can only come from what its module imports. An edit recompiles what depends
+on the edited file: a Cosserat kernel's edit leaves the floating-frame kernels cached, a
+docstring of ``chain`` (which no kernel imports) recompiles nothing, an edit of this module
+recompiles everything.
 """
 
+import ast
 import glob
 import os
 
@@ -36,33 +38,99 @@ template = numba.njit(nogil=True, _nrt=False, inline='always')
 
 
 KERNEL_SOURCES = os.path.dirname(os.path.abspath(__file__))
+# The package whose caches the rule keeps (mechanics/ and control/ define kernels).
+PACKAGE = os.path.dirname(KERNEL_SOURCES)
 
 
-def _is_kernel_source(path):
-    """Whether the file at ``path`` names numba or this module (module doc)."""
-    with open(path, encoding='utf-8') as stream:
-        text = stream.read()
-    return 'numba' in text or 'compiled' in text
+def _module_path(directory, dotted):
+    """Return the source file of module ``dotted`` under ``directory``, or None."""
+    base = os.path.join(directory, *dotted.split('.')) if dotted else directory
+    for path in (base + '.py', os.path.join(base, '__init__.py')):
+        if os.path.isfile(path):
+            return path
+    return None
 
 
-def _newest_source(sources):
-    """Return the modification time of the newest kernel source under ``sources`` [s]."""
-    paths = glob.glob(os.path.join(sources, '**', '*.py'), recursive=True)
-    return max(os.path.getmtime(path) for path in paths if _is_kernel_source(path))
+def _imports(path, package):
+    """Return the files of ``package`` (its directory) that the module at ``path`` imports.
 
-
-def drop_stale_caches(directory=KERNEL_SOURCES, sources=KERNEL_SOURCES):
-    """Delete the numba cache files under ``directory`` older than any file of ``sources``.
-
-    Also for code outside the package whose cached kernels inline the package's (bench/).
+    Its own import statements, relative or absolute; names imported from a package that
+    are its submodules count as those modules.
     """
-    newest = _newest_source(sources)
+    root = os.path.dirname(package)
+    package_name = os.path.basename(package)
+    with open(path, encoding='utf-8') as stream:
+        tree = ast.parse(stream.read(), path)
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            targets = [(root, alias.name, ()) for alias in node.names
+                       if alias.name.split('.')[0] == package_name]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = os.path.dirname(path)
+                for _ in range(node.level - 1):
+                    base = os.path.dirname(base)
+            elif (node.module or '').split('.')[0] == package_name:
+                base = root
+            else:
+                continue
+            targets = [(base, node.module or '', [alias.name for alias in node.names])]
+        else:
+            continue
+        for base, module, names in targets:
+            submodules = [_module_path(base, f'{module}.{name}' if module else name)
+                          for name in names]
+            found.update(p for p in submodules if p)
+            if len([p for p in submodules if p]) < len(names) or not names:
+                owner = _module_path(base, module)
+                if owner:
+                    found.add(owner)
+    return found
+
+
+def dependencies(path, memo=None, package=PACKAGE):
+    """Return the source files whose code a kernel defined in ``path`` can embed.
+
+    ``path`` and every module of ``package`` it imports, directly or through others;
+    ``memo``: a dict shared between calls.
+    """
+    memo = {} if memo is None else memo
+    path = os.path.abspath(path)
+    if path not in memo:
+        memo[path] = {path}
+        pending = [path]
+        while pending:
+            for imported in _imports(pending.pop(), package):
+                imported = os.path.abspath(imported)
+                if imported not in memo[path]:
+                    memo[path].add(imported)
+                    pending.append(imported)
+    return memo[path]
+
+
+def drop_stale_caches(directory=PACKAGE, package=PACKAGE):
+    """Delete the numba cache files under ``directory`` older than what their kernel embeds.
+
+    A cache file ``<dir>/__pycache__/<module>.<function>-<line>...nb[ci]`` belongs to the
+    kernel defined in ``<dir>/<module>.py``; it goes if that file is missing or if it or
+    any of its `dependencies` in ``package`` is newer. Also for code outside the package
+    whose cached kernels inline the package's (bench/: its absolute imports of the package
+    count).
+    """
+    memo, newest = {}, {}
     pattern = os.path.join(directory, '**', '__pycache__', '*.nb[ci]')
     for path in glob.glob(pattern, recursive=True):
+        module = os.path.join(os.path.dirname(os.path.dirname(path)),
+                              os.path.basename(path).split('.')[0] + '.py')
         try:
-            if os.path.getmtime(path) < newest:
+            if module not in newest:
+                newest[module] = (max(os.path.getmtime(p)
+                                      for p in dependencies(module, memo, package))
+                                  if os.path.isfile(module) else float('inf'))
+            if os.path.getmtime(path) < newest[module]:
                 os.remove(path)
-        except OSError:         # another process removed it, or a read-only install
+        except (OSError, SyntaxError):  # removed by another process, read-only, mid-edit
             pass
 
 
