@@ -27,12 +27,15 @@ if not os.environ.get('AMENT_PREFIX_PATH'):
 
 # Property-based tests (test_fuzz_*.py; strategies in fuzzing.py): ``ci`` is bounded and
 # derandomized (the same examples on every machine, a few minutes in all); ``long``
-# (HYPOTHESIS_PROFILE=long) draws 10^5 random examples per entry, run by hand.
+# (HYPOTHESIS_PROFILE=long) draws 10^5 random examples per entry (HYPOTHESIS_EXAMPLES: another
+# number, e.g. to run it in parts with different --hypothesis-seed), run by hand.
 _QUIET = [HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much]
 settings.register_profile('ci', max_examples=300, stateful_step_count=25, deadline=None,
                           derandomize=True, database=None, suppress_health_check=_QUIET,
                           print_blob=True)
-settings.register_profile('long', max_examples=100_000, stateful_step_count=25,
+settings.register_profile('long', max_examples=int(os.environ.get('HYPOTHESIS_EXAMPLES',
+                                                                  100_000)),
+                          stateful_step_count=25,
                           deadline=None, database=None, suppress_health_check=_QUIET,
                           print_blob=True)
 settings.load_profile(os.environ.get('HYPOTHESIS_PROFILE', 'ci'))
