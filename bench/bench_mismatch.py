@@ -134,8 +134,8 @@ class TestRecord:
     def __call__(self, controller, simulation):
         """Record, then return the task error (or the largest |phi|)."""
         test = getattr(controller, 'test', None)
-        if test is not None and test.span:
-            self.largest = max(self.largest, test.mean / test.limits[test.span - 1])
+        if test is not None and test.count:
+            self.largest = max(self.largest, test.mean / test.limits[test.count - 1])
         if self.error is None:
             return float(np.max(np.abs(controller.status.residual)))
         return self.error(controller, simulation)

@@ -76,11 +76,6 @@ class InnovationTest:
         self.mean = self.total / self.count
         return self.mean > self.limits[self.count - 1]
 
-    @property
-    def span(self):
-        """Ticks in the window now (the window's length once full)."""
-        return self.count
-
 
 class MismatchGuard:
     """A `ProgramController` whose estimated model is tested at run time (module doc).
@@ -112,17 +107,17 @@ class MismatchGuard:
         if law is self.primary and law.estimator is not None and law.estimator.corrected \
                 and not self.degraded:
             if self.test.add(law.status.normalized_innovation):
-                self._trip(t, state, options)
+                self._trip(t)
                 if self.law is not law:
                     return self.law.update(t, *state, **options)
         return effort
 
-    def _trip(self, t, state, options):
+    def _trip(self, t):
         """Say why; hand over to the robust law (``degrade``) where the program is."""
         test, primary = self.test, self.primary
         what = (f'the arm is off its model beyond the declared uncertainty: the mean '
-                f'normalized innovation of the elastic-state observer over {test.span} ticks '
-                f'is {test.mean:.3g} at t = {t:.3f} s (limit {test.limits[test.span - 1]:.3g}; '
+                f'normalized innovation of the elastic-state observer over {test.count} ticks '
+                f'is {test.mean:.3g} at t = {t:.3f} s (limit {test.limits[test.count - 1]:.3g}; '
                 f'{primary.n_joints} on the model)')
         if self.action == 'warn' or self.robust is None:
             self.degraded = what + ('' if self.robust is None else '; mismatch_action: warn')
@@ -137,7 +132,3 @@ class MismatchGuard:
         robust.last_effort[:] = primary.last_effort
         self.law = robust
         self.degraded = f'{what}: switched to {self.note}'
-
-    def switch(self, name):
-        """Make ``name`` the active program of the active law."""
-        self.law.switch(name)
