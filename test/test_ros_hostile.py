@@ -247,7 +247,7 @@ def test_controller_state_intake_fuzz(context):
             ticks = controller.window.ticks         # answered states (no timer runs here)
             controller.command.data = []
             controller.on_modal_state(modal)
-            controller.on_state(state)
+            controller.on_state(state, None)      # no message info: answered
             rejected += (not modal_valid(modal)) + (not joint_valid(state))
             assert controller.rejected == rejected, (modal, state)
             assert controller.window.ticks == ticks + joint_valid(state)

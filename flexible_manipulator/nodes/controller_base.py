@@ -147,6 +147,8 @@ class ControllerNodeBase(Node):
         self.last_state_wall = time.monotonic()
         self.stale = True          # armed by the first valid state
         self.last_stamp = None
+        self.answered_ns = 0        # wall time [ns, system clock] the last answer was sent
+        self.skipped_copies = 0     # copies of an answered state that were not answered again
         self.command = Float64MultiArray(data=[0.0] * nu)
         self.residuals = JointState()
         self.residuals.name = self.row_names()
@@ -200,6 +202,27 @@ class ControllerNodeBase(Node):
         return self.STATE_NAME
 
     # -- the answer to a state -------------------------------------------------------------
+    def answered_copy(self, msg, info):
+        """Whether ``msg`` is a copy of the state last answered, sent before that answer.
+
+        A lockstep plant re-sends a state it got no answer to. A copy published before this
+        node's answer left (``info``'s source timestamp against `answered_ns`) was queued
+        while the node was busy, stopped or starting: the answer already covers it, and a
+        second one would be taken for the answer to the next state (one more state in
+        flight for good, every later command acting a period late). A copy published after
+        the answer (which was lost) is answered again. The two times are read from the
+        system clocks of the plant's and this node's hosts: exact on one host; across hosts
+        the clocks must agree to well within the plant's ``lockstep_resend_period``.
+        """
+        if info is None or msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec \
+                != self.last_stamp:
+            return False
+        published = info.get('source_timestamp') or 0       # 0: the middleware gave none
+        if 0 < published < self.answered_ns:
+            self.skipped_copies += 1
+            return True
+        return False
+
     def respond(self, msg, problem, *state):
         """Answer a state message: reject it (``problem``: (kind, reason)) or run the law.
 
@@ -236,7 +259,8 @@ class ControllerNodeBase(Node):
         """Send the effort for the state stamped ``stamp`` (t [s]) and account the tick.
 
         A state that comes again with the same stamp (a lockstep plant re-sending it at
-        start-up or while paused) is answered, but counted in the statistics once.
+        start-up or while paused, after the answer was sent: `answered_copy`) is answered,
+        but counted in the statistics once.
         """
         repeated = t == self.last_stamp
         self.last_stamp = t
@@ -246,6 +270,7 @@ class ControllerNodeBase(Node):
             self.get_logger().error(f'{core.fault}; zero effort until ~/enable is called')
         self.fault = core.fault
         self.send(effort)
+        self.answered_ns = time.time_ns()
         if status.tracking:
             self.publish_program(stamp)
         if not repeated:
@@ -358,6 +383,7 @@ class ControllerNodeBase(Node):
             *self.mode_values(),
             ('watchdog', self.watchdog_action),
             ('rejected_states', str(self.rejected)),
+            ('skipped_copies', str(self.skipped_copies)),
         ]
         self.diagnostics_pub.publish(DiagnosticArray(status=[DiagnosticStatus(
             level=level, name=f'{self.get_name()}: program controller',

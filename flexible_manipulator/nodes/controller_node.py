@@ -337,8 +337,10 @@ class ControllerNode(ControllerNodeBase):
             return 'modal non-finite', 'non-finite modal position or velocity'
         return None
 
-    def on_state(self, msg):
+    def on_state(self, msg, info):
         """Answer one joint state with one effort command (and the program topics)."""
+        if self.answered_copy(msg, info):
+            return
         problem = self.parse_state(msg)
         t = msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
         repeated = t == self.last_stamp

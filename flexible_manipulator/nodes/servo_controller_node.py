@@ -73,8 +73,10 @@ class ServoControllerNode(ControllerNodeBase):
             return error.field, str(error)
         return None
 
-    def on_odometry(self, msg):
+    def on_odometry(self, msg, info):
         """Answer one odometry message with one effort command (and residuals)."""
+        if self.answered_copy(msg, info):
+            return
         problem = self.parse_odometry(msg)          # sets q, v when the message is valid
         self.respond(msg, problem, self.q, self.v)
 
