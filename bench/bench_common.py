@@ -121,36 +121,36 @@ def machine():
     return f'{model}, {os.cpu_count()} logical CPUs'
 
 
-# Numba checks only this file's time stamp, but the kernels are inlined into the loops.
+# Numba checks only this file's time stamp, but the loops embed the kernels they call.
 compiled.drop_stale_caches(os.path.dirname(os.path.abspath(__file__)))
-# Loops that call a kernel ``count`` times inside compiled code: the cost of the kernel
-# itself, without the Python-to-numba call (same fastmath flags as the package's kernels,
-# which are inlined into these loops). Cached on disk: the first run compiles for ~1 min.
+# Loops that call a kernel ``count`` times inside compiled code, on the model's and the
+# workspace's tables (`SerialChain.kernel_inputs`): the cost of the kernel itself, without
+# the Python-to-numba call (same fastmath flags as the package's kernels). Cached on disk.
 _loop = numba.njit(cache=True, _nrt=False, fastmath=compiled.FASTMATH)
 
 
 @_loop
-def forward_dynamics_loop(arrays, data, q, v, u, count):
+def forward_dynamics_loop(model_table, data_table, q, v, u, count):
     for _ in range(count):
-        kernels.forward_dynamics(arrays, data, q, v, u)
+        kernels.forward_dynamics(model_table, data_table, q, v, u)
 
 
 @_loop
-def articulated_forward_dynamics_loop(arrays, data, q, v, u, count):
+def articulated_forward_dynamics_loop(model_table, data_table, q, v, u, count):
     for _ in range(count):
-        kernels.articulated_forward_dynamics(arrays, data, q, v, u)
+        kernels.articulated_forward_dynamics(model_table, data_table, q, v, u)
 
 
 @_loop
-def mass_matrix_loop(arrays, data, q, count):
+def mass_matrix_loop(model_table, data_table, q, count):
     for _ in range(count):
-        kernels.mass_matrix(arrays, data, q)
+        kernels.mass_matrix(model_table, data_table, q, False)
 
 
 @_loop
-def rnea_loop(arrays, data, q, v, a, count):
+def rnea_loop(model_table, data_table, q, v, a, count):
     for _ in range(count):
-        kernels.rnea(arrays, data, q, v, a, 1.0, True)
+        kernels.rnea(model_table, data_table, q, v, a, 1.0, True, False)
 
 
 @_loop

@@ -10,8 +10,12 @@ top level (the kernel's whole compile), and the helpers with the largest own tim
 time less that of the helpers they compile in turn).
 
 Run: ``.venv/bin/python bench/bench_compile.py [job ...]`` (all jobs one after another,
-each on one CPU: about 10 min on an idle 2-CPU machine; with job names, only those).
-Compile times depend on the machine and on what else runs: the table states both.
+each on one CPU; with job names, only those). A kernel that calls other compiled units
+compiles them too when the cache is empty, so a job's figure counts the units it shares
+with others. ``--shared`` runs all jobs in one process on one empty cache, in the order of
+``JOBS``: each unit is compiled once, and the table lists the units by their own compile
+time: the cost of the whole set on one CPU. Compile times depend on the machine and on
+what else runs: the tables state both.
 """
 
 import json
@@ -22,14 +26,15 @@ import tempfile
 import time
 
 
-def measure(name):
-    """Run job ``name`` here under the compile-event recorder; print a JSON record."""
+def measure(names):
+    """Run the jobs ``names`` here under the compile-event recorder; print a JSON record."""
     import numba.core.event as event
     from flexible_manipulator import compile_kernels
-    job = next(job for job in compile_kernels.JOBS if job.kernel == name)
+    jobs = [next(job for job in compile_kernels.JOBS if job.kernel == name) for name in names]
     start = time.perf_counter()
     with event.install_recorder('numba:compile') as recorder:
-        job.run()
+        for job in jobs:
+            job.run()
     wall = time.perf_counter() - start
     stack, own, top = [], {}, 0.0
     for stamp, item in recorder.buffer:
@@ -45,7 +50,32 @@ def measure(name):
             stack[-1][2] += spent
         else:
             top += spent
-    print(json.dumps({'job': name, 'wall': wall, 'compile': top, 'own': own}))
+    print(json.dumps({'job': ' '.join(names), 'wall': wall, 'compile': top, 'own': own}))
+
+
+def run_measure(names):
+    """Measure the jobs ``names`` in a fresh process with an empty cache; return the record."""
+    with tempfile.TemporaryDirectory() as cache:
+        environment = dict(os.environ, NUMBA_CACHE_DIR=cache)
+        result = subprocess.run([sys.executable, __file__, '--measure', *names],
+                                env=environment, capture_output=True, text=True, check=True)
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def shared():
+    """Compile every job in one process on one empty cache; print the units' own times."""
+    from flexible_manipulator import compile_kernels
+    record = run_measure([job.kernel for job in compile_kernels.JOBS])
+    print('| compiled unit | own compile time [s] |')
+    print('|---|---|')
+    units = sorted(record['own'].items(), key=lambda item: -item[1])
+    for label, seconds in units[:15]:
+        print(f'| {label} | {seconds:.1f} |')
+    rest = sum(seconds for _, seconds in units[15:])
+    print(f'| {len(units) - 15} others | {rest:.1f} |')
+    print(f'\nall jobs in one process, each unit once: {record["wall"]:.0f} s wall '
+          f'({record["compile"]:.0f} s in compile events); machine: {os.cpu_count()} CPUs, '
+          f'load average {os.getloadavg()[0]:.2f} at the end')
 
 
 def main(names):
@@ -56,12 +86,7 @@ def main(names):
     print('|---|---|---|---|')
     total = 0.0
     for name in jobs:
-        with tempfile.TemporaryDirectory() as cache:
-            environment = dict(os.environ, NUMBA_CACHE_DIR=cache)
-            result = subprocess.run([sys.executable, __file__, '--measure', name],
-                                    env=environment, capture_output=True, text=True,
-                                    check=True)
-        record = json.loads(result.stdout.strip().splitlines()[-1])
+        record = run_measure([name])
         total += record['wall']
         largest = sorted(record['own'].items(), key=lambda item: -item[1])[:3]
         helpers = ', '.join(f'{label} {seconds:.1f}' for label, seconds in largest)
@@ -73,6 +98,8 @@ def main(names):
 
 if __name__ == '__main__':
     if sys.argv[1:2] == ['--measure']:
-        measure(sys.argv[2])
+        measure(sys.argv[2:])
+    elif sys.argv[1:2] == ['--shared']:
+        shared()
     else:
         main(sys.argv[1:])

@@ -93,12 +93,13 @@ def measure(chain, rng):
     n = chain.nv
     q, v, u = rng.uniform(-math.pi, math.pi, n), rng.normal(0, 2, n), rng.normal(0, 5, n)
     a = chain.arrays
+    tables = chain.kernel_inputs(data)
     composite = chain.composite_forward_dynamics
-    loops = {'composite': lambda k: common.forward_dynamics_loop(a, data, q, v, u, k),
-             'articulated': lambda k: common.articulated_forward_dynamics_loop(a, data, q, v,
+    loops = {'composite': lambda k: common.forward_dynamics_loop(*tables, q, v, u, k),
+             'articulated': lambda k: common.articulated_forward_dynamics_loop(*tables, q, v,
                                                                                u, k),
-             'mass_matrix': lambda k: common.mass_matrix_loop(a, data, q, k),
-             'rnea': lambda k: common.rnea_loop(a, data, q, v, u, k)}
+             'mass_matrix': lambda k: common.mass_matrix_loop(*tables, q, k),
+             'rnea': lambda k: common.rnea_loop(*tables, q, v, u, k)}
     for loop in loops.values():
         loop(1)
     common.empty_kernel(a, data)

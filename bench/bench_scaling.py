@@ -78,7 +78,8 @@ def rough(function):
 def measure(links, modes, rng):
     """Time one chain; return the row of the table as a dict."""
     model = planar_chain(links, modes)
-    data, a = model.create_data(), model.arrays
+    data = model.create_data()
+    a = model.kernel_inputs(data)           # the kernels' tables
     nv = model.nv
     q, v = rng.normal(0.0, 1e-3, nv), rng.normal(0.0, 1e-2, nv)
     q[:links] = rng.uniform(-1.0, 1.0, links)
@@ -93,10 +94,10 @@ def measure(links, modes, rng):
     row['fd'] = per_call(python_fd, rough(python_fd))
     estimate = np.median(row['fd']) * 1e-6
     calls = max(10, int(BATCH / estimate))
-    loops = (('fd_loop', lambda: common.forward_dynamics_loop(a, data, q, v, u, calls)),
+    loops = (('fd_loop', lambda: common.forward_dynamics_loop(*a, q, v, u, calls)),
              ('aba_loop',
-              lambda: common.articulated_forward_dynamics_loop(a, data, q, v, u, calls)),
-             ('mass_loop', lambda: common.mass_matrix_loop(a, data, q, calls)))
+              lambda: common.articulated_forward_dynamics_loop(*a, q, v, u, calls)),
+             ('mass_loop', lambda: common.mass_matrix_loop(*a, q, calls)))
     for key, loop in loops:
         row[key] = looped(loop, calls)
     step = 1e-6
@@ -160,10 +161,11 @@ def main():
     """Measure every chain and print the table."""
     rng = np.random.default_rng(0)
     warm = planar_chain(1, 1)              # compile or load every loop before timing
-    arrays, data, zero = warm.arrays, warm.create_data(), np.zeros(2)
-    common.forward_dynamics_loop(arrays, data, zero, zero, np.zeros(1), 1)
-    common.articulated_forward_dynamics_loop(arrays, data, zero, zero, np.zeros(1), 1)
-    common.mass_matrix_loop(arrays, data, zero, 1)
+    data, zero = warm.create_data(), np.zeros(2)
+    tables = warm.kernel_inputs(data)
+    common.forward_dynamics_loop(*tables, zero, zero, np.zeros(1), 1)
+    common.articulated_forward_dynamics_loop(*tables, zero, zero, np.zeros(1), 1)
+    common.mass_matrix_loop(*tables, zero, 1)
     print(f'machine: {common.machine()}; pinocchio {pinocchio.__version__}')
     print(f'median of {REPEATS} batches of ~{BATCH * 1e3:.0f} ms each; times in us per call\n')
     print('| links | modes/link | nv | composite forward dynamics from Python | the same, '
@@ -208,7 +210,8 @@ def interleaved_chains(chains, rng):
     """
     functions = {}
     for label, model in chains.items():
-        data, a = model.create_data(), model.arrays
+        data = model.create_data()
+        a = model.kernel_inputs(data)       # the kernels' tables
         q, v = rng.normal(0.0, 1e-3, model.nv), rng.normal(0.0, 1e-2, model.nv)
         n = model.n_joints
         q[:n] = rng.uniform(-1.0, 1.0, n)
@@ -222,10 +225,10 @@ def interleaved_chains(chains, rng):
         for key, loop in (('fd', common.forward_dynamics_loop),
                           ('aba', common.articulated_forward_dynamics_loop)):
             estimate = rough(lambda loop=loop, a=a, data=data, q=q, v=v, u=u:
-                             loop(a, data, q, v, u, 100)) / 100
+                             loop(*a, q, v, u, 100)) / 100
             calls = max(3, int(BATCH / estimate))
             functions[label, key] = (lambda loop=loop, a=a, data=data, q=q, v=v, u=u,
-                                     calls=calls: loop(a, data, q, v, u, calls)), calls
+                                     calls=calls: loop(*a, q, v, u, calls)), calls
     samples = common.sample_interleaved({key: f for key, (f, _) in functions.items()}, 1,
                                         REPEATS)
     times = {label: {} for label in chains}

@@ -5,13 +5,13 @@ sources; doing it at set-up time keeps node start-up and the tests fast. Every s
 chain model has the same argument types (padded tables), so one model compiles each kernel
 for all of them, and a user's own model file never triggers a compile.
 
-Where the time goes (measured on 2 CPUs, numba 0.68): each top-level kernel inlines the
-whole recursive algorithm it runs, and numba's inlining plus LLVM's optimization of that
-one large function is most of the cost (the rk4 stepper ~70 s, section kinematics ~55 s,
-the forward dynamics ~40 s, ~440 s in all when compiled one after another). A non-inlined
-call between kernels would share the work but passes the model and workspace tuples
-(~200 arrays) on every call: the rk4 step became 60 % slower, so the kernels stay inlined.
-What this module does instead:
+Where the time goes (measured on 2 CPUs, numba 0.68; bench/README.md, bench_compile.py):
+numba compiles each compiled function once, plus the LLVM optimization of what a caller
+links in. So an algorithm is a compiled unit on the model's and workspace's tables
+(`tuple_tables`), and the kernels built on it (steppers, forward dynamics, section
+kinematics) call it instead of inlining it: a call passes two tables, not the ~130 arrays
+of the tuples. (When every kernel inlined its whole recursion, the set took ~440 s one
+after another, the rk4 stepper alone ~110 s.) What this module does:
 
 * a kernel is one job, run in its own process, as many at once as there are CPUs,
   longest first;

@@ -4,8 +4,11 @@
   views (it dominated the run time) and makes allocation inside a kernel impossible.
   fastmath is on without ``nnan``/``ninf``, so the finiteness and blow-up checks still see
   NaN and infinity.
-* ``inline``: the same, inlined at every call site. Helpers that take a model's constant
-  tuple or its workspace tuple are inlined: a call would pass every array of the tuple.
+* ``inline``: the same, inlined at every call site: the per-link helpers that take a
+  model's constant tuple or its workspace tuple (a call would pass every array of the
+  tuple). An algorithm over the whole chain is instead a ``jit`` unit on the two tables of
+  those tuples (`tuple_tables`), called, not inlined, by the kernels built on it: numba
+  compiles it once, where an inlined recursion was compiled again inside every kernel.
 * ``allocating``: a cached kernel with reference counting on, for small solves that call
   LAPACK through ``np.linalg`` (which allocates its results): the controller's tick
   (``control.control_kernels``), never a chain kernel.

@@ -30,6 +30,8 @@ its own body: (I_base + I_T) A_base + p_base + p_T = 0.
 """
 
 from .. import compiled
+from ..chain_layout import DATA_LAYOUT, MODEL_LAYOUT
+from ..tuple_tables import unpack
 from .beam_section import beam_wrench, tip_backward, tip_forward
 from .kinematics import JOINT_REVOLUTE, forward_pass
 from .linalg import cholesky_factor, cholesky_substitute
@@ -38,6 +40,7 @@ from .spatial import (add_transformed_inertia, cross, rigid_wrench, transport_tw
                       transport_wrench)
 
 _jit, _inline = compiled.jit, compiled.inline
+MODEL, DATA = MODEL_LAYOUT.type, DATA_LAYOUT.type
 
 
 @_inline
@@ -235,24 +238,45 @@ def _base_acceleration(model, data, q, v, A):
     return True
 
 
-@_inline
-def articulated_forward_dynamics(model, data, q, v, u):
+@_jit
+def _local_sweep(model_table, data_table, q, v):
+    """`_local_terms` of every link (after a `forward_pass` at (q, v)); on the tables."""
+    model, data = unpack(model_table, MODEL), unpack(data_table, DATA)
+    for j in range(model.joint_type.shape[0]):
+        _local_terms(model, data, j, q, v)
+
+
+@_jit
+def _backward_sweep(model_table, data_table, u, v):
+    """`_backward` from the last link to the first; False if a link is singular."""
+    model, data = unpack(model_table, MODEL), unpack(data_table, DATA)
+    n = model.joint_type.shape[0]
+    for j in range(n - 1, -1, -1):
+        if not _backward(model, data, j, u, v, j < n - 1):
+            return False
+    return True
+
+
+@_jit
+def articulated_forward_dynamics(model_table, data_table, q, v, u):
     """Accelerations v' = M^-1 (B u - h) by the articulated-body algorithm (module doc).
 
-    Writes data.acceleration; returns False when a condensed inertia is not positive
-    definite (the caller reports it), as `forward_dynamics` does for M.
+    On the tables of the constants and the workspace (`tuple_tables`). Writes
+    data.acceleration; returns False when a condensed inertia is not positive definite
+    (the caller reports it), as `forward_dynamics` does for M. Three compiled sweeps
+    (kinematics, local terms, backward) and the forward one here.
     """
+    model, data = unpack(model_table, MODEL), unpack(data_table, DATA)
     n = model.joint_type.shape[0]
     nv = model.stiffness.shape[0]
     zero = data.zero_nv
     for k in range(nv):
         zero[k] = 0.0
-    forward_pass(model, data, q, v, zero, 0.0)      # twists, poses; base_R and base twist
-    for j in range(n):
-        _local_terms(model, data, j, q, v)
-    for j in range(n - 1, -1, -1):
-        if not _backward(model, data, j, u, v, j < n - 1):
-            return False
+    # twists, poses; base_R and base twist
+    forward_pass(model_table, data_table, q, v, zero, 0.0, False)
+    _local_sweep(model_table, data_table, q, v)
+    if not _backward_sweep(model_table, data_table, u, v):
+        return False
     A, acc = data.aba_A, data.acceleration
     if n == 0:
         for a in range(6):

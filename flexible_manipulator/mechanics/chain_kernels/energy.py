@@ -1,10 +1,13 @@
 """Potential energy of the chain (gravity and modal stiffness), for energy checks."""
 
 from .. import compiled
+from ..chain_layout import DATA_LAYOUT, MODEL_LAYOUT
+from ..tuple_tables import unpack
 from .beam_section import section_position
 from .kinematics import placements
 
-_jit, _inline = compiled.jit, compiled.inline
+_jit = compiled.jit
+MODEL, DATA = MODEL_LAYOUT.type, DATA_LAYOUT.type
 
 
 @_jit
@@ -17,14 +20,15 @@ def _gravity_work(g, R, p, mass, first_moment):
     return s
 
 
-@_inline
-def potential_energy(model, data, q):
+@_jit
+def potential_energy(model_table, data_table, q):
     """V = -sum m g . p_C (all rigid bodies, payloads, beam points) + q^T K q / 2 [J].
 
     Positions are taken in the base frame; a floating base at (R, p) adds -m_total g . p and
-    sees gravity as R^T g.
+    sees gravity as R^T g. On the tables of the constants and the workspace (`tuple_tables`).
     """
-    placements(model, data, q)
+    placements(model_table, data_table, q)
+    model, data = unpack(model_table, MODEL), unpack(data_table, DATA)
     g, R, g0 = data.base_g, data.base_R, model.gravity
     for i in range(3):
         g[i] = R[0, i] * g0[0] + R[1, i] * g0[1] + R[2, i] * g0[2] if model.floating else g0[i]

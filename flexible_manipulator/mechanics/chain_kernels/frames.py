@@ -1,20 +1,32 @@
 """Poses, Jacobians and motions of chosen frames: beam sections for programs, TF frames.
 
 All in base-frame components, angular first; each kernel runs `kinematics.placements` or
-`kinematics.forward_pass` first and reads the link frames from the workspace.
+`kinematics.forward_pass` first and reads the link frames from the workspace. Each is a
+compiled unit on the tables of the constants and the workspace (`tuple_tables`).
 """
 
 from .. import compiled, group_kernels
+from ..chain_layout import DATA_LAYOUT, MODEL_LAYOUT
+from ..tuple_tables import unpack
 from .spatial import compose, cross
 from .beam_section import section_forward
 from .kinematics import forward_pass, placements
 
 _jit, _inline = compiled.jit, compiled.inline
+MODEL, DATA = MODEL_LAYOUT.type, DATA_LAYOUT.type
+
+
+@_jit
+def section_placement(model_table, data_table, j, x, phi, slope, g, q, R_out, p_out):
+    """Pose (R_out, p_out) in the base frame of the section at abscissa x of link j."""
+    placements(model_table, data_table, q)
+    _section_pose(unpack(model_table, MODEL), unpack(data_table, DATA), j, x, phi, slope, g,
+                  q, R_out, p_out)
 
 
 @_inline
-def section_placement(model, data, j, x, phi, slope, g, q, R_out, p_out):
-    """Pose in the base frame of the section at abscissa x of link j (after `placements`)."""
+def _section_pose(model, data, j, x, phi, slope, g, q, R_out, p_out):
+    """Write the section's pose, the link frames being placed (`placements`)."""
     zero = data.zero_nv
     section_forward(model, data, j, x, phi, slope, g, q, zero, zero, data.sec_p, data.point_gq,
                     data.sec_angles, data.sec_Rz, data.sec_Ry, data.sec_w, data.sec_v,
@@ -23,13 +35,14 @@ def section_placement(model, data, j, x, phi, slope, g, q, R_out, p_out):
     compose(data.link_R[j], data.link_p[j], data.scratch_R, data.sec_p, R_out, p_out)
 
 
-@_inline
-def section_jacobian(model, data, j, x, phi, slope, g, q, R_sec, J):
+@_jit
+def section_jacobian(model_table, data_table, j, x, phi, slope, g, q, R_sec, J):
     """Jacobian J (6 x nv) of the section frame at x of link j, base-frame components.
 
     Column k is (angular velocity, velocity of the section origin) for v = e_k; R_sec is the
     section's orientation in the base frame (from `section_placement`).
     """
+    model, data = unpack(model_table, MODEL), unpack(data_table, DATA)
     nv = J.shape[1]
     unit, zero = data.unit_nv, data.rhs
     for k in range(nv):
@@ -37,7 +50,7 @@ def section_jacobian(model, data, j, x, phi, slope, g, q, R_sec, J):
         zero[k] = 0.0
     for k in range(nv):
         unit[k] = 1.0
-        forward_pass(model, data, q, unit, zero, 0.0)
+        forward_pass(model_table, data_table, q, unit, zero, 0.0, False)
         section_forward(model, data, j, x, phi, slope, g, q, unit, zero, data.sec_p, data.point_gq,
                         data.sec_angles, data.sec_Rz, data.sec_Ry, data.sec_w, data.sec_v,
                         data.sec_dw, data.sec_dv)
@@ -49,8 +62,8 @@ def section_jacobian(model, data, j, x, phi, slope, g, q, R_sec, J):
         unit[k] = 0.0
 
 
-@_inline
-def section_motion(model, data, j, x, phi, slope, g, q, v, R_sec, out):
+@_jit
+def section_motion(model_table, data_table, j, x, phi, slope, g, q, v, R_sec, out):
     """Twist J v and acceleration J' v of the section at x of link j (base-frame axes).
 
     out = (w, p', w', p'') [rad/s, m/s, rad/s^2, m/s^2] of the section frame and its origin
@@ -59,10 +72,11 @@ def section_motion(model, data, j, x, phi, slope, g, q, v, R_sec, out):
     orientation in the base frame (from `section_placement`). The base must be fixed (for
     a floating base these are rates of base-frame components).
     """
+    model, data = unpack(model_table, MODEL), unpack(data_table, DATA)
     zero = data.rhs
     for k in range(zero.shape[0]):
         zero[k] = 0.0
-    forward_pass(model, data, q, v, zero, 0.0)
+    forward_pass(model_table, data_table, q, v, zero, 0.0, False)
     section_forward(model, data, j, x, phi, slope, g, q, v, zero, data.sec_p, data.point_gq,
                     data.sec_angles, data.sec_Rz, data.sec_Ry, data.sec_w, data.sec_v,
                     data.sec_dw, data.sec_dv)
@@ -81,29 +95,30 @@ def section_motion(model, data, j, x, phi, slope, g, q, v, R_sec, out):
                       + R_sec[r, 2] * data.scratch_a[2])
 
 
-@_inline
-def section_kinematics(model, data, j, x, phi, slope, g, q, v, R_out, p_out, J, motion):
+@_jit
+def section_kinematics(model_table, data_table, j, x, phi, slope, g, q, v, R_out, p_out, J,
+                       motion):
     """Pose (R_out, p_out), Jacobian J and (J v, J' v) of the section at x of link j.
 
     One call for what a task-space program needs each tick (see `section_jacobian` and
     `section_motion`); base-frame components, angular first.
     """
-    placements(model, data, q)
-    section_placement(model, data, j, x, phi, slope, g, q, R_out, p_out)
-    section_jacobian(model, data, j, x, phi, slope, g, q, R_out, J)
-    section_motion(model, data, j, x, phi, slope, g, q, v, R_out, motion)
+    section_placement(model_table, data_table, j, x, phi, slope, g, q, R_out, p_out)
+    section_jacobian(model_table, data_table, j, x, phi, slope, g, q, R_out, J)
+    section_motion(model_table, data_table, j, x, phi, slope, g, q, v, R_out, motion)
 
 
-@_inline
-def local_transforms(model, data, q, links, xs, is_section, phi, slope, g, R_out, p_out,
-                     quat_out):
+@_jit
+def local_transforms(model_table, data_table, q, links, xs, is_section, phi, slope, g, R_out,
+                     p_out, quat_out):
     """Parent-to-child transforms of a list of moving frames (for TF), one compiled call.
 
     Entry i is joint ``links[i]`` (its link frame in the parent tip frame) when
     is_section[i] is 0, else the section at abscissa xs[i] in its link frame. Writes the
     rotation R_out[i], its unit quaternion quat_out[i] (w, x, y, z) and the position p_out[i].
     """
-    placements(model, data, q)
+    placements(model_table, data_table, q)
+    model, data = unpack(model_table, MODEL), unpack(data_table, DATA)
     zero = data.zero_nv
     for i in range(links.shape[0]):
         j = links[i]

@@ -7,15 +7,21 @@ and unit twist xi of coordinate s (revolute: xi = (e, 0); prismatic: xi = (0, e)
 
 Each link adds its joint, then its tip frame (`beam_section`). Gravity enters as an
 upward acceleration of the base.
+
+`forward_pass` and `placements` are compiled units over the model's and the workspace's
+tables (`tuple_tables`): the other algorithms call them, so each is compiled once.
 """
 
 from .. import compiled, group_kernels
+from ..chain_layout import DATA_LAYOUT, MODEL_LAYOUT
+from ..tuple_tables import unpack
 from .spatial import axis_rotation, compose, cross, transport_twist
 from .beam_section import tip_forward
 
 JOINT_REVOLUTE = 0
 JOINT_PRISMATIC = 1
-_inline = compiled.inline
+_jit, _inline = compiled.jit, compiled.inline
+MODEL, DATA = MODEL_LAYOUT.type, DATA_LAYOUT.type
 
 
 @_inline
@@ -45,14 +51,22 @@ def _base_motion(model, data, q, v, a, gravity_scale, orientation_ready):
             data.base_dv[i] = -gravity_scale * g[i]
 
 
-@_inline
-def forward_pass(model, data, q, v, a, gravity_scale, joint_poses_ready=False):
+@_jit
+def forward_pass(model_table, data_table, q, v, a, gravity_scale, joint_poses_ready):
     """Twists and accelerations of every link frame and tip frame (base to tip).
 
-    Writes data.w, v, dw, dv (link frames) and data.tip_* (tip frames), body components;
-    gravity enters as an upward acceleration ``-gravity_scale g`` of the base.
+    ``model_table``, ``data_table``: the tables of the constants and the workspace. Writes
+    data.w, v, dw, dv (link frames) and data.tip_* (tip frames), body components; gravity
+    enters as an upward acceleration ``-gravity_scale g`` of the base.
     ``joint_poses_ready`` reuses the joint and tip rotations of a previous pass at the same q.
     """
+    _forward_pass(unpack(model_table, MODEL), unpack(data_table, DATA), q, v, a,
+                  gravity_scale, joint_poses_ready)
+
+
+@_inline
+def _forward_pass(model, data, q, v, a, gravity_scale, joint_poses_ready):
+    """`forward_pass` on the tuples."""
     n = model.joint_type.shape[0]
     w = data.w
     vv = data.v
@@ -119,17 +133,19 @@ def forward_pass(model, data, q, v, a, gravity_scale, joint_poses_ready=False):
             pdv[i] = data.tip_dv[j, i]
 
 
-@_inline
-def placements(model, data, q):
+@_jit
+def placements(model_table, data_table, q):
     """Poses in the base frame of every link frame (data.link_R, link_p) and tip frame.
 
-    Also leaves the link and tip motions of a chain at rest in data (zero velocity).
+    Also leaves the link and tip motions of a chain at rest in data (zero velocity). On the
+    tables, as `forward_pass`.
     """
+    model, data = unpack(model_table, MODEL), unpack(data_table, DATA)
     n = model.joint_type.shape[0]
     zero = data.zero_nv
     for k in range(zero.shape[0]):
         zero[k] = 0.0
-    forward_pass(model, data, q, zero, zero, 0.0)
+    forward_pass(model_table, data_table, q, zero, zero, 0.0, False)
     R_prev, p_prev = data.eye3, data.zero3
     for j in range(n):
         compose(R_prev, p_prev, data.joint_R[j], data.joint_p[j], data.link_R[j],

@@ -6,12 +6,15 @@ link j (beam points, rigid body, payload seen through the tip map).
 """
 
 from .. import compiled
+from ..chain_layout import DATA_LAYOUT, MODEL_LAYOUT
+from ..tuple_tables import unpack
 from .spatial import add_shifted_inertia, add_transformed_inertia, compose
 from .linalg import add_projected, product
 from .beam_section import section_position
 from .kinematics import JOINT_REVOLUTE, forward_pass
 
-_inline = compiled.inline
+_jit, _inline = compiled.jit, compiled.inline
+MODEL, DATA = MODEL_LAYOUT.type, DATA_LAYOUT.type
 
 
 @_inline
@@ -160,8 +163,8 @@ def link_inertia(model, data, j, q):
     add_tip_projected(data, j, count, data.tip_map, model.payload_spatial[j], M)
 
 
-@_inline
-def mass_matrix(model, data, q, poses_ready=False):
+@_jit
+def mass_matrix(model_table, data_table, q, poses_ready):
     """M(q) = sum_j E_j^T M_j E_j, the composite form of the kinetic energy.
 
     E_j (6+m_j rows) maps the generalized velocities to eta_j = (twist of link frame j in its
@@ -169,9 +172,11 @@ def mass_matrix(model, data, q, poses_ready=False):
     The twist rows come from the base outwards: J_j = Ad^-1(joint j) J_tip(j-1) + xi_j e_j^T,
     J_tip(j) = T_j [J_j; modes of j] (`tip_map`); a floating base contributes its body with
     J = [I 0] on its velocity. ``poses_ready``: joint and tip poses of a pass at q are in data.
+    On the tables of the constants and the workspace (`tuple_tables`).
 
     Writes data.mass, with the armature added on the joint diagonal.
     """
+    model, data = unpack(model_table, MODEL), unpack(data_table, DATA)
     nv = data.mass.shape[0]
     n = model.joint_type.shape[0]
     M, J, E, W = data.mass, data.link_jac, data.link_E, data.scratch_E
@@ -179,7 +184,7 @@ def mass_matrix(model, data, q, poses_ready=False):
     if not poses_ready:
         for k in range(nv):
             zero[k] = 0.0
-        forward_pass(model, data, q, zero, zero, 0.0)
+        forward_pass(model_table, data_table, q, zero, zero, 0.0, False)
     for r in range(nv):
         for c in range(nv):
             M[r, c] = 0.0

@@ -7,24 +7,29 @@ effort xi^T W, and the wrench carried to the parent's tip frame.
 """
 
 from .. import compiled
+from ..chain_layout import DATA_LAYOUT, MODEL_LAYOUT
+from ..tuple_tables import unpack
 from .spatial import cross, rigid_wrench, transport_wrench
 from .beam_section import beam_wrench, tip_backward
 from .kinematics import JOINT_REVOLUTE, forward_pass
 
-_inline = compiled.inline
+_jit = compiled.jit
+MODEL, DATA = MODEL_LAYOUT.type, DATA_LAYOUT.type
 
 
-@_inline
-def rnea(model, data, q, v, a, gravity_scale, with_elastic, joint_poses_ready=False):
+@_jit
+def rnea(model_table, data_table, q, v, a, gravity_scale, with_elastic, joint_poses_ready):
     """Inverse dynamics: generalized forces that produce accelerations ``a`` at (q, v).
 
-    Writes data.tau (length nv): joint efforts [N m or N] for the first n entries, then the
-    modal residuals (generalized forces the modes would need [N m]). ``gravity_scale``
-    multiplies gravity (0 or 1); ``with_elastic`` adds stiffness, damping and armature terms.
+    On the tables of the constants and the workspace (`tuple_tables`). Writes data.tau
+    (length nv): joint efforts [N m or N] for the first n entries, then the modal residuals
+    (generalized forces the modes would need [N m]). ``gravity_scale`` multiplies gravity
+    (0 or 1); ``with_elastic`` adds stiffness, damping and armature terms.
     ``joint_poses_ready`` reuses the joint and tip rotations of a previous pass at q.
     """
+    forward_pass(model_table, data_table, q, v, a, gravity_scale, joint_poses_ready)
+    model, data = unpack(model_table, MODEL), unpack(data_table, DATA)
     n = model.joint_type.shape[0]
-    forward_pass(model, data, q, v, a, gravity_scale, joint_poses_ready)
     w, vv, dw, dv = data.w, data.v, data.dw, data.dv
     t1, t2, t3 = data.scratch_a, data.scratch_b, data.scratch_c
     tau = data.tau

@@ -5,14 +5,23 @@ base's pose), so a stepper also needs the group's "+" and the inverse right Jaco
 steppers themselves are the templates of `integrators`, instantiated here with the chain's
 functions; ``rosenbrock_steps`` treats the elastic forces implicitly through `stiff_factor` and
 `stiff_solve`.
+
+The steppers are compiled units on the tables of the model's constants and workspace
+(`tuple_tables`) and call the forward dynamics as a compiled unit: its code is compiled
+once, not again inside each stepper. The helpers on the tuples (`tangent_rates`,
+`integrate`, `dexpinv`, `stiff_factor`, `stiff_solve`) also serve the Cosserat chain's
+steppers; the ``*_on_tables`` hooks hand them the tuples rebuilt from the tables.
 """
 
 from .. import compiled, group_kernels, integrators
+from ..chain_layout import DATA_LAYOUT, MODEL_LAYOUT
+from ..tuple_tables import unpack
 from .linalg import cholesky_factor, cholesky_substitute
 from .aba import articulated_forward_dynamics
 from .forward_dynamics import forward_dynamics
 
 _jit, _inline = compiled.jit, compiled.inline
+MODEL, DATA = MODEL_LAYOUT.type, DATA_LAYOUT.type
 
 
 @_inline
@@ -31,27 +40,27 @@ def tangent_rates(model, data, x, out):
 
 
 @_inline
-def rhs(model, data, x, u, out):
+def rhs(model_table, data_table, x, u, out):
     """Tangent state derivative out = (q', M^-1 (B u - h)) of x = (q, v); False if M singular.
 
     q' is v, except for a floating base: its rotation rate is the body angular velocity w
     and its position rate the world velocity R v_body (see `integrate`). The composite
     mass matrix and a Cholesky solve (`forward_dynamics`); the implicit stepper reuses M.
     """
-    nv = model.stiffness.shape[0]
+    nv = unpack(model_table, MODEL).stiffness.shape[0]
     nq = x.shape[0] - nv
-    ok = forward_dynamics(model, data, x[:nq], x[nq:], u)
-    tangent_rates(model, data, x, out)
+    ok = forward_dynamics(model_table, data_table, x[:nq], x[nq:], u)
+    tangent_rates(unpack(model_table, MODEL), unpack(data_table, DATA), x, out)
     return ok
 
 
 @_inline
-def rhs_articulated(model, data, x, u, out):
+def rhs_articulated(model_table, data_table, x, u, out):
     """`rhs` by the articulated-body algorithm (`aba`): O(n) in links, no mass matrix."""
-    nv = model.stiffness.shape[0]
+    nv = unpack(model_table, MODEL).stiffness.shape[0]
     nq = x.shape[0] - nv
-    ok = articulated_forward_dynamics(model, data, x[:nq], x[nq:], u)
-    tangent_rates(model, data, x, out)
+    ok = articulated_forward_dynamics(model_table, data_table, x[:nq], x[nq:], u)
+    tangent_rates(unpack(model_table, MODEL), unpack(data_table, DATA), x, out)
     return ok
 
 
@@ -117,21 +126,49 @@ def stiff_solve(model, data, gh, r, out):
 
 
 @_inline
-def explicit_steps(model, data, x, u, h, count, a, b, stages, trial, theta):
-    """`integrators.explicit_steps` on the chain's equations of motion."""
-    return integrators.explicit_steps(rhs, integrate, dexpinv, model, data, x, u, h, count, a,
-                                      b, stages, trial, theta)
+def integrate_on_tables(model_table, x, theta, out):
+    """`integrate` on the model's table."""
+    integrate(unpack(model_table, MODEL), x, theta, out)
 
 
 @_inline
-def explicit_steps_articulated(model, data, x, u, h, count, a, b, stages, trial, theta):
+def dexpinv_on_tables(model_table, theta, k):
+    """`dexpinv` on the model's table."""
+    dexpinv(unpack(model_table, MODEL), theta, k)
+
+
+@_inline
+def stiff_factor_on_tables(model_table, data_table, gh):
+    """`stiff_factor` on the tables."""
+    return stiff_factor(unpack(model_table, MODEL), unpack(data_table, DATA), gh)
+
+
+@_inline
+def stiff_solve_on_tables(model_table, data_table, gh, r, out):
+    """`stiff_solve` on the tables."""
+    stiff_solve(unpack(model_table, MODEL), unpack(data_table, DATA), gh, r, out)
+
+
+@_jit
+def explicit_steps(model_table, data_table, x, u, h, count, a, b, stages, trial, theta):
+    """`integrators.explicit_steps` on the chain's equations of motion (on the tables)."""
+    return integrators.explicit_steps(rhs, integrate_on_tables, dexpinv_on_tables,
+                                      model_table, data_table, x, u, h, count, a, b, stages,
+                                      trial, theta)
+
+
+@_jit
+def explicit_steps_articulated(model_table, data_table, x, u, h, count, a, b, stages, trial,
+                               theta):
     """`integrators.explicit_steps` on the chain's equations by `rhs_articulated`."""
-    return integrators.explicit_steps(rhs_articulated, integrate, dexpinv, model, data, x, u,
-                                      h, count, a, b, stages, trial, theta)
+    return integrators.explicit_steps(rhs_articulated, integrate_on_tables, dexpinv_on_tables,
+                                      model_table, data_table, x, u, h, count, a, b, stages,
+                                      trial, theta)
 
 
-@_inline
-def rosenbrock_steps(model, data, x, u, h, count, stages, trial, theta):
+@_jit
+def rosenbrock_steps(model_table, data_table, x, u, h, count, stages, trial, theta):
     """`integrators.rosenbrock_steps` on the chain's equations, elastic part implicit."""
-    return integrators.rosenbrock_steps(rhs, stiff_factor, stiff_solve, integrate, dexpinv,
-                                        model, data, x, u, h, count, stages, trial, theta)
+    return integrators.rosenbrock_steps(rhs, stiff_factor_on_tables, stiff_solve_on_tables,
+                                        integrate_on_tables, dexpinv_on_tables, model_table,
+                                        data_table, x, u, h, count, stages, trial, theta)
