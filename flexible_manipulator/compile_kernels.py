@@ -13,8 +13,8 @@ kinematics) call it instead of inlining it: a call passes two tables, not the ~1
 of the tuples. (When every kernel inlined its whole recursion, the set took ~440 s one
 after another, the rk4 stepper alone ~110 s.) What this module does:
 
-* a kernel is one job, run in its own process, as many at once as there are CPUs,
-  longest first;
+* a kernel is one job, run in its own process, as many at once as there are CPUs, in
+  the order of `JOBS` (the first jobs of the workers share no compiled unit);
 * ``--only demo`` compiles just the kernels of the demo's two nodes (the plant's rk4
   stepper and TF, the controller's mass matrix, bias forces, section kinematics, servo
   solve and estimator step); the
@@ -140,31 +140,37 @@ Job.kernel.__doc__ = ('name of the compiled kernel: a stepper of chain_kernels, 
                       'chain_kernels.entries, or as noted')
 Job.user.__doc__ = 'what needs it'
 Job.demo.__doc__ = 'whether the demo nodes need it'
-Job.cost.__doc__ = 'compile time measured on one idle CPU [s]: jobs start longest first'
+Job.cost.__doc__ = 'compile time it adds in JOBS order, on one CPU [s] (the estimate)'
 Job.run.__doc__ = 'function that makes numba compile (or load) it'
 
+# In the order the jobs start. The kernels share compiled units (the forward pass, the
+# link masses, RNEA, the mass matrix), and a unit two processes need at once is compiled
+# by both: the first jobs of each worker share none (the chain's rk4 stepper, the Cosserat
+# kernels, the controller's solves), and the later ones find most of theirs cached.
+# ``cost``: the units a job adds when run in this order, on one CPU (bench_compile.py
+# --shared), for the time estimate.
 JOBS = tuple(Job(*job) for job in (
-    ('explicit_steps', 'plant: rk4/rk3/heun/euler stepper', True, 70, lambda: _simulate('rk4')),
-    ('section_kinematics', 'controller: program rows', True, 55, _section('section_kinematics')),
-    ('mass_matrix', 'controller: M(q)', True, 25, _call('mass_matrix')),
-    ('rnea', 'controller: bias forces h(q, v)', True, 18, _call('bias_forces')),
-    ('local_transforms', 'plant: TF frames', True, 19, _frame_transforms),
-    ('control_kernels', 'controller: servo solve, modal estimator step', True, 10, _control),
-    ('rosenbrock_steps', 'plant: rosenbrock2 (stiff) stepper', False, 85,
-     lambda: _simulate('rosenbrock2')),
+    ('explicit_steps', 'plant: rk4/rk3/heun/euler stepper', True, 50, lambda: _simulate('rk4')),
+    ('cosserat.kernels', 'Cosserat chains: dynamics, steppers', False, 50, _cosserat),
+    ('control_kernels', 'controller: servo solve, modal estimator step', True, 9, _control),
     ('explicit_steps_articulated', 'plant: explicit steppers on chains of 4+ links', False,
-     75, lambda: _simulate('rk4', 'articulated')),
-    ('forward_dynamics', 'model API: composite forward dynamics', False, 40,
+     30, lambda: _simulate('rk4', 'articulated')),
+    ('section_kinematics', 'controller: program rows', True, 15, _section('section_kinematics')),
+    ('rosenbrock_steps', 'plant: rosenbrock2 (stiff) stepper', False, 8,
+     lambda: _simulate('rosenbrock2')),
+    ('mass_matrix', 'controller: M(q)', True, 1, _call('mass_matrix')),
+    ('rnea', 'controller: bias forces h(q, v)', True, 1, _call('bias_forces')),
+    ('local_transforms', 'plant: TF frames', True, 4, _frame_transforms),
+    ('forward_dynamics', 'model API: composite forward dynamics', False, 1,
      _call('composite_forward_dynamics')),
-    ('articulated_forward_dynamics', 'model API: O(n) forward dynamics', False, 35,
+    ('potential_energy', 'tests: energy', False, 2, _call('potential_energy')),
+    ('section_jacobian', 'tests: section Jacobian', False, 1, _section('section_jacobian')),
+    ('section_motion', 'tests: section twist', False, 1, _section('section_motion')),
+    ('placements', 'tests: link placements', False, 1, _call('frame_placements')),
+    ('section_placement', 'tests: section pose', False, 1, _section('section_pose')),
+    ('servo_kernels', 'servo plant: Suslov top, sleigh', False, 4, _servo),
+    ('articulated_forward_dynamics', 'model API: O(n) forward dynamics', False, 1,
      _call('articulated_forward_dynamics')),
-    ('potential_energy', 'tests: energy', False, 15, _call('potential_energy')),
-    ('section_jacobian', 'tests: section Jacobian', False, 14, _section('section_jacobian')),
-    ('section_motion', 'tests: section twist', False, 14, _section('section_motion')),
-    ('placements', 'tests: link placements', False, 10, _call('frame_placements')),
-    ('section_placement', 'tests: section pose', False, 5, _section('section_pose')),
-    ('servo_kernels', 'servo plant: Suslov top, sleigh', False, 10, _servo),
-    ('cosserat.kernels', 'Cosserat chains: dynamics, steppers', False, 55, _cosserat),
 ))
 
 
@@ -176,9 +182,8 @@ def _run_job(index):
 
 
 def select(only):
-    """Return the indices of the jobs of ``only`` ('demo' or 'all'), longest first."""
-    chosen = [i for i, job in enumerate(JOBS) if only == 'all' or job.demo]
-    return sorted(chosen, key=lambda i: -JOBS[i].cost)
+    """Return the indices of the jobs of ``only`` ('demo' or 'all'), in `JOBS` order."""
+    return [i for i, job in enumerate(JOBS) if only == 'all' or job.demo]
 
 
 def compile_jobs(indices, workers, heartbeat=20.0, out=sys.stdout):

@@ -8,7 +8,9 @@
   model's constant tuple or its workspace tuple (a call would pass every array of the
   tuple). An algorithm over the whole chain is instead a ``jit`` unit on the two tables of
   those tuples (`tuple_tables`), called, not inlined, by the kernels built on it: numba
-  compiles it once, where an inlined recursion was compiled again inside every kernel.
+  compiles it once, where an inlined recursion was compiled again inside every kernel. A
+  constant flag passed to a unit is written ``bool(False)``: a bare ``False`` is typed as
+  a literal, and numba would compile the unit once more for it.
 * ``allocating``: a cached kernel with reference counting on, for small solves that call
   LAPACK through ``np.linalg`` (which allocates its results): the controller's tick
   (``control.control_kernels``), never a chain kernel.

@@ -35,7 +35,7 @@ from ..tuple_tables import unpack
 from .beam_section import beam_wrench, tip_backward, tip_forward
 from .kinematics import JOINT_REVOLUTE, forward_pass
 from .linalg import cholesky_factor, cholesky_substitute
-from .mass_matrix import add_tip_projected, link_inertia, tip_map
+from .mass_matrix import add_tip_projected, link_mass
 from .spatial import (add_transformed_inertia, cross, rigid_wrench, transport_twist,
                       transport_wrench)
 
@@ -44,7 +44,7 @@ MODEL, DATA = MODEL_LAYOUT.type, DATA_LAYOUT.type
 
 
 @_inline
-def _local_terms(model, data, j, q, v):
+def _local_terms(model_table, data_table, model, data, j, q, v):
     """Tip map T_j, velocity tip acceleration a_T, joint velocity product c and b_j.
 
     Needs the twists of a `forward_pass` at (q, v). Writes data.aba_T[j], aba_aT[j],
@@ -52,8 +52,7 @@ def _local_terms(model, data, j, q, v):
     data.link_mass[j] (M_j).
     """
     count, start = model.mode_count[j], model.mode_start[j]
-    tip_map(model, data, j, data.tip_map)
-    link_inertia(model, data, j, q)
+    link_mass(model_table, data_table, j, q)
     T = data.aba_T[j]
     for r in range(6):
         for c in range(6 + count):
@@ -243,7 +242,7 @@ def _local_sweep(model_table, data_table, q, v):
     """`_local_terms` of every link (after a `forward_pass` at (q, v)); on the tables."""
     model, data = unpack(model_table, MODEL), unpack(data_table, DATA)
     for j in range(model.joint_type.shape[0]):
-        _local_terms(model, data, j, q, v)
+        _local_terms(model_table, data_table, model, data, j, q, v)
 
 
 @_jit
@@ -273,7 +272,7 @@ def articulated_forward_dynamics(model_table, data_table, q, v, u):
     for k in range(nv):
         zero[k] = 0.0
     # twists, poses; base_R and base twist
-    forward_pass(model_table, data_table, q, v, zero, 0.0, False)
+    forward_pass(model_table, data_table, q, v, zero, 0.0, bool(False))
     _local_sweep(model_table, data_table, q, v)
     if not _backward_sweep(model_table, data_table, u, v):
         return False

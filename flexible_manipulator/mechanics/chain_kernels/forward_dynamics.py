@@ -28,13 +28,13 @@ def forward_dynamics(model_table, data_table, q, v, u):
     zero = data.zero_nv
     for k in range(nv):
         zero[k] = 0.0
-    rnea(model_table, data_table, q, v, zero, 1.0, True, False)
+    rnea(model_table, data_table, q, v, zero, 1.0, bool(True), bool(False))
     rhs = data.rhs
     for k in range(nv):
         rhs[k] = -data.tau[k]
     for k in range(u.shape[0]):
         rhs[k] += u[k]
-    mass_matrix(model_table, data_table, q, True)
+    mass_matrix(model_table, data_table, q, bool(True))
     if not cholesky_factor(data.mass, data.chol, nv):
         return False
     cholesky_substitute(data.chol, rhs, data.acceleration, nv)

@@ -50,7 +50,7 @@ def section_jacobian(model_table, data_table, j, x, phi, slope, g, q, R_sec, J):
         zero[k] = 0.0
     for k in range(nv):
         unit[k] = 1.0
-        forward_pass(model_table, data_table, q, unit, zero, 0.0, False)
+        forward_pass(model_table, data_table, q, unit, zero, 0.0, bool(False))
         section_forward(model, data, j, x, phi, slope, g, q, unit, zero, data.sec_p, data.point_gq,
                         data.sec_angles, data.sec_Rz, data.sec_Ry, data.sec_w, data.sec_v,
                         data.sec_dw, data.sec_dv)
@@ -76,7 +76,7 @@ def section_motion(model_table, data_table, j, x, phi, slope, g, q, v, R_sec, ou
     zero = data.rhs
     for k in range(zero.shape[0]):
         zero[k] = 0.0
-    forward_pass(model_table, data_table, q, v, zero, 0.0, False)
+    forward_pass(model_table, data_table, q, v, zero, 0.0, bool(False))
     section_forward(model, data, j, x, phi, slope, g, q, v, zero, data.sec_p, data.point_gq,
                     data.sec_angles, data.sec_Rz, data.sec_Ry, data.sec_w, data.sec_v,
                     data.sec_dw, data.sec_dv)

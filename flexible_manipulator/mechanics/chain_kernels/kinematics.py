@@ -145,7 +145,7 @@ def placements(model_table, data_table, q):
     zero = data.zero_nv
     for k in range(zero.shape[0]):
         zero[k] = 0.0
-    forward_pass(model_table, data_table, q, zero, zero, 0.0, False)
+    forward_pass(model_table, data_table, q, zero, zero, 0.0, bool(False))
     R_prev, p_prev = data.eye3, data.zero3
     for j in range(n):
         compose(R_prev, p_prev, data.joint_R[j], data.joint_p[j], data.link_R[j],

@@ -164,6 +164,18 @@ def link_inertia(model, data, j, q):
 
 
 @_jit
+def link_mass(model_table, data_table, j, q):
+    """Tip map T_j (data.tip_map) and generalized mass M_j (data.link_mass[j]) of link j.
+
+    A compiled unit on the tables (`tuple_tables`): the mass matrix and the articulated
+    body's local terms call it. Needs the joint and tip poses of a pass at q.
+    """
+    model, data = unpack(model_table, MODEL), unpack(data_table, DATA)
+    tip_map(model, data, j, data.tip_map)
+    link_inertia(model, data, j, q)
+
+
+@_jit
 def mass_matrix(model_table, data_table, q, poses_ready):
     """M(q) = sum_j E_j^T M_j E_j, the composite form of the kinetic energy.
 
@@ -184,7 +196,7 @@ def mass_matrix(model_table, data_table, q, poses_ready):
     if not poses_ready:
         for k in range(nv):
             zero[k] = 0.0
-        forward_pass(model_table, data_table, q, zero, zero, 0.0, False)
+        forward_pass(model_table, data_table, q, zero, zero, 0.0, bool(False))
     for r in range(nv):
         for c in range(nv):
             M[r, c] = 0.0
@@ -221,8 +233,7 @@ def mass_matrix(model_table, data_table, q, poses_ready):
             for c in range(nv):
                 E[6 + k, c] = 0.0
             E[6 + k, start + k] = 1.0
-        tip_map(model, data, j, data.tip_map)
-        link_inertia(model, data, j, q)
+        link_mass(model_table, data_table, j, q)
         add_projected(E, rows, nv, data.link_mass[j], W, M)
         # J <- T_j E: twist of the tip frame, the parent of joint j+1.
         product(data.tip_map, E, 6, rows, nv, J)
