@@ -206,3 +206,23 @@ def test_an_absurd_duration_names_duration(arm):
         with pytest.raises(ValueError, match='^duration: '):
             sim.advance(np.zeros(2), duration)
     assert sim.time == 0.0
+
+
+@pytest.mark.parametrize('values, expected', [
+    ([1.0, -2.0, 3.0], True),
+    ([1.0, np.inf], False),
+    ([np.nan, 1.0], False),
+    ([np.inf, -np.inf], False),                 # the sum is NaN, not a finite number
+    ([1e308, 1e308, -1e308], True),             # the sum overflows: the exact test decides
+    ([1e200] * 100, True),                      # a long vector: sum of squares, then exact
+    ([1e200] * 99 + [np.nan], False),
+    ([[1e200, 1.0], [2.0, 3.0]], True),          # a matrix
+    ([[1.0, np.nan], [2.0, 3.0]], False),
+])
+def test_finite_is_true_exactly_when_every_entry_is_finite(values, expected):
+    """`arguments.finite`'s fast sums must never accept an infinity or a NaN, and an
+    overflowing sum of finite entries must not refuse them (oracle: np.isfinite)."""
+    from flexible_manipulator.mechanics import arguments
+    array = np.array(values, dtype=float)
+    assert bool(np.isfinite(array).all()) == expected
+    assert arguments.finite(array) is expected

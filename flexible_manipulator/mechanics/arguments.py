@@ -16,6 +16,7 @@ import numpy as np
 
 FLOAT = np.dtype(np.float64)
 UNIT_STRIDE = (FLOAT.itemsize,)      # strides of a C-contiguous float64 vector
+SHORT = 64                           # vectors up to this length: `finite` sums a list
 
 
 def vector(name, values, size, model, meaning):
@@ -45,10 +46,17 @@ def vector(name, values, size, model, meaning):
 def finite(array):
     """Tell whether all entries of the float ``array`` are finite; allocation-free if so.
 
-    The sum of squares is finite when every entry is finite and below ~1e154; only then
-    is the exact, allocating test needed.
+    A finite sum (of the entries of a short vector, as Python floats: the cheapest test
+    for the vectors of one call; else of the squares) means every entry is finite: an
+    infinity or a NaN makes the sum infinite or NaN. A sum that overflows although every
+    entry is finite is settled by the exact, allocating test.
     """
-    return math.isfinite(np.vdot(array, array)) or bool(np.isfinite(array).all())
+    if array.ndim == 1 and array.shape[0] <= SHORT:
+        if math.isfinite(sum(array.tolist())):
+            return True
+    elif math.isfinite(np.vdot(array, array)):
+        return True
+    return bool(np.isfinite(array).all())
 
 
 def checked(array, name):
@@ -75,7 +83,11 @@ def result(value, out, name):
     on the same workspace does not overwrite. A non-finite ``value`` (finite arguments
     beyond what the model's arithmetic holds) raises ValueError naming ``name``.
     """
-    checked(value, name)
+    return copied(checked(value, name), out, name)
+
+
+def copied(value, out, name):
+    """Return `result` of a ``value`` known to be finite: a copy, or ``out`` written."""
     if out is None:
         return value.copy()
     if not isinstance(out, np.ndarray) or out.shape != value.shape:

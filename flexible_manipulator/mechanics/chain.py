@@ -498,7 +498,8 @@ class SerialChain:
                 raise np.linalg.LinAlgError(f'{"an " if what[0] == "a" else "the "}{what} of '
                                             f'{name!r} is not positive definite at q = '
                                             f'{q.tolist()}')
-        return arguments.result(data.acceleration, out, 'forward_dynamics')
+            return arguments.result(data.acceleration, out, 'forward_dynamics')
+        return arguments.copied(data.acceleration, out, 'forward_dynamics')   # checked above
 
     def input_matrix(self):
         """B (nv x nu): actuator efforts act on the joints only."""
