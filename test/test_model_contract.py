@@ -98,6 +98,10 @@ def test_sizes_and_names_are_those_of_the_contract(model):
     chain = model.nv if model.nq == model.nv else model.nv - 6
     assert len(model.coordinate_names) == len(set(model.coordinate_names)) == chain
     assert list(model.coordinate_names[:n]) == list(model.joint_names)
+    assert isinstance(model.coordinate_names, tuple) and isinstance(model.joint_names, tuple)
+    if model.links is not None:         # from a file: a joint coordinate is the joint's name
+        assert model.joint_names == tuple(link.joint.name for link in model.links
+                                          if link.joint.type != 'fixed')
     assert model.input_matrix().shape == (model.nv, model.nu)
     stiffness, damping = model.elastic_coefficients()
     assert stiffness.shape == damping.shape == (model.nv,)
@@ -174,3 +178,14 @@ def test_section_kinematics_are_the_rates_of_the_section_pose(model):
         assert np.allclose((twist1 - behind.twist) / (2.0 * STEP), accel, rtol=0.0,
                            atol=1e-5 * (1.0 + np.max(np.abs(accel))))
         assert np.allclose(R @ R.T, np.eye(3), atol=1e-12) and np.all(np.isfinite(p))
+
+
+def test_a_cosserat_chain_built_from_classes_names_its_joints_as_told():
+    """One set of names (issue: a joint coordinate was named after the joint from a file
+    and ``<link>_joint`` from the classes): a `CosseratLink`'s ``joint_name`` names its
+    coordinate; without one it is ``<link>_joint``."""
+    from flexible_manipulator.mechanics.cosserat.chain import CosseratChain, CosseratLink
+    named = CosseratChain([CosseratLink('upper', None, length=0.3, joint_name='shoulder'),
+                           CosseratLink('fore', None, length=0.2)])
+    assert named.joint_names == ('shoulder', 'fore_joint')
+    assert named.coordinate_names == ('shoulder', 'fore_joint')

@@ -59,11 +59,13 @@ class CosseratLink:
     joint coordinate in the parent's tip frame; ``joint``: REVOLUTE, PRISMATIC or FIXED (a
     clamp: no coordinate); ``axis``: unit axis in the joint frame; ``hub``, ``payload``:
     6 x 6 inertias (``rigid_inertia``) at the joint and tip frames; ``damping``
-    [N m s/rad or N s/m] and ``armature`` [kg m^2 or kg] of the joint.
+    [N m s/rad or N s/m] and ``armature`` [kg m^2 or kg] of the joint; ``joint_name``: the
+    name of its coordinate (a model file's joint name; ``<name>_joint`` if None).
     """
 
     def __init__(self, name, rod, joint=REVOLUTE, axis=(0.0, 0.0, 1.0), offset=None,
-                 hub=None, payload=None, damping=0.0, armature=0.0, length=None, beam=None):
+                 hub=None, payload=None, damping=0.0, armature=0.0, length=None, beam=None,
+                 joint_name=None):
         """Check the joint type, the axis and the rod."""
         if rod is not None and not isinstance(rod, CosseratRod):
             raise TypeError(f'link {name!r}: rod must be a CosseratRod or None')
@@ -78,6 +80,7 @@ class CosseratLink:
         if axis.shape != (3,) or not np.isclose(np.linalg.norm(axis), 1.0):
             raise ValueError(f'link {name!r}: axis must be a unit 3-vector, got {axis}')
         self.name, self.rod, self.joint, self.axis = name, rod, joint, axis
+        self.joint_name = f'{name}_joint' if joint_name is None else str(joint_name)
         self.beam = beam if beam is not None and beam.count else None
         self.length = rod.length if rod is not None else float(length)
         self.size = rod.size if rod is not None else self.beam.count if self.beam else 0
@@ -253,10 +256,10 @@ class CosseratChain:
         if floating_base is not None:
             self.nq, self.nv = start + 7, start + 6
         self.nu = self.n_joints
-        self.coordinate_names = ([link.name + '_joint' for link in self.parts
-                                  if link.joint != FIXED]
-                                 + [f'{link.name}_{name}' for link in self.parts
-                                    for name in link.coordinate_names()])
+        self.coordinate_names = tuple([link.joint_name for link in self.parts
+                                       if link.joint != FIXED]
+                                      + [f'{link.name}_{name}' for link in self.parts
+                                         for name in link.coordinate_names()])
         self.stiffness = np.zeros((self.nv, self.nv))
         self.damping = np.zeros((self.nv, self.nv))
         for j, link in enumerate(self.parts):
@@ -273,7 +276,7 @@ class CosseratChain:
         self._section_tables = {}
         self._zero = np.zeros(self.nv)
         moving = [link for link in self.parts if link.joint != FIXED]
-        self.joint_names = tuple(link.name + '_joint' for link in moving)
+        self.joint_names = tuple(link.joint_name for link in moving)
         self.link_names = tuple(link.name for link in self.parts)
         self.mode_names = tuple(self.coordinate_names[self.n_joints:])
         self.n_modes = len(self.mode_names)
@@ -313,7 +316,7 @@ class CosseratChain:
             parts.append(CosseratLink(
                 link.name, link.rod, joint.type, joint.axis, offset, hub,
                 rigid_inertia(link.payload.mass, link.payload.com, link.payload.inertia),
-                joint.damping, joint.armature, link.length, beam))
+                joint.damping, joint.armature, link.length, beam, joint.name))
         base = np.eye(4)
         base[:3, :3] = transforms3d.euler.euler2mat(*base_rpy, axes='sxyz')
         base[:3, 3] = base_xyz
@@ -322,8 +325,6 @@ class CosseratChain:
         chain.geometric_stiffening = bool(geometric_stiffening)
         moving = [link.joint for link in links if link.joint.type != FIXED]
         chain.links = tuple(links)
-        chain.joint_names = tuple(joint.name for joint in moving)
-        chain.coordinate_names = chain.joint_names + chain.mode_names
         chain.base_frame, chain.tool_frame = base_frame, tool_frame
         chain.base_xyz = np.array(base_xyz, dtype=float)
         chain.base_rpy = np.array(base_rpy, dtype=float)
