@@ -136,6 +136,11 @@ def stamp(seconds):
     return Time(sec=int(sec), nanosec=min(int(round((seconds - sec) * 1e9)), 999_999_999))
 
 
+def seconds(time_msg):
+    """Return a builtin_interfaces/Time (a header's stamp) in seconds: `stamp` inverted."""
+    return time_msg.sec + 1e-9 * time_msg.nanosec
+
+
 class ReasonThrottle:
     """Log each kind of problem at once, and repeats of the same kind at most every period.
 

@@ -214,8 +214,7 @@ class ControllerNodeBase(Node):
         system clocks of the plant's and this node's hosts: exact on one host; across hosts
         the clocks must agree to well within the plant's ``lockstep_resend_period``.
         """
-        if info is None or msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec \
-                != self.last_stamp:
+        if info is None or common.seconds(msg.header.stamp) != self.last_stamp:
             return False
         published = info.get('source_timestamp') or 0       # 0: the middleware gave none
         if 0 < published < self.answered_ns:
@@ -232,7 +231,7 @@ class ControllerNodeBase(Node):
         if problem is not None:
             self.reject(problem)
             return None
-        t = msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
+        t = common.seconds(msg.header.stamp)
         effort = self.guarded(t, self.core.update, t, *state)
         self.answer(msg.header.stamp, t, effort)
         return effort

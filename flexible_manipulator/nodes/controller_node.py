@@ -308,7 +308,7 @@ class ControllerNode(ControllerNodeBase):
             self.rejected += 1
             self.warn_throttled(problem[0], f'rejected modal state: {problem[1]}')
             return
-        stamp = msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
+        stamp = common.seconds(msg.header.stamp)
         self.modal_stamp = stamp
         if self.last_stamp is not None and stamp == self.last_stamp:
             # Late: the joint state of this stamp was answered with the estimate.
@@ -342,7 +342,7 @@ class ControllerNode(ControllerNodeBase):
         if self.answered_copy(msg, info):
             return
         problem = self.parse_state(msg)
-        t = msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
+        t = common.seconds(msg.header.stamp)
         repeated = t == self.last_stamp
         if problem is None and not repeated:
             self.watch_delay(msg, t)
