@@ -47,20 +47,20 @@ def rhs(model_table, data_table, x, u, out):
     and its position rate the world velocity R v_body (see `integrate`). The composite
     mass matrix and a Cholesky solve (`forward_dynamics`); the implicit stepper reuses M.
     """
-    nv = unpack(model_table, MODEL).stiffness.shape[0]
-    nq = x.shape[0] - nv
+    model = unpack(model_table, MODEL)
+    nq = x.shape[0] - model.stiffness.shape[0]
     ok = forward_dynamics(model_table, data_table, x[:nq], x[nq:], u)
-    tangent_rates(unpack(model_table, MODEL), unpack(data_table, DATA), x, out)
+    tangent_rates(model, unpack(data_table, DATA), x, out)
     return ok
 
 
 @_inline
 def rhs_articulated(model_table, data_table, x, u, out):
     """`rhs` by the articulated-body algorithm (`aba`): O(n) in links, no mass matrix."""
-    nv = unpack(model_table, MODEL).stiffness.shape[0]
-    nq = x.shape[0] - nv
+    model = unpack(model_table, MODEL)
+    nq = x.shape[0] - model.stiffness.shape[0]
     ok = articulated_forward_dynamics(model_table, data_table, x[:nq], x[nq:], u)
-    tangent_rates(unpack(model_table, MODEL), unpack(data_table, DATA), x, out)
+    tangent_rates(model, unpack(data_table, DATA), x, out)
     return ok
 
 
