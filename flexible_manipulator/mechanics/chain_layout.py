@@ -3,8 +3,9 @@
 `ModelArrays` (the model's constants, built by `chain.SerialChain`) and `ChainData` (the
 workspace of every algorithm, `SerialChain.create_data`) are namedtuples of float64 and
 int64 arrays that every kernel of `chain_kernels` takes. Each field is documented in one
-line below. Their numba types (`MODEL_LAYOUT`, `DATA_LAYOUT`) let the kernels' entry points
-(`chain_kernels.entries`) take both as two small tables (`tuple_tables`).
+line below. Their layouts (`MODEL_LAYOUT`, `DATA_LAYOUT`) let the kernels take both as two
+small tables (`tuple_tables`), from which a kernel rebuilds the tuples of the numba types
+`MODEL_TYPE` and `DATA_TYPE`.
 """
 
 from collections import namedtuple
@@ -197,3 +198,4 @@ def _fields(spec, kinds=None):
 
 MODEL_LAYOUT = Layout(ModelArrays, _fields(MODEL))
 DATA_LAYOUT = Layout(ChainData, _fields(WORKSPACE, 'f8'))
+MODEL_TYPE, DATA_TYPE = MODEL_LAYOUT.type, DATA_LAYOUT.type     # for `tuple_tables.unpack`

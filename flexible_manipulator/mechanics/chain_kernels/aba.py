@@ -30,7 +30,7 @@ its own body: (I_base + I_T) A_base + p_base + p_T = 0.
 """
 
 from .. import compiled
-from ..chain_layout import DATA_LAYOUT, MODEL_LAYOUT
+from ..chain_layout import DATA_TYPE, MODEL_TYPE
 from ..tuple_tables import unpack
 from .beam_section import beam_wrench, tip_backward, tip_forward
 from .kinematics import JOINT_REVOLUTE, forward_pass
@@ -40,7 +40,6 @@ from .spatial import (add_transformed_inertia, cross, rigid_wrench, transport_tw
                       transport_wrench)
 
 _jit, _inline = compiled.jit, compiled.inline
-MODEL, DATA = MODEL_LAYOUT.type, DATA_LAYOUT.type
 
 
 @_inline
@@ -240,7 +239,7 @@ def _base_acceleration(model, data, q, v, A):
 @_jit
 def _local_sweep(model_table, data_table, q, v):
     """`_local_terms` of every link (after a `forward_pass` at (q, v)); on the tables."""
-    model, data = unpack(model_table, MODEL), unpack(data_table, DATA)
+    model, data = unpack(model_table, MODEL_TYPE), unpack(data_table, DATA_TYPE)
     for j in range(model.joint_type.shape[0]):
         _local_terms(model_table, data_table, model, data, j, q, v)
 
@@ -248,7 +247,7 @@ def _local_sweep(model_table, data_table, q, v):
 @_jit
 def _backward_sweep(model_table, data_table, u, v):
     """`_backward` from the last link to the first; False if a link is singular."""
-    model, data = unpack(model_table, MODEL), unpack(data_table, DATA)
+    model, data = unpack(model_table, MODEL_TYPE), unpack(data_table, DATA_TYPE)
     n = model.joint_type.shape[0]
     for j in range(n - 1, -1, -1):
         if not _backward(model, data, j, u, v, j < n - 1):
@@ -265,7 +264,7 @@ def articulated_forward_dynamics(model_table, data_table, q, v, u):
     (the caller reports it), as `forward_dynamics` does for M. Three compiled sweeps
     (kinematics, local terms, backward) and the forward one here.
     """
-    model, data = unpack(model_table, MODEL), unpack(data_table, DATA)
+    model, data = unpack(model_table, MODEL_TYPE), unpack(data_table, DATA_TYPE)
     n = model.joint_type.shape[0]
     nv = model.stiffness.shape[0]
     zero = data.zero_nv

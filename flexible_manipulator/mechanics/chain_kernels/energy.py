@@ -1,13 +1,12 @@
 """Potential energy of the chain (gravity and modal stiffness), for energy checks."""
 
 from .. import compiled
-from ..chain_layout import DATA_LAYOUT, MODEL_LAYOUT
+from ..chain_layout import DATA_TYPE, MODEL_TYPE
 from ..tuple_tables import unpack
 from .beam_section import section_position
 from .kinematics import placements
 
 _jit = compiled.jit
-MODEL, DATA = MODEL_LAYOUT.type, DATA_LAYOUT.type
 
 
 @_jit
@@ -28,7 +27,7 @@ def potential_energy(model_table, data_table, q):
     sees gravity as R^T g. On the tables of the constants and the workspace (`tuple_tables`).
     """
     placements(model_table, data_table, q)
-    model, data = unpack(model_table, MODEL), unpack(data_table, DATA)
+    model, data = unpack(model_table, MODEL_TYPE), unpack(data_table, DATA_TYPE)
     g, R, g0 = data.base_g, data.base_R, model.gravity
     for i in range(3):
         g[i] = R[0, i] * g0[0] + R[1, i] * g0[1] + R[2, i] * g0[2] if model.floating else g0[i]

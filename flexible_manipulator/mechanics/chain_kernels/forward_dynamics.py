@@ -5,14 +5,13 @@ factorization (O(nv^3)).
 """
 
 from .. import compiled
-from ..chain_layout import DATA_LAYOUT
+from ..chain_layout import DATA_TYPE
 from ..tuple_tables import unpack
 from .linalg import cholesky_factor, cholesky_substitute
 from .rnea import rnea
 from .mass_matrix import mass_matrix
 
 _jit = compiled.jit
-DATA = DATA_LAYOUT.type
 
 
 @_jit
@@ -23,7 +22,7 @@ def forward_dynamics(model_table, data_table, q, v, u):
     actuator efforts ``u`` on the joints (modes are not actuated). Returns False when M is
     not positive definite (the caller reports it).
     """
-    data = unpack(data_table, DATA)
+    data = unpack(data_table, DATA_TYPE)
     nv = v.shape[0]
     zero = data.zero_nv
     for k in range(nv):

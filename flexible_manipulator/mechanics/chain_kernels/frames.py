@@ -6,22 +6,21 @@ compiled unit on the tables of the constants and the workspace (`tuple_tables`).
 """
 
 from .. import compiled, group_kernels
-from ..chain_layout import DATA_LAYOUT, MODEL_LAYOUT
+from ..chain_layout import DATA_TYPE, MODEL_TYPE
 from ..tuple_tables import unpack
 from .spatial import compose, cross
 from .beam_section import section_forward
 from .kinematics import forward_pass, placements
 
 _jit, _inline = compiled.jit, compiled.inline
-MODEL, DATA = MODEL_LAYOUT.type, DATA_LAYOUT.type
 
 
 @_jit
 def section_placement(model_table, data_table, j, x, phi, slope, g, q, R_out, p_out):
     """Pose (R_out, p_out) in the base frame of the section at abscissa x of link j."""
     placements(model_table, data_table, q)
-    _section_pose(unpack(model_table, MODEL), unpack(data_table, DATA), j, x, phi, slope, g,
-                  q, R_out, p_out)
+    _section_pose(unpack(model_table, MODEL_TYPE), unpack(data_table, DATA_TYPE), j, x, phi,
+                  slope, g, q, R_out, p_out)
 
 
 @_inline
@@ -42,7 +41,7 @@ def section_jacobian(model_table, data_table, j, x, phi, slope, g, q, R_sec, J):
     Column k is (angular velocity, velocity of the section origin) for v = e_k; R_sec is the
     section's orientation in the base frame (from `section_placement`).
     """
-    model, data = unpack(model_table, MODEL), unpack(data_table, DATA)
+    model, data = unpack(model_table, MODEL_TYPE), unpack(data_table, DATA_TYPE)
     nv = J.shape[1]
     unit, zero = data.unit_nv, data.rhs
     for k in range(nv):
@@ -72,7 +71,7 @@ def section_motion(model_table, data_table, j, x, phi, slope, g, q, v, R_sec, ou
     orientation in the base frame (from `section_placement`). The base must be fixed (for
     a floating base these are rates of base-frame components).
     """
-    model, data = unpack(model_table, MODEL), unpack(data_table, DATA)
+    model, data = unpack(model_table, MODEL_TYPE), unpack(data_table, DATA_TYPE)
     zero = data.rhs
     for k in range(zero.shape[0]):
         zero[k] = 0.0
@@ -118,7 +117,7 @@ def local_transforms(model_table, data_table, q, links, xs, is_section, phi, slo
     rotation R_out[i], its unit quaternion quat_out[i] (w, x, y, z) and the position p_out[i].
     """
     placements(model_table, data_table, q)
-    model, data = unpack(model_table, MODEL), unpack(data_table, DATA)
+    model, data = unpack(model_table, MODEL_TYPE), unpack(data_table, DATA_TYPE)
     zero = data.zero_nv
     for i in range(links.shape[0]):
         j = links[i]

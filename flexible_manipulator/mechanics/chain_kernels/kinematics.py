@@ -13,7 +13,7 @@ tables (`tuple_tables`): the other algorithms call them, so each is compiled onc
 """
 
 from .. import compiled, group_kernels
-from ..chain_layout import DATA_LAYOUT, MODEL_LAYOUT
+from ..chain_layout import DATA_TYPE, MODEL_TYPE
 from ..tuple_tables import unpack
 from .spatial import axis_rotation, compose, cross, transport_twist
 from .beam_section import tip_forward
@@ -21,7 +21,6 @@ from .beam_section import tip_forward
 JOINT_REVOLUTE = 0
 JOINT_PRISMATIC = 1
 _jit, _inline = compiled.jit, compiled.inline
-MODEL, DATA = MODEL_LAYOUT.type, DATA_LAYOUT.type
 
 
 @_inline
@@ -60,7 +59,7 @@ def forward_pass(model_table, data_table, q, v, a, gravity_scale, joint_poses_re
     enters as an upward acceleration ``-gravity_scale g`` of the base.
     ``joint_poses_ready`` reuses the joint and tip rotations of a previous pass at the same q.
     """
-    _forward_pass(unpack(model_table, MODEL), unpack(data_table, DATA), q, v, a,
+    _forward_pass(unpack(model_table, MODEL_TYPE), unpack(data_table, DATA_TYPE), q, v, a,
                   gravity_scale, joint_poses_ready)
 
 
@@ -140,7 +139,7 @@ def placements(model_table, data_table, q):
     Also leaves the link and tip motions of a chain at rest in data (zero velocity). On the
     tables, as `forward_pass`.
     """
-    model, data = unpack(model_table, MODEL), unpack(data_table, DATA)
+    model, data = unpack(model_table, MODEL_TYPE), unpack(data_table, DATA_TYPE)
     n = model.joint_type.shape[0]
     zero = data.zero_nv
     for k in range(zero.shape[0]):

@@ -6,7 +6,7 @@ link j (beam points, rigid body, payload seen through the tip map).
 """
 
 from .. import compiled
-from ..chain_layout import DATA_LAYOUT, MODEL_LAYOUT
+from ..chain_layout import DATA_TYPE, MODEL_TYPE
 from ..tuple_tables import unpack
 from .spatial import add_shifted_inertia, add_transformed_inertia, compose
 from .linalg import add_projected, product
@@ -14,7 +14,6 @@ from .beam_section import section_position
 from .kinematics import JOINT_REVOLUTE, forward_pass
 
 _jit, _inline = compiled.jit, compiled.inline
-MODEL, DATA = MODEL_LAYOUT.type, DATA_LAYOUT.type
 
 
 @_inline
@@ -170,7 +169,7 @@ def link_mass(model_table, data_table, j, q):
     A compiled unit on the tables (`tuple_tables`): the mass matrix and the articulated
     body's local terms call it. Needs the joint and tip poses of a pass at q.
     """
-    model, data = unpack(model_table, MODEL), unpack(data_table, DATA)
+    model, data = unpack(model_table, MODEL_TYPE), unpack(data_table, DATA_TYPE)
     tip_map(model, data, j, data.tip_map)
     link_inertia(model, data, j, q)
 
@@ -188,7 +187,7 @@ def mass_matrix(model_table, data_table, q, poses_ready):
 
     Writes data.mass, with the armature added on the joint diagonal.
     """
-    model, data = unpack(model_table, MODEL), unpack(data_table, DATA)
+    model, data = unpack(model_table, MODEL_TYPE), unpack(data_table, DATA_TYPE)
     nv = data.mass.shape[0]
     n = model.joint_type.shape[0]
     M, J, E, W = data.mass, data.link_jac, data.link_E, data.scratch_E

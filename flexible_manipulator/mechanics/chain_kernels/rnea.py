@@ -7,14 +7,13 @@ effort xi^T W, and the wrench carried to the parent's tip frame.
 """
 
 from .. import compiled
-from ..chain_layout import DATA_LAYOUT, MODEL_LAYOUT
+from ..chain_layout import DATA_TYPE, MODEL_TYPE
 from ..tuple_tables import unpack
 from .spatial import cross, rigid_wrench, transport_wrench
 from .beam_section import beam_wrench, tip_backward
 from .kinematics import JOINT_REVOLUTE, forward_pass
 
 _jit = compiled.jit
-MODEL, DATA = MODEL_LAYOUT.type, DATA_LAYOUT.type
 
 
 @_jit
@@ -28,7 +27,7 @@ def rnea(model_table, data_table, q, v, a, gravity_scale, with_elastic, joint_po
     ``joint_poses_ready`` reuses the joint and tip rotations of a previous pass at q.
     """
     forward_pass(model_table, data_table, q, v, a, gravity_scale, joint_poses_ready)
-    model, data = unpack(model_table, MODEL), unpack(data_table, DATA)
+    model, data = unpack(model_table, MODEL_TYPE), unpack(data_table, DATA_TYPE)
     n = model.joint_type.shape[0]
     w, vv, dw, dv = data.w, data.v, data.dw, data.dv
     t1, t2, t3 = data.scratch_a, data.scratch_b, data.scratch_c

@@ -14,14 +14,13 @@ steppers; the ``*_on_tables`` hooks hand them the tuples rebuilt from the tables
 """
 
 from .. import compiled, group_kernels, integrators
-from ..chain_layout import DATA_LAYOUT, MODEL_LAYOUT
+from ..chain_layout import DATA_TYPE, MODEL_TYPE
 from ..tuple_tables import unpack
 from .linalg import cholesky_factor, cholesky_substitute
 from .aba import articulated_forward_dynamics
 from .forward_dynamics import forward_dynamics
 
 _jit, _inline = compiled.jit, compiled.inline
-MODEL, DATA = MODEL_LAYOUT.type, DATA_LAYOUT.type
 
 
 @_inline
@@ -47,20 +46,20 @@ def rhs(model_table, data_table, x, u, out):
     and its position rate the world velocity R v_body (see `integrate`). The composite
     mass matrix and a Cholesky solve (`forward_dynamics`); the implicit stepper reuses M.
     """
-    model = unpack(model_table, MODEL)
+    model = unpack(model_table, MODEL_TYPE)
     nq = x.shape[0] - model.stiffness.shape[0]
     ok = forward_dynamics(model_table, data_table, x[:nq], x[nq:], u)
-    tangent_rates(model, unpack(data_table, DATA), x, out)
+    tangent_rates(model, unpack(data_table, DATA_TYPE), x, out)
     return ok
 
 
 @_inline
 def rhs_articulated(model_table, data_table, x, u, out):
     """`rhs` by the articulated-body algorithm (`aba`): O(n) in links, no mass matrix."""
-    model = unpack(model_table, MODEL)
+    model = unpack(model_table, MODEL_TYPE)
     nq = x.shape[0] - model.stiffness.shape[0]
     ok = articulated_forward_dynamics(model_table, data_table, x[:nq], x[nq:], u)
-    tangent_rates(model, unpack(data_table, DATA), x, out)
+    tangent_rates(model, unpack(data_table, DATA_TYPE), x, out)
     return ok
 
 
@@ -128,25 +127,25 @@ def stiff_solve(model, data, gh, r, out):
 @_inline
 def integrate_on_tables(model_table, x, theta, out):
     """`integrate` on the model's table."""
-    integrate(unpack(model_table, MODEL), x, theta, out)
+    integrate(unpack(model_table, MODEL_TYPE), x, theta, out)
 
 
 @_inline
 def dexpinv_on_tables(model_table, theta, k):
     """`dexpinv` on the model's table."""
-    dexpinv(unpack(model_table, MODEL), theta, k)
+    dexpinv(unpack(model_table, MODEL_TYPE), theta, k)
 
 
 @_inline
 def stiff_factor_on_tables(model_table, data_table, gh):
     """`stiff_factor` on the tables."""
-    return stiff_factor(unpack(model_table, MODEL), unpack(data_table, DATA), gh)
+    return stiff_factor(unpack(model_table, MODEL_TYPE), unpack(data_table, DATA_TYPE), gh)
 
 
 @_inline
 def stiff_solve_on_tables(model_table, data_table, gh, r, out):
     """`stiff_solve` on the tables."""
-    stiff_solve(unpack(model_table, MODEL), unpack(data_table, DATA), gh, r, out)
+    stiff_solve(unpack(model_table, MODEL_TYPE), unpack(data_table, DATA_TYPE), gh, r, out)
 
 
 @_jit
