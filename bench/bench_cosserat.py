@@ -169,7 +169,7 @@ def soft_arm(name):
     def run(step):
         sim = Simulation(model, step, 'rosenbrock2')
         sim.advance(np.zeros(model.nu), duration)
-        return model.section_pose(sim.q, 1, model.links[1].length)[:3, 3]
+        return model.section_pose(sim.data, sim.q, 1, model.links[1].length)[1]
     reference = run(2.5e-4)
     print(f'\n## {name} ({model.nq} coordinates), 2 s falling from rest under gravity, '
           'joints free, rosenbrock2')

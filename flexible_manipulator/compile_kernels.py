@@ -165,7 +165,6 @@ JOBS = tuple(Job(*job) for job in (
      _call('composite_forward_dynamics')),
     ('potential_energy', 'tests: energy', False, 2, _call('potential_energy')),
     ('section_jacobian', 'tests: section Jacobian', False, 1, _section('section_jacobian')),
-    ('section_motion', 'tests: section twist', False, 1, _section('section_motion')),
     ('placements', 'tests: link placements', False, 1, _call('frame_placements')),
     ('section_placement', 'tests: section pose', False, 1, _section('section_pose')),
     ('servo_kernels', 'servo plant: Suslov top, sleigh', False, 4, _servo),

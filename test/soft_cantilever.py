@@ -38,5 +38,5 @@ def modal_tips(orders, section, step=1e-4):
     tips = []
     for _ in range(round(DURATION / PERIOD)):
         simulation.advance(np.zeros(0), PERIOD)
-        tips.append(chain.section_pose(simulation.q, 0, LENGTH)[:3, 3])
+        tips.append(chain.section_pose(simulation.data, simulation.q, 0, LENGTH)[1])
     return np.array(tips)

@@ -21,7 +21,7 @@ from scipy.optimize import fsolve
 
 from flexible_manipulator.mechanics.cosserat.chain import FIXED, CosseratChain, CosseratLink
 from flexible_manipulator.mechanics.cosserat.rod import CosseratRod, Section
-from flexible_manipulator.mechanics.cosserat.statics import Load, static_equilibrium
+from flexible_manipulator.mechanics.equilibrium import Load, static_equilibrium
 from flexible_manipulator.mechanics.cosserat.strain_basis import StrainBasis
 
 RADIUS, YOUNG, SHEAR_MODULUS = 100.0, 1e7, 5e6
@@ -79,9 +79,9 @@ def bend(orders):
 def tip_under(chain, load):
     """Our tip position under the dead tip force P e_z (statics in load increments)."""
     wrench = [0.0, 0.0, 0.0, 0.0, 0.0, load]
-    q = static_equilibrium(chain, np.zeros(chain.nq), [Load(0, LENGTH, wrench, False)],
+    q = static_equilibrium(chain, np.zeros(chain.nq), loads=[Load(0, LENGTH, wrench, False)],
                            gravity=False, increments=6)
-    return chain.section_pose(q, 0, LENGTH)[:3, 3]
+    return chain.section_pose(chain.create_data(), q, 0, LENGTH)[1]
 
 
 ORDERS = {'torsion': 4, 'bending_y': 4, 'bending_z': 4, 'extension': 1, 'shear_y': 1,
@@ -93,11 +93,11 @@ def test_unloaded_arc_is_the_circle():
     of radius R about (R, 0, 0), the tip tangent turned by 45 degrees."""
     chain = bend(ORDERS)
     for X in (LENGTH / 3.0, LENGTH):
-        pose = chain.section_pose(np.zeros(chain.nq), 0, X)
+        pose = chain.reference_section_pose(np.zeros(chain.nq), 0, X)
         phi = X / RADIUS
         np.testing.assert_allclose(pose[:3, 3], [RADIUS * (1 - math.cos(phi)),
                                                  RADIUS * math.sin(phi), 0.0], atol=1e-9)
-    tangent = chain.section_pose(np.zeros(chain.nq), 0, LENGTH)[:3, 0]
+    tangent = chain.reference_section_pose(np.zeros(chain.nq), 0, LENGTH)[:3, 0]
     np.testing.assert_allclose(tangent, [math.sin(math.pi / 4), math.cos(math.pi / 4), 0.0],
                                atol=1e-12)
 

@@ -9,7 +9,7 @@ Where expected values come from (per test): the rigid twin's inertia written out
 (the slender rods' mass moments; the Cosserat sections' rotary inertia rho I L is all that
 differs); finite differences of the model's own section poses; the orthogonality of the
 Legendre strain basis (a reduced model is a block of the full one); MINPACK's solution of
-the statics (`cosserat.statics`, load increments) for the rest; the closed-form solution of
+the statics (test/statics_reference.py) for the rest; the closed-form solution of
 the designed error dynamics e'' + 2 a e' + a^2 e = 0; the steady error of a computed-torque
 law on the wrong (rigid) model, e = M_t^-1 (g_t - g_p) / a^2, derived here from both models'
 gravity torques at rest; for the internal dynamics, the nonlinear sampled loop simulated
@@ -29,9 +29,9 @@ from flexible_manipulator.control.program_config import load_program_file
 from flexible_manipulator.control.uncertainty import EXACT_MODEL
 from flexible_manipulator.control.program_controller import (
     ControllerSettings, ProgramController)
-from flexible_manipulator.mechanics.cosserat import statics
 from flexible_manipulator.mechanics.simulation import Simulation
 from flexible_manipulator.model_config import ConfigError, load_model, model_from_dict
+from statics_reference import minpack_rest
 
 MODELS = Path(__file__).resolve().parents[1] / 'config' / 'models'
 SOFT = MODELS / 'two_link_soft.yaml'
@@ -121,7 +121,7 @@ def test_section_kinematics_match_finite_differences_of_the_pose():
     kinematics = model.section_kinematics(model.create_data(), q, v, 1, 0.2)
 
     def pose(t):
-        return model.section_pose(q + v * t + 0.5 * a * t * t, 1, 0.2)
+        return model.reference_section_pose(q + v * t + 0.5 * a * t * t, 1, 0.2)
 
     def angular_velocity(t, h=1e-6):
         W = (pose(t + h)[:3, :3] - pose(t - h)[:3, :3]) @ pose(t)[:3, :3].T / (2 * h)
@@ -159,14 +159,14 @@ def test_reduced_control_model_is_a_block_of_the_full_one(soft):
 
 def test_rest_matches_the_statics_solver_and_its_sensitivity(soft):
     """The controller's rest (Newton with a difference Jacobian) against MINPACK's hybrid
-    method in load increments (`cosserat.statics`): equal strains to 1e-9 at three joint
+    method (test/statics_reference.py): equal strains to 1e-9 at three joint
     configurations, with sags of most of a link length. And de/dtheta
     (`rest_sensitivity`) against central differences of rests at neighbouring joints."""
     for joints in ([0.0, 0.0], [0.5, -1.0], [1.2, 0.3]):
         q = at_rest(soft, joints)
-        reference = statics.static_equilibrium(soft, np.concatenate([joints, np.zeros(18)]))
+        reference = minpack_rest(soft, np.concatenate([joints, np.zeros(18)]))
         np.testing.assert_allclose(q, reference, atol=1e-9)
-    tip = soft.section_pose(at_rest(soft, [0.0, 0.0]), 1, 0.3)[:3, 3]
+    tip = soft.section_pose(soft.create_data(), at_rest(soft, [0.0, 0.0]), 1, 0.3)[1]
     assert tip[2] < -0.5                    # the horizontal arm hangs down by > 0.5 m
     joints, h = np.array([0.5, -1.0]), 1e-5
     sensitivity = rest_sensitivity(soft, at_rest(soft, joints))
@@ -340,7 +340,8 @@ def test_soft_tip_is_refused_and_the_offered_lambda_point_is_stable(soft):
     0.75 lambda* a strain-rate disturbance decays over 4 s (below its start), at
     1.5 lambda* (allowed explicitly) the strains run away (> 10x the disturbance)."""
     joints = np.array([0.3, 0.8])
-    tip = soft.section_pose(at_rest(soft, joints), 1, soft.links[1].length)[:3, 3]
+    tip = soft.section_pose(soft.create_data(), at_rest(soft, joints), 1,
+                            soft.links[1].length)[1]
     held = {'type': 'constant', 'value': [float(tip[0]), float(tip[2])]}
     settings = ControllerSettings(period=0.002, control_modes=5,
                                   analysis_positions=list(joints), uncertainty=EXACT_MODEL)

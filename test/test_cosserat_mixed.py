@@ -88,11 +88,16 @@ def test_beam_and_rigid_links_equal_the_floating_frame_chain(floating, stiffenin
             serial.potential_energy(sdata, q), rel=1e-13)
         for j in (0, 1):
             R, p = serial.section_pose(sdata, q, j, serial.links[j].length)
-            tip = mixed.section_pose(q, j, serial.links[j].length)
-            if floating:
-                tip = np.linalg.inv(mixed.base_pose(q)) @ tip    # SerialChain: base frame
-            np.testing.assert_allclose(tip[:3, :3], R, atol=1e-14)
+            tip = mixed.reference_section_pose(q, j, serial.links[j].length)
+            np.testing.assert_allclose(tip[:3, :3], R, atol=1e-14)   # the world's axes
             np.testing.assert_allclose(tip[:3, 3], p, atol=1e-14)
+            for x in (0.0, 0.5 * serial.links[j].length):
+                ours, theirs = (model.section_kinematics(data, q, v, j, x)
+                                for model, data in ((mixed, mdata), (serial, sdata)))
+                for a, b in zip(ours, theirs):
+                    np.testing.assert_allclose(a, b, atol=1e-12 * (1 + np.abs(b).max()))
+            for a, b in zip(mixed.frame_placements(mdata, q), serial.frame_placements(sdata, q)):
+                np.testing.assert_allclose(a, b, atol=1e-13)
 
 
 def satellite(damped=True):
@@ -145,10 +150,11 @@ def test_a_mixed_chain_on_a_floating_base_is_lagrangian():
         return out
     eps = 1e-6
     for j, X in [(0, 0.5), (1, 0.6), (2, 0.1)]:
-        rate = (model.section_pose(moved(q, eps * v), j, X)
-                - model.section_pose(moved(q, -eps * v), j, X))
-        twist = lie.se3_vee(np.linalg.inv(model.section_pose(q, j, X)) @ rate / (2 * eps))
-        np.testing.assert_allclose(model.section_jacobian(q, j, X) @ v, twist, atol=1e-7)
+        pose = model.reference_section_pose
+        rate = (pose(moved(q, eps * v), j, X) - pose(moved(q, -eps * v), j, X))
+        twist = lie.se3_vee(np.linalg.inv(pose(q, j, X)) @ rate / (2 * eps))
+        np.testing.assert_allclose(model.reference_section_jacobian(q, j, X) @ v, twist,
+                                   atol=1e-7)
     unit = np.eye(model.nv)
     chain = model.nv - 6
     potential = np.array([(model.potential_energy(data, moved(q, 1e-5 * e))
@@ -232,17 +238,17 @@ def mixed_arm():
 @pytest.mark.parametrize('build', [mixed_arm, satellite])
 def test_compiled_section_kinematics_equal_the_reference(build):
     """The compiled pass to a section (rod, beam and rigid links, fixed and floating base):
-    its pose and Jacobian equal the NumPy reference's (`section_pose`,
-    `section_jacobian`) and J' v equals a central difference of J along v."""
+    its pose and Jacobian equal the NumPy reference's (`reference_section_pose`,
+    `reference_section_jacobian`) and J' v equals a central difference of J along v."""
     model = build()
     data = model.create_data()
     q, v, _ = random_state(model, 7, scale=0.2)
     for j, X in [(0, 0.0), (0, 0.33), (0, 0.8), (1, 0.0), (1, 0.25), (1, 0.6), (2, 0.07)]:
         out = model.section_kinematics(data, q, v, j, X)
-        pose = model.section_pose(q, j, X)
+        pose = model.reference_section_pose(q, j, X)
         np.testing.assert_allclose(out.R, pose[:3, :3], atol=1e-13)
         np.testing.assert_allclose(out.p, pose[:3, 3], atol=1e-13)
-        body = model.section_jacobian(q, j, X)
+        body = model.reference_section_jacobian(q, j, X)
         np.testing.assert_allclose(out.J[:3], pose[:3, :3] @ body[:3], atol=1e-12)
         np.testing.assert_allclose(out.J[3:], pose[:3, :3] @ body[3:], atol=1e-12)
         np.testing.assert_allclose(out.twist, out.J @ v, atol=1e-12)

@@ -180,6 +180,35 @@ def test_section_kinematics_are_the_rates_of_the_section_pose(model):
         assert np.allclose(R @ R.T, np.eye(3), atol=1e-12) and np.all(np.isfinite(p))
 
 
+def test_sections_frames_and_modes_are_one_api(model):
+    """section_pose and section_jacobian are section_kinematics' R, p and J (one frame
+    convention: the base frame, the world's with a floating base); frame_placements holds
+    the sections at x = 0 and x = length of every link; modes_of counts and names each
+    link's elastic coordinates as mode_names does (``<link>_<name>``)."""
+    data = model.create_data()
+    q, v, _ = state(model)
+    links = model.frame_placements(data, q)
+    assert [np.shape(a) for a in links] == [(len(model.link_names), 3, 3),
+                                            (len(model.link_names), 3)] * 2
+    for link, name in enumerate(model.link_names):
+        length = model.links[link].length
+        for x, R0, p0 in ((0.0, links[0], links[1]), (length, links[2], links[3])):
+            here = model.section_kinematics(data, q, v, link, x)
+            R, p, J = here.R.copy(), here.p.copy(), here.J.copy()
+            assert np.allclose(R0[link], R, rtol=0.0, atol=1e-12)
+            assert np.allclose(p0[link], p, rtol=0.0, atol=1e-12)
+            pose = model.section_pose(data, q, link, x)
+            assert np.allclose(pose[0], R, rtol=0.0, atol=1e-14)
+            assert np.allclose(pose[1], p, rtol=0.0, atol=1e-14)
+            assert np.allclose(model.section_jacobian(data, q, link, x), J, rtol=0.0,
+                               atol=1e-13 * (1.0 + np.max(np.abs(J))))
+    names = [f'{name}_{mode}' for link, name in enumerate(model.link_names)
+             for mode in model.modes_of(link)[1]]
+    assert tuple(names) == tuple(model.mode_names)
+    assert sum(model.modes_of(link)[0] for link in range(len(model.link_names))) == \
+        len(model.mode_names)
+
+
 def test_a_cosserat_chain_built_from_classes_names_its_joints_as_told():
     """One set of names (issue: a joint coordinate was named after the joint from a file
     and ``<link>_joint`` from the classes): a `CosseratLink`'s ``joint_name`` names its

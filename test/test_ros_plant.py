@@ -298,7 +298,7 @@ def test_cosserat_plant_publishes_strains_and_deformed_frames(probe, start_node)
     assert abs(q[2]) > 0.3, 'gravity should bend the upper arm by a large curvature [1/m]'
     frame, pose = walk_to_root(tree, 'forearm_tip')
     assert frame == 'base_link'
-    np.testing.assert_allclose(pose, model.section_pose(q, 1, model.links[1].length),
+    np.testing.assert_allclose(pose, model.reference_section_pose(q, 1, model.links[1].length),
                                atol=1e-9)
 
 
@@ -325,16 +325,16 @@ def test_a_floating_mixed_plant_publishes_its_base_and_deformed_frames(probe, st
                         lie.quat_from_matrix(base[:3, :3])])
     frame, pose = walk_to_root(tree, 'arm_tip')
     assert frame == 'world'
-    np.testing.assert_allclose(pose, model.section_pose(q, 1, 0.6), atol=1e-9)
+    np.testing.assert_allclose(pose, model.reference_section_pose(q, 1, 0.6), atol=1e-9)
 
 
 def test_a_soft_arm_starts_at_rest_under_gravity(probe, start_node):
     """By default (initial_modes: rest) the strains start at their static equilibrium with
     the joints held at initial_positions: the first modal state equals the rest that
-    MINPACK's hybrid method finds in load increments (`cosserat.statics`, not the plant's
-    Newton solver), the horizontal upper arm hanging by more than half its length."""
+    MINPACK's hybrid method finds (test/statics_reference.py, not the plant's Newton
+    solver), the horizontal upper arm hanging by more than half its length."""
     from sensor_msgs.msg import JointState
-    from flexible_manipulator.mechanics.cosserat import statics
+    from statics_reference import minpack_rest
     from flexible_manipulator.model_config import load_model
     model = load_model(f'{CONFIG}/models/two_link_soft.yaml')
     modal = probe.subscribe(JointState, '/modal_states')
@@ -344,9 +344,9 @@ def test_a_soft_arm_starts_at_rest_under_gravity(probe, start_node):
     probe.spin_until(lambda: modal, 30, 'the initial modal state')
     q = np.zeros(model.nv)
     q[1] = 0.5
-    rest = statics.static_equilibrium(model, q)
+    rest = minpack_rest(model, q)
     np.testing.assert_allclose(modal[0].position, rest[2:], atol=1e-8)
-    assert model.section_pose(rest, 0, 0.4)[2, 3] < -0.2
+    assert model.section_pose(model.create_data(), rest, 0, 0.4)[1][2] < -0.2
 
 
 def test_integration_blow_up_pauses_the_plant_and_reports_it(probe, start_node):

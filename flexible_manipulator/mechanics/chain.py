@@ -173,9 +173,8 @@ class SerialChain:
         self.n_joints = self.nu = n
         self.joint_names = tuple(link.joint.name for link in self.links)
         self.link_names = tuple(link.name for link in self.links)
-        self.mode_names = tuple(
-            f'{link.name}_{plane}{k + 1}' for link in self.links if link.beam is not None
-            for plane, count in zip('yz', link.beam.modes) for k in range(count))
+        self.mode_names = tuple(f'{link.name}_{name}' for j, link in enumerate(self.links)
+                                for name in self.modes_of(j)[1])
         self.n_modes = len(self.mode_names)
         self.floating_base = floating_base
         self.nq = self.nv = n + self.n_modes
@@ -233,11 +232,16 @@ class SerialChain:
 
     # -- construction ----------------------------------------------------------------
     def modes_of(self, link_index):
-        """Return (count, planes) of the modes of one link; planes: 1 = y, 2 = z."""
+        """Return (count, names) of a link's elastic coordinates (0, () if rigid).
+
+        Names without the link's prefix (``mode_names`` holds ``<link>_<name>``): ``y1``,
+        ``y2``, ..., ``z1``: the assumed modes bending in the link's x-y, then x-z plane.
+        """
         beam = self.links[link_index].beam
         if beam is None:
-            return 0, []
-        return sum(beam.modes), [1] * beam.modes[0] + [2] * beam.modes[1]
+            return 0, ()
+        return sum(beam.modes), tuple(f'{plane}{k + 1}' for plane, count in
+                                      zip('yz', beam.modes) for k in range(count))
 
     def mode_start(self, link_index):
         """Index in v of the first modal coordinate of a link (modes follow all joints)."""
@@ -308,7 +312,7 @@ class SerialChain:
             a.mass[j] = link.body.mass
             a.first_moment[j] = link.body.first_moment()
             a.inertia[j] = link.body.inertia_about_origin()
-            count, planes = self.modes_of(j)
+            count, names = self.modes_of(j)
             if link.beam is not None and count == 0:
                 # A beam without modes is a rigid rod: fold it into the rigid part.
                 mass, first_moment, inertia = link.beam.as_rod(link.length)
@@ -327,7 +331,7 @@ class SerialChain:
                 span = slice(point, point + points[j])
                 a.point_x[span] = beam.x
                 a.point_mass[span] = beam.mass
-                a.mode_plane[j, :count] = planes
+                a.mode_plane[j, :count] = [1 if name[0] == 'y' else 2 for name in names]
                 self.mode_frequencies[mode_start - n:mode_start - n + count] = beam.frequencies
                 modes = slice(mode_start, mode_start + count)
                 a.stiffness[modes] = beam.stiffness
@@ -506,44 +510,81 @@ class SerialChain:
         return np.eye(self.nv, self.nu)
 
     def frame_placements(self, data, q):
-        """Poses in the base frame of all link frames and tip frames.
+        """Poses in the base frame (the world with a floating base) of all link and tip frames.
 
         Returns copies of (link_R, link_p, tip_R, tip_p): n x 3 x 3 and n x 3 [m].
         """
-        self._run(entries.placements, data, self._q(q))
+        q = self._q(q)
+        self._run(entries.placements, data, q)
         result = arguments.result
-        return (result(data.link_R, None, 'frame_placements'),
-                result(data.link_p, None, 'frame_placements'),
-                result(data.tip_R, None, 'frame_placements'),
-                result(data.tip_pos, None, 'frame_placements'))
+        link_R, link_p, tip_R, tip_p = (result(data.link_R, None, 'frame_placements'),
+                                        result(data.link_p, None, 'frame_placements'),
+                                        result(data.tip_R, None, 'frame_placements'),
+                                        result(data.tip_pos, None, 'frame_placements'))
+        if self.floating_base is not None:
+            for j in range(len(self.links)):
+                self._in_world(q, (link_R[j], link_p[j]))
+                self._in_world(q, (tip_R[j], tip_p[j]))
+        return link_R, link_p, tip_R, tip_p
+
+    def _in_world(self, q, pose=None, motions=()):
+        """Turn a floating base's section quantities from base to world components, in place.
+
+        The kernels give a section's pose relative to the base frame and its absolute
+        motion (J, twist, J' v) in base axes: with the base at (R_B, p_B), R <- R_B R,
+        p <- p_B + R_B p and every 3-row block of a motion is turned by R_B.
+        """
+        b = self.nv - 6
+        R_B = transforms3d.quaternions.quat2mat(q[b + 3:b + 7])
+        if pose is not None:
+            pose[0][:] = R_B @ pose[0]
+            pose[1][:] = q[b:b + 3] + R_B @ pose[1]
+        for motion in motions:
+            motion[:3] = R_B @ motion[:3]
+            motion[3:] = R_B @ motion[3:]
 
     def section_pose(self, data, q, link_index, x):
-        """Orientation R (3x3) and position p (3) in the base frame of a material section."""
+        """Orientation R (3x3) and position p (3) [m] of a material section at x [m].
+
+        In the base frame (the world with a floating base).
+        """
         table = self.section(link_index, x)
         q = self._q(q)
         R, p = np.zeros((3, 3)), np.zeros(3)
         self._run(entries.section_placement, data, int(link_index), table.x, table.phi,
                   table.slope, table.g, q, R, p)
+        if self.floating_base is not None:
+            self._in_world(q, (R, p))
         arguments.checked(p, 'section_pose')
         return arguments.checked(R, 'section_pose'), p
 
     def section_jacobian(self, data, q, link_index, x):
-        """Jacobian (6 x nv, angular rows first, base-frame components) of a section frame."""
+        """Jacobian (6 x nv, angular rows first) of a section frame: v to (omega, p').
+
+        Base-frame components (the world's with a floating base).
+        """
         q = self._q(q)
-        R, _ = self.section_pose(data, q, link_index, x)
         table = self.section(link_index, x)
+        R, p = np.zeros((3, 3)), np.zeros(3)
+        self._run(entries.section_placement, data, int(link_index), table.x, table.phi,
+                  table.slope, table.g, q, R, p)
         J = np.zeros((6, self.nv))
         self._run(entries.section_jacobian, data, int(link_index), table.x, table.phi,
                   table.slope, table.g, q, R, J)
+        if self.floating_base is not None:
+            self._in_world(q, motions=(J,))
         return arguments.checked(J, 'section_jacobian')
 
     def section_kinematics(self, data, q, v, link_index, x, out=None):
         """Pose, Jacobian, twist and velocity-product acceleration of a section, one call.
 
         Returns a `SectionKinematics` (R, p, J, twist, accel): R (3x3) and p (3) in the
-        base frame, J (6 x nv, angular rows first), twist = J v and accel = J' v as in
-        `section_motion` (fixed base). The kernel writes into new arrays, or into ``out``,
-        the result of an earlier call on this model (a hot loop then allocates nothing).
+        base frame (the world with a floating base), J (6 x nv, angular rows first), twist
+        = J v = (w, p') [rad/s, m/s] and accel = J' v = (w', p'') [rad/s^2, m/s^2] at zero
+        generalized acceleration and without gravity (the section's acceleration is
+        J q'' + accel), in the same components. The kernel writes into new arrays, or into
+        ``out``, the result of an earlier call on this model (a hot loop then allocates
+        nothing).
         """
         table = self.section(link_index, x)
         if out is None:
@@ -553,27 +594,15 @@ class SerialChain:
         elif not (isinstance(out, SectionKinematics) and out.J.shape == (6, self.nv)):
             raise ValueError(f'out: section_kinematics writes into the result of an earlier '
                              f'call on {self.name!r}, got {type(out).__name__}')
+        q = self._q(q)
         self._run(entries.section_kinematics, data, int(link_index), table.x, table.phi,
-                  table.slope, table.g, self._q(q), self._v('v', v), out.R, out.p, out.J,
+                  table.slope, table.g, q, self._v('v', v), out.R, out.p, out.J,
                   out.twist.base)
+        if self.floating_base is not None:
+            self._in_world(q, (out.R, out.p), (out.J, out.twist, out.accel))
         for array in (out.R, out.p, out.J, out.twist, out.accel):
             arguments.checked(array, 'section_kinematics')
         return out
-
-    def section_motion(self, data, q, v, link_index, x):
-        """Pose, twist and velocity-product acceleration of a section (base frame).
-
-        Returns (R, p, twist, accel): twist = J v = (w, p') [rad/s, m/s] and accel = J' v =
-        (w', p'') [rad/s^2, m/s^2] at zero generalized acceleration and without gravity,
-        so that the section's acceleration is J q'' + accel (a fixed base).
-        """
-        q = self._q(q)
-        R, p = self.section_pose(data, q, link_index, x)
-        table = self.section(link_index, x)
-        self._run(entries.section_motion, data, int(link_index), table.x, table.phi,
-                  table.slope, table.g, q, self._v('v', v), R, data.sec_motion)
-        motion = arguments.result(data.sec_motion, None, 'section_motion')
-        return R, p, motion[:6], motion[6:]
 
     def base_momentum(self, data, q, v):
         """Momentum of a free-floating system in the world: (angular about the origin, linear).

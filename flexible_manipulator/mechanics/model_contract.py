@@ -18,9 +18,9 @@ Each method takes ``data`` (the workspace of `create_data`, reused call after ca
 returns a new array the caller owns, or writes ``out`` when given; a wrong size or a
 non-finite argument is a ValueError naming the argument.
 
-Where the two classes still differ (``section_pose``, ``section_jacobian``,
-``frame_placements`` / ``link_frames``, ``modes_of``, ``bias_forces``' ``gravity``) the
-methods are not part of the contract yet.
+Frames: "base frame" components are the model's base frame (the world's with a floating
+base); a section is the material frame at abscissa x [m] along a link (x = 0: the link's
+joint frame, x = length: its tip frame).
 """
 
 from typing import Protocol, runtime_checkable
@@ -76,6 +76,28 @@ class ChainModel(Protocol):
 
     def potential_energy(self, data, q):
         """Return the gravity and elastic energy [J]."""
+
+    def modes_of(self, link_index):
+        """Return (count, names) of a link's elastic coordinates.
+
+        Names without the link's prefix (``y1``: an assumed mode; ``bending_z_0``: a strain
+        coefficient); ``mode_names`` holds ``<link>_<name>``.
+        """
+
+    def frame_placements(self, data, q):
+        """Return (link_R, link_p, tip_R, tip_p): every link's joint and tip frame.
+
+        In the base frame (n x 3 x 3 and n x 3 [m]): the sections at x = 0 and x = length.
+        """
+
+    def section_pose(self, data, q, link_index, x):
+        """Return (R, p): the section at x [m] along a link in the base frame (3 x 3, 3)."""
+
+    def section_jacobian(self, data, q, link_index, x):
+        """Return J (6 x nv) of the section at x [m]: v to (omega, p') in the base frame.
+
+        Angular rows first; J is `section_kinematics`' J.
+        """
 
     def section_kinematics(self, data, q, v, link_index, x, out=None):
         """Return (R, p, J, twist, accel) of the section at x [m] along a link.

@@ -401,9 +401,13 @@ class CosseratChain:
                            self.floating_base)
 
     def modes_of(self, link_index):
-        """Return (count, strain names) of one link's strain coordinates (0, [] if rigid)."""
+        """Return (count, names) of a link's elastic coordinates (0, () if rigid).
+
+        Names without the link's prefix (``mode_names`` holds ``<link>_<name>``): a rod's
+        strains (``bending_z_0``), a beam's modes (``y1``).
+        """
         link = self.parts[link_index]
-        return link.size, link.coordinate_names()
+        return link.size, tuple(link.coordinate_names())
 
     @property
     def mode_frequencies(self):
@@ -573,10 +577,10 @@ class CosseratChain:
         kernels.mass_bias_entry(self.arrays, data, q, self._zero, False)
         return arguments.result(data.mass, out, 'mass_matrix')
 
-    def bias_forces(self, data, q, v, out=None, gravity=True):
+    def bias_forces(self, data, q, v, out=None):
         """h(q, v) = C(q, v) v + g(q) + K q + D v (nv) [N m, N]."""
         q, v = self._check(q, v)
-        kernels.mass_bias_entry(self.arrays, data, q, v, gravity)
+        kernels.mass_bias_entry(self.arrays, data, q, v, True)
         return arguments.result(data.bias, out, 'bias_forces')
 
     def forward_dynamics(self, data, q, v, u, out=None):
@@ -607,8 +611,8 @@ class CosseratChain:
                 energy -= mass * self.gravity @ (pose[:3, :3] @ com + pose[:3, 3])
         return arguments.finite_value(float(energy), 'potential_energy')
 
-    def link_frames(self, q):
-        """World poses (4x4) of each link's joint frame and tip frame: two lists."""
+    def _link_tips(self, q):
+        """World poses (4x4) of each link's joint frame and tip frame: two lists (reference)."""
         q, _ = self._check(q)
         roots, tips, pose = [], [], self.base_pose(q)
         for j, link in enumerate(self.parts):
@@ -619,16 +623,16 @@ class CosseratChain:
             tips.append(pose)
         return roots, tips
 
-    def section_pose(self, q, j, X):
-        """World pose (4x4) of the section at arc length X [m] of link j."""
+    def reference_section_pose(self, q, j, X):
+        """World pose (4x4) of the section at arc length X [m] of link j (NumPy reference)."""
         j = arguments.link_index(j, len(self.parts), self.name)
-        pose = self.link_frames(q)[0][j]
+        pose = self._link_tips(q)[0][j]
         for step in self.parts[j].section_steps(q[self._strains(j)], X)[0]:
             pose = pose @ step
-        return arguments.checked(pose, 'section_pose')
+        return arguments.checked(pose, 'reference_section_pose')
 
-    def section_jacobian(self, q, j, X):
-        """Body Jacobian (6 x nv) of the section at X [m] of link j (eta = J v)."""
+    def reference_section_jacobian(self, q, j, X):
+        """Body Jacobian (6 x nv) of the section at X [m] of link j (NumPy reference)."""
         j = arguments.link_index(j, len(self.parts), self.name)
         q, _ = self._check(q)
         jacobian = np.zeros((6, self.nv))
@@ -650,7 +654,37 @@ class CosseratChain:
         for pose, motion in zip(*self.parts[j].section_steps(q[cols], X)):
             jacobian = _moved(pose, np.eye(4), zero, zero, jacobian)[3]
             jacobian[:, cols] += motion
-        return arguments.checked(jacobian, 'section_jacobian')
+        return arguments.checked(jacobian, 'reference_section_jacobian')
+
+    def section_pose(self, data, q, link_index, x):
+        """Orientation R (3x3) and position p (3) [m] of the section at x [m] of a link.
+
+        Base-frame components (the world's with a floating base), as
+        ``chain.SerialChain.section_pose``; the compiled pass of `section_kinematics`.
+        """
+        here = self.section_kinematics(data, q, self._zero, link_index, x)
+        return here.R, here.p
+
+    def section_jacobian(self, data, q, link_index, x):
+        """Jacobian (6 x nv, angular rows first, base-frame components) of a section frame.
+
+        It maps v to (omega, p') of the section at x [m] of a link (`section_kinematics`).
+        """
+        return self.section_kinematics(data, q, self._zero, link_index, x).J
+
+    def frame_placements(self, data, q):
+        """Poses in the base frame of all link frames and tip frames.
+
+        Returns (link_R, link_p, tip_R, tip_p): n x 3 x 3 and n x 3 [m], the sections at
+        x = 0 and x = length of every link (`section_pose`).
+        """
+        count = len(self.parts)
+        link_R, tip_R = np.zeros((count, 3, 3)), np.zeros((count, 3, 3))
+        link_p, tip_p = np.zeros((count, 3)), np.zeros((count, 3))
+        for j, link in enumerate(self.parts):
+            link_R[j], link_p[j] = self.section_pose(data, q, j, 0.0)
+            tip_R[j], tip_p[j] = self.section_pose(data, q, j, link.length)
+        return link_R, link_p, tip_R, tip_p
 
     def section_kinematics(self, data, q, v, link_index, x, out=None):
         """Pose, Jacobian, twist and J' v of a section in base-frame components, one call.
