@@ -27,7 +27,14 @@ model-form gap, and the costs at equal tip accuracy. Ours: one Cosserat link wit
 in the plane only (inextensible and unshearable: the strip's shear compliance
 E I / (k G A L^2) is 9e-6), the torque held over 125 us sampled at mid-interval.
 
-Run: python bench/bench_cosserat.py (PyElastica from requirements-test.txt).
+Part 5, O(n): the cost of one forward dynamics of the planar chains of part 3 at bending
+order 2 against links (4 to 32), the composite solve (M, h, Cholesky) beside the
+articulated-body recursion (``cosserat.articulated``), each call checked against the
+other (largest relative difference printed), median (min-max) of 7 interleaved batches and
+the local exponents in links between 8 and 16 and between 16 and 32.
+
+Run: python bench/bench_cosserat.py (PyElastica from requirements-test.txt); ``metal`` or
+``links``: only part 4 or part 5.
 """
 
 import math
@@ -224,6 +231,46 @@ def scaling():
         print(f'{n} links: local exponent in bending order (4 -> 8) {local:.2f}')
 
 
+def linear_cost():
+    """Part 5: microseconds per forward dynamics against links, composite and articulated."""
+    links, order = (4, 8, 16, 32), 2
+    algorithms = ('composite', 'articulated')
+    calls, worst = {}, 0.0
+    for n in links:
+        chain = planar_chain(n, order)
+        data = chain.create_data()
+        rng = np.random.default_rng(n)
+        q, v = 0.1 * rng.normal(size=chain.nq), rng.normal(size=chain.nv)
+        u = rng.normal(size=chain.nu)
+        results = []
+        for algorithm in algorithms:
+            function = getattr(chain, f'{algorithm}_forward_dynamics')
+            results.append(function(data, q, v, u).copy())
+            calls[n, algorithm] = (function, data, q, v, u)
+        worst = max(worst, np.abs(results[1] - results[0]).max() / np.abs(results[0]).max())
+    samples = {key: [] for key in calls}
+    for _ in range(7):
+        for key, (function, data, q, v, u) in calls.items():
+            repeats = max(5, 400 // key[0])
+            start = time.perf_counter()
+            for _ in range(repeats):
+                function(data, q, v, u)
+            samples[key].append((time.perf_counter() - start) / repeats * 1e6)
+    print(f'\n## forward dynamics per call [us] against links, bending order {order} (+ '
+          'extension and shear of order 1), median (min-max) of 7 batches')
+    print('| links (nv) | composite | articulated |')
+    print('|---|---|---|')
+    for n in links:
+        print(f'| {n} ({planar_chain(n, order).nv}) | '
+              + ' | '.join(fmt(samples[n, a]) for a in algorithms) + ' |')
+    for algorithm in algorithms:
+        median = {n: statistics.median(samples[n, algorithm]) for n in links}
+        print(f'{algorithm}: local exponent in links 8 -> 16 '
+              f'{math.log(median[16] / median[8]) / math.log(2.0):.2f}, 16 -> 32 '
+              f'{math.log(median[32] / median[16]) / math.log(2.0):.2f}')
+    print(f'largest relative difference of the two accelerations: {worst:.1e}')
+
+
 METAL_DURATION, METAL_TORQUE, METAL_HOLD = 0.2, 0.5, 1.25e-4      # [s], [N m], [s]
 METAL_ELEMENTS = (10, 20, 40)
 METAL_ORDERS = (1, 2, 3, 4, 6)
@@ -307,11 +354,15 @@ def main():
     if sys.argv[1:] == ['metal']:
         metal_comparison()
         return
+    if sys.argv[1:] == ['links']:
+        linear_cost()
+        return
     rod_comparison()
     for name in ('two_link_soft', 'two_link_spatial_soft'):
         soft_arm(name)
     scaling()
     metal_comparison()
+    linear_cost()
 
 
 if __name__ == '__main__':

@@ -104,7 +104,8 @@ def _cosserat():
     rod = CosseratRod(StrainBasis({'bending_z': 1}, 1.0), Section(1.0, [1.0] * 3, [1.0] * 6))
     chain = CosseratChain([CosseratLink('link', rod)])
     data, q = chain.create_data(), chain.neutral_configuration()
-    chain.forward_dynamics(data, q, q, np.zeros(chain.nu))
+    chain.composite_forward_dynamics(data, q, q, np.zeros(chain.nu))
+    chain.articulated_forward_dynamics(data, q, q, np.zeros(chain.nu))
     chain.bias_forces(data, q, q)
     chain.section_kinematics(data, q, q, 0, 0.5)
     for method in ('rk4', 'rosenbrock2'):

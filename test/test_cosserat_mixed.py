@@ -258,3 +258,52 @@ def test_compiled_section_kinematics_equal_the_reference(build):
                     - model.section_kinematics(data, q - eps * v, v, j, X).J) @ v / (2 * eps)
             out = model.section_kinematics(data, q, v, j, X)
             np.testing.assert_allclose(out.accel, rate, atol=1e-6 * max(1.0, np.abs(rate).max()))
+
+
+def long_chain(links, floating):
+    """``links`` links cycling through a rod (three strains), a beam and a rigid link,
+    joints about turned axes, on a fixed or (``floating``) free-floating base."""
+    rod = {'material': {'density': 1100.0, 'young_modulus': 2e6, 'shear_modulus': 6.667e5},
+           'section': {'shape': 'circle', 'radius': 0.012},
+           'strains': {'bending_y': 2, 'bending_z': 1, 'torsion': 1}, 'damping_time': 0.01}
+    beam = {'linear_density': 0.3, 'bending_stiffness': [5.0, 8.0], 'modes': [2, 1]}
+    spec = {'name': 'long', 'type': 'serial_chain', 'gravity': [0.0, -2.0, -9.81], 'links': []}
+    for j in range(links):
+        link = {'name': f'l{j}', 'length': 0.2, 'mass': 0.05, 'inertia': [1e-4] * 3 + [0] * 3,
+                'joint': {'name': f'j{j}', 'axis': [0.0, 1.0, 0.0] if j % 2 else [0, 0, 1.0],
+                          'rpy': [0.1 * j, 0.0, 0.2], 'damping': 0.01, 'armature': 1e-3,
+                          'effort_limit': 10.0, 'velocity_limit': 5.0}}
+        link.update([{'rod': rod}, {'beam': beam}, {}][j % 3])
+        spec['links'].append(link)
+    if floating:
+        spec['base'] = {'frame': 'base_link', 'floating': True, 'mass': 5.0,
+                        'com': [0.01, 0.0, -0.02], 'inertia': [0.1, 0.2, 0.3, 0.0, 0.0, 0.0]}
+    return model_from_dict(spec)
+
+
+@pytest.mark.parametrize('floating', [False, True])
+def test_the_articulated_recursion_equals_the_composite_solve_on_a_long_chain(floating):
+    """Twelve mixed links: v' of the O(n) articulated-body recursion equals M^-1 (B u - h)
+    (the composite solve, checked against the NumPy reference above) to round-off."""
+    model = long_chain(12, floating)
+    assert model.kind == 'cosserat_chain' and model.dynamics_algorithm == 'articulated'
+    data = model.create_data()
+    for seed in range(3):
+        q, v, u = random_state(model, seed)
+        expected = model.composite_forward_dynamics(data, q, v, u).copy()
+        ours = model.articulated_forward_dynamics(data, q, v, u)
+        np.testing.assert_allclose(ours, expected, atol=1e-10 * np.abs(expected).max())
+        np.testing.assert_array_equal(model.forward_dynamics(data, q, v, u), ours)
+
+
+@pytest.mark.parametrize('algorithm', ['composite', 'articulated'])
+def test_a_massless_moving_link_is_refused_by_both_algorithms(algorithm):
+    """A link with no mass on a moving joint has no inertia for its coordinate: both
+    forward dynamics raise LinAlgError naming the model, not return a non-finite v'."""
+    from flexible_manipulator.mechanics.cosserat.chain import CosseratLink, rigid_inertia
+    hub = rigid_inertia(1.0, (0.1, 0.0, 0.0), np.eye(3) * 1e-3)
+    model = CosseratChain([CosseratLink('a', None, length=0.3, hub=hub),
+                           CosseratLink('b', None, length=0.2)], name='massless')
+    with pytest.raises(np.linalg.LinAlgError, match="'massless'"):
+        getattr(model, f'{algorithm}_forward_dynamics')(
+            model.create_data(), np.zeros(2), np.zeros(2), np.zeros(2))

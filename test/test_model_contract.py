@@ -132,6 +132,19 @@ def test_forward_dynamics_solves_the_equation_of_motion(model):
                        atol=1e-9 * (1.0 + np.max(np.abs(force))))
 
 
+@pytest.mark.parametrize('algorithm', ['composite', 'articulated'])
+def test_both_forward_dynamics_algorithms_solve_the_equation_of_motion(model, algorithm):
+    """M(q) v' + h(q, v) = B u for the composite (M, h, Cholesky) and the O(n)
+    articulated-body forward dynamics alike, on every link kind and base."""
+    data = model.create_data()
+    q, v, u = state(model, seed=5)
+    acceleration = getattr(model, f'{algorithm}_forward_dynamics')(data, q, v, u).copy()
+    M = model.mass_matrix(data, q)
+    force = model.input_matrix() @ u - model.bias_forces(data, q, v)
+    assert np.allclose(M @ acceleration, force, rtol=0.0,
+                       atol=1e-9 * (1.0 + np.max(np.abs(force))))
+
+
 def test_the_static_forces_are_the_gradient_of_the_potential(model):
     """h(q, 0) = dV/dq: gravity and elastic forces derive from the potential energy
     (central differences of step 1e-6; fixed base, where q and v coincide)."""

@@ -26,10 +26,10 @@ import numpy as np
 import transforms3d
 
 from .. import arguments, lie
-from ..chain import Beam, RigidBody, SectionKinematics, SerialChain
+from ..chain import ARTICULATED_FROM_LINKS, Beam, RigidBody, SectionKinematics, SerialChain
 from ..modal_beam import ModalBeam
 from ..chain_kernels.spatial import spatial_inertia
-from . import kernels, layout
+from . import articulated, kernels, layout
 from .rod import CosseratRod, _ad
 from .strain_basis import STRAINS, StrainBasis
 
@@ -273,6 +273,10 @@ class CosseratChain:
             if self.joint_index[j] >= 0:
                 self.damping[self.joint_index[j], self.joint_index[j]] = link.damping
         self.arrays = layout.model_arrays(self)
+        # Forward dynamics of the model API: 'composite' or 'articulated' (O(n)); may be set
+        # after construction (``chain.SerialChain``'s attribute and threshold).
+        self.dynamics_algorithm = ('articulated' if len(self.parts) >= ARTICULATED_FROM_LINKS
+                                   else 'composite')
         self._section_tables = {}
         self._zero = np.zeros(self.nv)
         moving = [link for link in self.parts if link.joint != FIXED]
@@ -556,7 +560,7 @@ class CosseratChain:
 
     def create_data(self):
         """Workspace of the kernels (`layout.Workspace`)."""
-        return layout.workspace(self.nv, self.arrays.seg_B1.shape[2])
+        return layout.workspace(self.nv, self.arrays.seg_B1.shape[2], len(self.parts))
 
     def kernel_inputs(self, data):
         """Return the kernels' first two arguments: the model's arrays and ``data``."""
@@ -584,11 +588,29 @@ class CosseratChain:
         return arguments.result(data.bias, out, 'bias_forces')
 
     def forward_dynamics(self, data, q, v, u, out=None):
-        """Return v' = M^-1 (B u - h) for the efforts u (nu) on the joints."""
+        """Return v' = M^-1 (B u - h) for the efforts u (nu) on the joints.
+
+        By `dynamics_algorithm`: 'composite' (M, h and a Cholesky solve, O(n^3) in links)
+        or 'articulated' (``articulated``: O(n)).
+        """
+        if self.dynamics_algorithm == 'articulated':
+            return self.articulated_forward_dynamics(data, q, v, u, out)
+        return self.composite_forward_dynamics(data, q, v, u, out)
+
+    def composite_forward_dynamics(self, data, q, v, u, out=None):
+        """`forward_dynamics` by M, h and a Cholesky solve."""
+        return self._dynamics(kernels.forward_dynamics_entry, data, q, v, u, out)
+
+    def articulated_forward_dynamics(self, data, q, v, u, out=None):
+        """`forward_dynamics` by the articulated-body recursion (O(n) in links)."""
+        return self._dynamics(articulated.forward_dynamics_entry, data, q, v, u, out)
+
+    def _dynamics(self, kernel, data, q, v, u, out):
         q, v = self._check(q, v)
         u = arguments.vector('u', u, self.nu, self.name, 'joint efforts (nu)')
-        if not kernels.forward_dynamics_entry(self.arrays, data, q, v, u):
-            raise np.linalg.LinAlgError('mass matrix not positive definite')
+        if not kernel(self.arrays, data, q, v, u):
+            raise np.linalg.LinAlgError(f'model {self.name!r}: mass matrix not positive '
+                                        'definite')
         return arguments.result(data.acceleration, out, 'forward_dynamics')
 
     base_momentum = SerialChain.base_momentum      # the same law on the same layout

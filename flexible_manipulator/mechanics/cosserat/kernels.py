@@ -30,6 +30,9 @@ from ..chain_kernels.spatial import cross, transport_twist
 from ..chain_kernels.steppers import dexpinv, integrate, stiff_factor, stiff_solve, tangent_rates
 
 _jit, _inline = compiled.jit, compiled.inline
+# What `_link` does with the bodies it walks past. Callers pass np.int64(...) of these: a
+# literal int would compile one `_link` per value (numba types constants as literals).
+FRAMES_ONLY, MASS_AND_BIAS, ARTICULATED = 0, 1, 2
 SQRT3_12 = math.sqrt(3.0) / 12.0
 MAX_TERMS = 40
 # (-1)^n / (n+1)!, the coefficients of J_r(Omega) = sum_n (-1)^n ad_Omega^n / (n+1)!
@@ -263,6 +266,96 @@ def _accumulate(inertia, data, count):
         data.bias[c] += acc
 
 
+@_jit
+def adinv_matrix(R, p, X):
+    """Write X = Ad_g^-1 (6 x 6) for g = (R, p): X = [[R^T, 0], [-R^T hat(p), R^T]]."""
+    for i in range(3):
+        for c in range(3):
+            X[i, c] = R[c, i]
+            X[i, 3 + c] = 0.0
+            X[3 + i, 3 + c] = R[c, i]
+        # (R^T hat(p))[i, :] = (R[:, i] x p)^T... row i of R^T hat(p) is R[:, i]^T hat(p)
+        X[3 + i, 0] = -(R[1, i] * p[2] - R[2, i] * p[1])
+        X[3 + i, 1] = -(R[2, i] * p[0] - R[0, i] * p[2])
+        X[3 + i, 2] = -(R[0, i] * p[1] - R[1, i] * p[0])
+
+
+@_jit        # not inlined: one copy for every body (compile time)
+def _accumulate_local(inertia, data, count, j):
+    """Add a body to link j's articulated sums (``articulated`` module doc).
+
+    The body's pose relative to the link's handle is data.pose_R, pose_p; J's columns
+    cols[:count] are its local Jacobian, eta its twist, alpha its bias c_b.
+    """
+    X, IX, IJ, cols = data.aba_X, data.aba_IX, data.IJ, data.cols
+    HH, Hl, ll = data.aba_HH[j], data.aba_Hl[j], data.aba_ll[j]
+    adinv_matrix(data.pose_R, data.pose_p, X)
+    for r in range(6):
+        for c in range(6):
+            acc = 0.0
+            for i in range(6):
+                acc += inertia[r, i] * X[i, c]
+            IX[r, c] = acc
+    for r in range(6):
+        for c in range(6):
+            acc = 0.0
+            for i in range(6):
+                acc += X[i, r] * IX[i, c]
+            HH[r, c] += acc
+    for a in range(count):
+        ca = cols[a]
+        for r in range(6):
+            acc = 0.0
+            for i in range(6):
+                acc += inertia[r, i] * data.J[i, ca]
+            IJ[r, ca] = acc
+        for r in range(6):
+            acc = 0.0
+            for i in range(6):
+                acc += X[i, r] * IJ[i, ca]
+            Hl[r, a] += acc
+        for b in range(a + 1):
+            cb = cols[b]
+            acc = 0.0
+            for i in range(6):
+                acc += data.J[i, cb] * IJ[i, ca]
+            ll[a, b] += acc
+            if a != b:
+                ll[b, a] += acc
+    force, momentum, twist_load = data.t1, data.t2, data.t3
+    for r in range(6):
+        acc_f = 0.0
+        acc_m = 0.0
+        for i in range(6):
+            acc_f += inertia[r, i] * data.alpha[i]
+            acc_m += inertia[r, i] * data.eta[i]
+        force[r] = acc_f
+        momentum[r] = acc_m
+    coad_apply(data.eta, momentum, twist_load)
+    for r in range(6):
+        force[r] -= twist_load[r]
+    for r in range(6):
+        acc = 0.0
+        for i in range(6):
+            acc += X[i, r] * force[i]
+        data.aba_pH[j, r] += acc
+    for a in range(count):
+        ca = cols[a]
+        acc = 0.0
+        for i in range(6):
+            acc += data.J[i, ca] * force[i]
+        data.aba_pl[j, a] += acc
+
+
+@_inline
+def _body(inertia, data, count, j, bodies):
+    """Add a body: to M and h (``bodies`` 1) or to link j's articulated sums (2)."""
+    if bodies == 1:
+        _accumulate(inertia, data, count)
+    else:
+        _accumulate_local(inertia, data, count, j)
+
+
 @_inline
 def _transport(R, p, data, count):
     """Carry J, eta, alpha and the pose to the frame g = (R, p) relative to the current one."""
@@ -434,7 +527,7 @@ def _modal_turn(model, data, j, start, m, slope, plane, axis, sign, q, v, count)
 
 
 @_inline
-def _modal_link(model, data, j, start, m, q, v, count):
+def _modal_link(model, data, j, start, m, q, v, count, bodies):
     """Bodies of floating-frame link j: its point masses (branches), then its tip frame."""
     _copy_frame(data.J, data.eta, data.alpha, data.pose_R, data.pose_p, data.saved_J,
                 data.saved_eta, data.saved_alpha, data.saved_R, data.saved_p, data.cols,
@@ -442,7 +535,7 @@ def _modal_link(model, data, j, start, m, q, v, count):
     for point in range(model.point_start[j], model.point_start[j] + model.point_count[j]):
         _modal_shift(model, data, j, start, m, model.point_x[point], model.point_phi[point],
                      model.point_g[point], q, v, count)
-        _accumulate(model.point_inertia[point], data, count)
+        _body(model.point_inertia[point], data, count, j, bodies)
         _copy_frame(data.saved_J, data.saved_eta, data.saved_alpha, data.saved_R,
                     data.saved_p, data.J, data.eta, data.alpha, data.pose_R, data.pose_p,
                     data.cols, count)   # back to the link frame
@@ -471,7 +564,7 @@ def _start(model, data, q, v, gravity):
             data.J[r, c] = 0.0
         data.eta[r] = 0.0
         data.alpha[r] = 0.0
-    count = 0
+    count = nv - nv         # an int64 zero: a literal 0 compiles `_link` once more
     for i in range(3):
         data.pose_p[i] = model.base_p[i]
         for c in range(3):
@@ -502,7 +595,7 @@ def _joint(model, data, j, q, v, count, bodies):
     _transport(model.offset_R[j], model.offset_p[j], data, count)
     ji = model.joint_index[j]
     if ji >= 0:
-        if bodies:
+        if bodies == 1:
             data.mass[ji, ji] += model.armature[j]
         for i in range(6):
             data.t2[i] = model.joint_motion[j, i] * q[ji]
@@ -523,18 +616,19 @@ def _joint(model, data, j, q, v, count, bodies):
 
 @_jit        # not inlined: one copy serves mass_and_bias and section_motion (compile time)
 def _link(model, data, j, q, v, count, bodies):
-    """Walk link j from its joint to its tip frame; with ``bodies``, add their M and h.
+    """Walk link j from its joint to its tip frame; return the active columns.
 
-    Returns the active columns. The hub, then a modal link's points and tip or a rod's
-    segments (the section inertia at each node), then the payload.
+    ``bodies``: 0 the frames only; 1 add every body's M and h (`_accumulate`); 2 add them
+    to link j's articulated sums (`_accumulate_local`). The hub, then a modal link's
+    points and tip or a rod's segments (the section inertia at each node), the payload.
     """
     count = _joint(model, data, j, q, v, count, bodies)
     start, m = model.strain_start[j], model.strain_count[j]
     if bodies:
-        _accumulate(model.hub[j], data, count)
+        _body(model.hub[j], data, count, j, bodies)
     if model.point_count[j] > 0:
         if bodies:
-            _modal_link(model, data, j, start, m, q, v, count)
+            _modal_link(model, data, j, start, m, q, v, count, bodies)
         else:
             _modal_section(model, data, j, start, m, model.length[j], model.tip_phi[j],
                            model.tip_slope[j], model.tip_g[j], q, v, count)
@@ -544,10 +638,10 @@ def _link(model, data, j, q, v, count, bodies):
                      data, start, m, q, v)
         data.count[0] = count
         if bodies and model.node_inertia[k, 5, 5] > 0.0:
-            _accumulate(model.node_inertia[k], data, count)
+            _body(model.node_inertia[k], data, count, j, bodies)
     data.count[0] = count
     if bodies:
-        _accumulate(model.payload[j], data, count)
+        _body(model.payload[j], data, count, j, bodies)
     return count
 
 
@@ -563,7 +657,7 @@ def mass_and_bias(model, data, q, v, gravity):
     if model.floating:
         _accumulate(model.base_inertia, data, count)
     for j in range(model.joint_motion.shape[0]):
-        count = _link(model, data, j, q, v, count, True)
+        count = _link(model, data, j, q, v, count, np.int64(MASS_AND_BIAS))
 
 
 @_jit
@@ -579,7 +673,7 @@ def section_motion(model, data, q, v, j, segments, h, B1, B2, phi, slope, g, x):
     """
     count = _start(model, data, q, v, False)
     for link in range(j):
-        count = _link(model, data, link, q, v, count, False)
+        count = _link(model, data, link, q, v, count, np.int64(FRAMES_ONLY))
     count = _joint(model, data, j, q, v, count, False)
     start, m = model.strain_start[j], model.strain_count[j]
     if model.point_count[j] > 0:

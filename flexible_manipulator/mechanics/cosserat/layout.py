@@ -108,6 +108,31 @@ WORKSPACE_FIELDS = {
     'saved_R': '(3, 3) pose_R kept there',
     'saved_p': '(3,) pose_p kept there [m]',
     'gq': '(m,) G q of a modal section',
+    # articulated-body forward dynamics (``articulated``), k = m + 1 local coordinates
+    'aba_X': '(6, 6) Ad_g^-1 of the current body or tip relative to its link\'s handle',
+    'aba_IX': '(6, 6) I X of the same',
+    'aba_IJT': '(6, k) I^A J_T of the child at a tip',
+    'aba_HH': '(n, 6, 6) M_HH of each link (and then its child)',
+    'aba_Hl': '(n, 6, k) M_Hl of each link',
+    'aba_ll': '(n, k, k) M_ll of each link (then D, armature added)',
+    'aba_pH': '(n, 6) p_H of each link',
+    'aba_pl': '(n, k) p_l of each link',
+    'aba_TR': '(n, 3, 3) rotation of each link\'s tip frame relative to its handle',
+    'aba_Tp': '(n, 3) position of the same [m]',
+    'aba_TJ': '(n, 6, k) local Jacobian J_T of each tip frame',
+    'aba_Tc': '(n, 6) bias acceleration c_T of each tip frame',
+    'aba_cols': '(n, k) int64 the coordinate (index in v) of each local coordinate',
+    'aba_count': '(n,) int64 local coordinates of each link',
+    'aba_L': '(n, k, k) Cholesky factor of each link\'s D',
+    'aba_W': '(n, k, 6) D^-1 M_Hl^T of each link',
+    'aba_y': '(n, k) D^-1 u of each link',
+    'aba_IA': '(6, 6) articulated inertia I^A at the current handle',
+    'aba_pA': '(6,) its bias wrench p^A',
+    'aba_a': '(6,) acceleration of the current handle (gravity as an upward acceleration)',
+    'aba_f': '(6,) scratch wrench',
+    'aba_rhs': '(k,) scratch',
+    'aba_sol': '(k,) scratch',
+    'aba_L6': '(6, 6) Cholesky factor of a floating base\'s articulated inertia',
 }
 Workspace = _documented('Workspace', WORKSPACE_FIELDS,
                         "Workspace of a Cosserat chain's kernels (module doc).")
@@ -184,14 +209,21 @@ def model_arrays(chain):
                     for name in MODEL_FIELDS})
 
 
-def workspace(nv, width):
-    """Allocate a ``Workspace`` for nv coordinates and strain bases of at most ``width``."""
+def workspace(nv, width, links):
+    """Allocate a ``Workspace``: nv coordinates, ``links`` links, strain bases <= ``width``."""
+    n, k = links, width + 1
     shapes = dict(J=(6, nv), IJ=(6, nv), cols=(nv,), count=(1,), mass=(nv, nv), bias=(nv,),
                   chol=(nv, nv), force=(nv,), acceleration=(nv,), R=(3, 3), p=(3,),
                   phi=(6, width), powers=(MAX_TERMS + 1, 6), coefficients=(4,), work=(10, 3),
                   carry=(9,), stiff_M=(nv, nv), stiff_W=(nv, nv), stiff_chol=(nv, nv),
                   stiff_rhs=(nv,), stiff_sol=(nv,), base_R=(3, 3), saved_J=(6, nv),
-                  gq=(width,), pose_R=(3, 3), pose_p=(3,), saved_R=(3, 3), saved_p=(3,))
+                  gq=(width,), pose_R=(3, 3), pose_p=(3,), saved_R=(3, 3), saved_p=(3,),
+                  aba_X=(6, 6), aba_IX=(6, 6), aba_IJT=(6, k), aba_HH=(n, 6, 6),
+                  aba_Hl=(n, 6, k), aba_ll=(n, k, k), aba_pH=(n, 6), aba_pl=(n, k),
+                  aba_TR=(n, 3, 3), aba_Tp=(n, 3), aba_TJ=(n, 6, k), aba_Tc=(n, 6),
+                  aba_cols=(n, k), aba_count=(n,), aba_L=(n, k, k), aba_W=(n, k, 6),
+                  aba_y=(n, k), aba_IA=(6, 6), aba_rhs=(k,), aba_sol=(k,), aba_L6=(6, 6))
+    integers = ('cols', 'count', 'aba_cols', 'aba_count')
     return Workspace(**{name: np.zeros(shapes.get(name, (6,)),
-                                       dtype=np.int64 if name in ('cols', 'count') else float)
+                                       dtype=np.int64 if name in integers else float)
                         for name in WORKSPACE_FIELDS})
