@@ -28,7 +28,7 @@ import numpy as np
 
 from .. import compiled, group_kernels
 from ..chain_kernels.linalg import cholesky_factor, cholesky_substitute
-from .kernels import _link, adinv_apply, adinv_matrix, ARTICULATED, coad_apply
+from .kernels import _link, add_transformed, adinv_apply, adinv_matrix, ARTICULATED, coad_apply
 
 _jit, _inline = compiled.jit, compiled.inline
 
@@ -108,12 +108,8 @@ def _add_child(data, j, k):
     IA, pA, TJ, c_T = data.aba_IA, data.aba_pA, data.aba_TJ[j], data.aba_Tc[j]
     HH, Hl, ll = data.aba_HH[j], data.aba_Hl[j], data.aba_ll[j]
     adinv_matrix(data.aba_TR[j], data.aba_Tp[j], X)
+    add_transformed(IA, X, IX, HH)
     for r in range(6):
-        for c in range(6):
-            acc = 0.0
-            for i in range(6):
-                acc += IA[r, i] * X[i, c]
-            IX[r, c] = acc
         for a in range(k):
             acc = 0.0
             for i in range(6):
@@ -124,11 +120,6 @@ def _add_child(data, j, k):
             acc += IA[r, i] * c_T[i]
         data.aba_f[r] = acc
     for r in range(6):
-        for c in range(6):
-            acc = 0.0
-            for i in range(6):
-                acc += X[i, r] * IX[i, c]
-            HH[r, c] += acc
         for a in range(k):
             acc = 0.0
             for i in range(6):

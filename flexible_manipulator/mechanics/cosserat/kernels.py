@@ -225,6 +225,41 @@ def right_jacobian_rate(omega, terms, rate, out, powers, partial, nxt):
             out[i] += nxt[i]
 
 
+@_inline
+def _inertial_wrench(inertia, data):
+    """Return data.t1 = I alpha - ad*_eta I eta: the body's wrench at zero v' (t2, t3 used)."""
+    force, momentum, twist_load = data.t1, data.t2, data.t3
+    for r in range(6):
+        acc_f = 0.0
+        acc_m = 0.0
+        for i in range(6):
+            acc_f += inertia[r, i] * data.alpha[i]
+            acc_m += inertia[r, i] * data.eta[i]
+        force[r] = acc_f
+        momentum[r] = acc_m
+    coad_apply(data.eta, momentum, twist_load)
+    for r in range(6):
+        force[r] -= twist_load[r]
+    return force
+
+
+@_jit
+def add_transformed(inertia, X, IX, out):
+    """Add X^T I X to out (6 x 6) for an inertia I and a twist map X; IX = I X is kept."""
+    for r in range(6):
+        for c in range(6):
+            acc = 0.0
+            for i in range(6):
+                acc += inertia[r, i] * X[i, c]
+            IX[r, c] = acc
+    for r in range(6):
+        for c in range(6):
+            acc = 0.0
+            for i in range(6):
+                acc += X[i, r] * IX[i, c]
+            out[r, c] += acc
+
+
 @_jit        # not inlined: one copy for every body (compile time)
 def _accumulate(inertia, data, count):
     """Add J^T I J to M and J^T (I alpha - ad*_eta I eta) on the active columns."""
@@ -246,18 +281,7 @@ def _accumulate(inertia, data, count):
             data.mass[ca, cb] += acc
             if cb != ca:
                 data.mass[cb, ca] += acc
-    force, momentum, twist_load = data.t1, data.t2, data.t3
-    for r in range(6):
-        acc_f = 0.0
-        acc_m = 0.0
-        for i in range(6):
-            acc_f += inertia[r, i] * data.alpha[i]
-            acc_m += inertia[r, i] * data.eta[i]
-        force[r] = acc_f
-        momentum[r] = acc_m
-    coad_apply(data.eta, momentum, twist_load)
-    for r in range(6):
-        force[r] -= twist_load[r]
+    force = _inertial_wrench(inertia, data)
     for k in range(count):
         c = cols[k]
         acc = 0.0
@@ -290,18 +314,7 @@ def _accumulate_local(inertia, data, count, j):
     X, IX, IJ, cols = data.aba_X, data.aba_IX, data.IJ, data.cols
     HH, Hl, ll = data.aba_HH[j], data.aba_Hl[j], data.aba_ll[j]
     adinv_matrix(data.pose_R, data.pose_p, X)
-    for r in range(6):
-        for c in range(6):
-            acc = 0.0
-            for i in range(6):
-                acc += inertia[r, i] * X[i, c]
-            IX[r, c] = acc
-    for r in range(6):
-        for c in range(6):
-            acc = 0.0
-            for i in range(6):
-                acc += X[i, r] * IX[i, c]
-            HH[r, c] += acc
+    add_transformed(inertia, X, IX, HH)
     for a in range(count):
         ca = cols[a]
         for r in range(6):
@@ -322,18 +335,7 @@ def _accumulate_local(inertia, data, count, j):
             ll[a, b] += acc
             if a != b:
                 ll[b, a] += acc
-    force, momentum, twist_load = data.t1, data.t2, data.t3
-    for r in range(6):
-        acc_f = 0.0
-        acc_m = 0.0
-        for i in range(6):
-            acc_f += inertia[r, i] * data.alpha[i]
-            acc_m += inertia[r, i] * data.eta[i]
-        force[r] = acc_f
-        momentum[r] = acc_m
-    coad_apply(data.eta, momentum, twist_load)
-    for r in range(6):
-        force[r] -= twist_load[r]
+    force = _inertial_wrench(inertia, data)
     for r in range(6):
         acc = 0.0
         for i in range(6):
