@@ -112,6 +112,15 @@ def _cosserat():
         Simulation(chain, 1e-3, method).advance(np.zeros(chain.nu), 1e-3)
 
 
+def _cosserat_articulated():
+    """Compile the explicit stepper of Cosserat chains on the O(n) recursion."""
+    from .mechanics.cosserat.chain import CosseratChain, CosseratLink
+    from .mechanics.simulation import Simulation
+    chain = CosseratChain([CosseratLink('link', None, length=1.0)])
+    chain.dynamics_algorithm = 'articulated'
+    Simulation(chain, 1e-3, 'rk4').advance(np.zeros(chain.nu), 1e-3)
+
+
 def _section(method):
     def run():
         model, data, q, v = _chain()
@@ -171,6 +180,8 @@ JOBS = tuple(Job(*job) for job in (
     ('servo_kernels', 'servo plant: Suslov top, sleigh', False, 4, _servo),
     ('articulated_forward_dynamics', 'model API: O(n) forward dynamics', False, 1,
      _call('articulated_forward_dynamics')),
+    ('cosserat.articulated', 'Cosserat chains of 4+ links: explicit steppers', False, 20,
+     _cosserat_articulated),
 ))
 
 

@@ -26,8 +26,9 @@ rate a_0 + (0, R^T g). Cost: sum over bodies of O(k_j^2), and O(k_j^3) per link.
 
 import numpy as np
 
-from .. import compiled, group_kernels
+from .. import compiled, group_kernels, integrators
 from ..chain_kernels.linalg import cholesky_factor, cholesky_substitute
+from ..chain_kernels.steppers import dexpinv, integrate, tangent_rates
 from .kernels import _link, add_transformed, adinv_apply, adinv_matrix, ARTICULATED, coad_apply
 
 _jit, _inline = compiled.jit, compiled.inline
@@ -230,3 +231,20 @@ def _accelerate(data, j, k):
 def forward_dynamics_entry(model, data, q, v, u):
     """`forward_dynamics` from Python."""
     return forward_dynamics(model, data, q, v, u)
+
+
+@_inline
+def rhs(model, data, x, u, out):
+    """Write (q', v') into out for x = (q, v) by the recursion; False if a D is singular."""
+    nv = model.stiffness.shape[0]
+    nq = x.shape[0] - nv
+    ok = forward_dynamics(model, data, x[:nq], x[nq:], u)
+    tangent_rates(model, data, x, out)
+    return ok
+
+
+@_jit
+def explicit_steps(model, data, x, u, h, count, a, b, stages, trial, theta):
+    """`integrators.explicit_steps` on the Cosserat chain, v' by the recursion (O(n))."""
+    return integrators.explicit_steps(rhs, integrate, dexpinv, model, data, x, u, h, count,
+                                      a, b, stages, trial, theta)

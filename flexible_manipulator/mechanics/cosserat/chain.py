@@ -423,7 +423,7 @@ class CosseratChain:
         """
         if self._mode_frequencies is None:
             n = self.n_joints
-            mass = np.diag(self.reference_mass_matrix(self.neutral_configuration()))[n:]
+            mass = np.diag(self.mass_matrix(self.create_data(), self.neutral_configuration()))[n:]
             mass = mass[:self.n_modes]
             self._mode_frequencies = np.sqrt(np.diag(self.stiffness)[n:n + self.n_modes] / mass)
         return self._mode_frequencies
@@ -555,8 +555,14 @@ class CosseratChain:
         return np.linalg.solve(self.reference_mass_matrix(q), force)
 
     # -- the kernels' model API (data = create_data(); Simulation's Stepper hooks) ----------
-    explicit_kernel = staticmethod(kernels.explicit_steps)
-    rosenbrock_kernel = staticmethod(kernels.rosenbrock_steps)
+    rosenbrock_kernel = staticmethod(kernels.rosenbrock_steps)    # needs M itself
+
+    @property
+    def explicit_kernel(self):
+        """Compiled explicit stepper for `dynamics_algorithm`."""
+        if self.dynamics_algorithm == 'articulated':
+            return articulated.explicit_steps
+        return kernels.explicit_steps
 
     def create_data(self):
         """Workspace of the kernels (`layout.Workspace`)."""
@@ -622,7 +628,14 @@ class CosseratChain:
                                       'kinetic_energy')
 
     def potential_energy(self, data, q):
-        """Elastic (1/2) q^T K q plus gravity -sum_b m_b g . c_b [J] (``data`` unused: NumPy)."""
+        """Elastic (1/2) q^T K q plus gravity -sum_b m_b g . c_b [J] (compiled)."""
+        q, _ = self._check(q)
+        return arguments.finite_value(float(kernels.potential_energy(self.arrays, data, q,
+                                                                     self._zero)),
+                                      'potential_energy')
+
+    def reference_potential_energy(self, q):
+        """Return the same from `forward_pass` (the readable reference)."""
         q, _ = self._check(q)
         energy = 0.5 * self._shape(q) @ self.stiffness @ self._shape(q)
         bodies = self.forward_pass(q, gravity=False)
@@ -631,7 +644,7 @@ class CosseratChain:
             if mass > 0.0:
                 com = lie.vee3(I[:3, 3:] / mass)                 # hat(c) = I_12 / m
                 energy -= mass * self.gravity @ (pose[:3, :3] @ com + pose[:3, 3])
-        return arguments.finite_value(float(energy), 'potential_energy')
+        return float(energy)
 
     def _link_tips(self, q):
         """World poses (4x4) of each link's joint frame and tip frame: two lists (reference)."""
@@ -781,59 +794,38 @@ class FrameTransforms:
 
     Entry (j, None) is joint j (link frame j in the tip frame of link j-1); (j, x) is the
     section at abscissa x of link j in link frame j. After ``update(data, q)``, ``R[i]``,
-    its unit quaternion ``quat[i]`` (w, x, y, z; w >= 0) and ``p[i]`` hold entry i. The
-    sections of each rod are planned once (`rod.CosseratRod.section_plan`) and posed in one
-    vectorized pass per update.
+    its unit quaternion ``quat[i]`` (w, x, y, z; w >= 0) and ``p[i]`` hold entry i. Each
+    section's tables are found once (`CosseratChain.section_table`); one compiled call
+    (`kernels.local_transforms`) computes them all.
     """
 
     def __init__(self, model, entries):
-        """Group the section entries by link and plan each rod's sections."""
-        self.model, self.entries = model, list(entries)
-        count = len(self.entries)
+        """Tabulate every section entry's constants once."""
+        entries = list(entries)
+        count, width = len(entries), model.arrays.seg_B1.shape[2]
+        self.model = model
+        self.links = np.array([j for j, _ in entries], dtype=np.int64)
+        self.is_section = np.array([x is not None for _, x in entries], dtype=np.int64)
+        self.segments = np.zeros(count, dtype=np.int64)
+        self.h, self.xs = np.zeros(count), np.zeros(count)
+        self.B1, self.B2 = np.zeros((count, 6, width)), np.zeros((count, 6, width))
+        self.phi, self.slope = np.zeros((count, width)), np.zeros((count, width))
+        self.g = np.zeros((count, width, width))
+        for i, (j, x) in enumerate(entries):
+            if x is not None:
+                (self.segments[i], self.h[i], self.B1[i], self.B2[i], self.phi[i],
+                 self.slope[i], self.g[i], self.xs[i]) = model.section_table(j, x)
         self.R, self.p = np.zeros((count, 3, 3)), np.zeros((count, 3))
         self.quat = np.zeros((count, 4))
-        self.joints = [(i, j) for i, (j, x) in enumerate(self.entries) if x is None]
-        self.sections = []              # (link, entry indices, plan or abscissae if rigid)
-        for j in sorted({j for j, x in self.entries if x is not None}):
-            rows = [i for i, (k, x) in enumerate(self.entries) if k == j and x is not None]
-            X = np.array([self.entries[i][1] for i in rows], dtype=float)
-            link = model.parts[j]
-            if link.rod is not None:
-                self.sections.append((j, rows, link.rod.section_plan(X)))
-            elif link.beam is not None:
-                for x in X:
-                    link.check_abscissa(x)
-                self.sections.append((j, rows, [(x, link.beam.section(x)) for x in X]))
-            elif np.all((X >= 0.0) & (X <= link.length)):
-                self.sections.append((j, rows, X))
-            else:
-                raise ValueError(f'section abscissae {X.tolist()} m outside link '
-                                 f'{link.name!r} [0, {link.length}] m')
 
     def update(self, data, q):
-        """Compute every transform at coordinates q (``data`` unused: NumPy)."""
+        """Compute every transform at coordinates q."""
         model = self.model
         q, _ = model._check(q)
-        for i, j in self.joints:
-            pose = model.parts[j].offset @ model._joint_pose(j, q)
-            self.R[i], self.p[i] = pose[:3, :3], pose[:3, 3]
-        for j, rows, plan in self.sections:
-            link = model.parts[j]
-            rod = link.rod
-            if link.beam is not None:
-                for i, (x, tables) in zip(rows, plan):
-                    pose = np.linalg.multi_dot(link.modal_steps(q[model._strains(j)], None, x,
-                                                                tables)[0])
-                    self.R[i], self.p[i] = pose[:3, :3], pose[:3, 3]
-            elif rod is None:
-                self.R[rows] = np.eye(3)
-                self.p[rows] = 0.0
-                self.p[rows, 0] = plan
-            else:
-                poses = rod.section_poses(q[model._strains(j)], plan)
-                self.R[rows], self.p[rows] = poses[:, :3, :3], poses[:, :3, 3]
-        for i in range(len(self.entries)):
-            self.quat[i] = lie.quat_from_matrix(self.R[i])
+        kernels.local_transforms(model.arrays, data, q, model._zero, self.links,
+                                 self.is_section, self.segments, self.h, self.B1, self.B2,
+                                 self.phi, self.slope, self.g, self.xs, self.R, self.p,
+                                 self.quat)
 
 
 def _fewer_modes(beam, modes):

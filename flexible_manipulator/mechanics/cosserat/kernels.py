@@ -32,7 +32,7 @@ from ..chain_kernels.steppers import dexpinv, integrate, stiff_factor, stiff_sol
 _jit, _inline = compiled.jit, compiled.inline
 # What `_link` does with the bodies it walks past. Callers pass np.int64(...) of these: a
 # literal int would compile one `_link` per value (numba types constants as literals).
-FRAMES_ONLY, MASS_AND_BIAS, ARTICULATED = 0, 1, 2
+FRAMES_ONLY, MASS_AND_BIAS, ARTICULATED, POTENTIAL = 0, 1, 2, 3
 SQRT3_12 = math.sqrt(3.0) / 12.0
 MAX_TERMS = 40
 # (-1)^n / (n+1)!, the coefficients of J_r(Omega) = sum_n (-1)^n ad_Omega^n / (n+1)!
@@ -350,12 +350,29 @@ def _accumulate_local(inertia, data, count, j):
 
 
 @_inline
-def _body(inertia, data, count, j, bodies):
-    """Add a body: to M and h (``bodies`` 1) or to link j's articulated sums (2)."""
+def _body(model, inertia, data, count, j, bodies):
+    """Add a body to M and h (``bodies`` 1), link j's articulated sums (2) or the energy.
+
+    3: the gravity energy -m g . c, c its centre of mass in the world (hat(c_b) m = I_12).
+    """
     if bodies == 1:
         _accumulate(inertia, data, count)
-    else:
+    elif bodies == 2:
         _accumulate_local(inertia, data, count, j)
+    else:
+        _add_potential(model, inertia, data)
+
+
+@_jit
+def _add_potential(model, inertia, data):
+    """Add -m g . (R c + p) of a body at the current pose (R, p) to data.energy[0]."""
+    mass = inertia[5, 5]
+    if mass > 0.0:
+        c0, c1, c2 = inertia[2, 4] / mass, inertia[0, 5] / mass, inertia[1, 3] / mass
+        for i in range(3):
+            position = (data.pose_p[i] + data.pose_R[i, 0] * c0 + data.pose_R[i, 1] * c1
+                        + data.pose_R[i, 2] * c2)
+            data.energy[0] -= mass * model.gravity[i] * position
 
 
 @_inline
@@ -537,7 +554,7 @@ def _modal_link(model, data, j, start, m, q, v, count, bodies):
     for point in range(model.point_start[j], model.point_start[j] + model.point_count[j]):
         _modal_shift(model, data, j, start, m, model.point_x[point], model.point_phi[point],
                      model.point_g[point], q, v, count)
-        _body(model.point_inertia[point], data, count, j, bodies)
+        _body(model, model.point_inertia[point], data, count, j, bodies)
         _copy_frame(data.saved_J, data.saved_eta, data.saved_alpha, data.saved_R,
                     data.saved_p, data.J, data.eta, data.alpha, data.pose_R, data.pose_p,
                     data.cols, count)   # back to the link frame
@@ -627,7 +644,7 @@ def _link(model, data, j, q, v, count, bodies):
     count = _joint(model, data, j, q, v, count, bodies)
     start, m = model.strain_start[j], model.strain_count[j]
     if bodies:
-        _body(model.hub[j], data, count, j, bodies)
+        _body(model, model.hub[j], data, count, j, bodies)
     if model.point_count[j] > 0:
         if bodies:
             _modal_link(model, data, j, start, m, q, v, count, bodies)
@@ -640,10 +657,10 @@ def _link(model, data, j, q, v, count, bodies):
                      data, start, m, q, v)
         data.count[0] = count
         if bodies and model.node_inertia[k, 5, 5] > 0.0:
-            _body(model.node_inertia[k], data, count, j, bodies)
+            _body(model, model.node_inertia[k], data, count, j, bodies)
     data.count[0] = count
     if bodies:
-        _body(model.payload[j], data, count, j, bodies)
+        _body(model, model.payload[j], data, count, j, bodies)
     return count
 
 
@@ -676,7 +693,16 @@ def section_motion(model, data, q, v, j, segments, h, B1, B2, phi, slope, g, x):
     count = _start(model, data, q, v, False)
     for link in range(j):
         count = _link(model, data, link, q, v, count, np.int64(FRAMES_ONLY))
-    count = _joint(model, data, j, q, v, count, False)
+    count = _joint(model, data, j, q, v, count, np.int64(FRAMES_ONLY))
+    _section_tail(model, data, j, count, segments, h, B1, B2, phi, slope, g, x, q, v)
+
+
+@_inline
+def _section_tail(model, data, j, count, segments, h, B1, B2, phi, slope, g, x, q, v):
+    """Walk from link j's joint frame to its section at x (the tables of `section_motion`).
+
+    ``count``: the active columns, the link's strains the last m of them.
+    """
     start, m = model.strain_start[j], model.strain_count[j]
     if model.point_count[j] > 0:
         _modal_section(model, data, j, start, m, x, phi, slope, g, q, v, count)
@@ -689,6 +715,66 @@ def section_motion(model, data, q, v, j, segments, h, B1, B2, phi, slope, g, x):
         data.count[0] = count
     if h > 0.0:
         _rod_segment(h, B1, B2, model.seg_reference[first], data, start, m, q, v)
+
+
+@_jit
+def potential_energy(model, data, q, v):
+    """Return the elastic energy q^T K q / 2 plus the gravity energy -sum_b m_b g . c_b [J].
+
+    v: zeros (nv). One walk of the chain's frames, each body adding its own term.
+    """
+    nv = model.stiffness.shape[0]
+    energy = 0.0
+    for r in range(nv - 6 * model.floating):
+        energy += 0.5 * model.stiffness[r] * q[r] * q[r]
+    data.energy[0] = 0.0
+    count = _start(model, data, q, v, False)
+    if model.floating:
+        _add_potential(model, model.base_inertia, data)
+    for j in range(model.joint_motion.shape[0]):
+        count = _link(model, data, j, q, v, count, np.int64(POTENTIAL))
+    return energy + data.energy[0]
+
+
+@_jit
+def local_transforms(model, data, q, v, links, is_section, segments, h, B1, B2, phi, slope,
+                     g, xs, R_out, p_out, quat_out):
+    """Write the parent-to-child transforms of frame entries (``chain.FrameTransforms``).
+
+    Entry i: joint ``links[i]`` (its frame in the parent's tip frame: the offset, then
+    the joint's motion) or, if ``is_section[i]``, the section at xs[i] of that link in
+    its joint frame (the tables of `section_motion` at index i). v: zeros (nv).
+    """
+    for e in range(links.shape[0]):
+        j = links[e]
+        start, m = model.strain_start[j], model.strain_count[j]
+        for i in range(6):
+            data.eta[i] = 0.0
+            data.alpha[i] = 0.0
+            for c in range(m):
+                data.J[i, start + c] = 0.0
+        for i in range(3):
+            data.pose_p[i] = 0.0
+            for c in range(3):
+                data.pose_R[i, c] = 1.0 if i == c else 0.0
+        if is_section[e]:
+            for c in range(m):
+                data.cols[c] = start + c
+            _section_tail(model, data, j, m, segments[e], h[e], B1[e], B2[e], phi[e],
+                          slope[e], g[e], xs[e], q, v)
+        else:
+            _transport(model.offset_R[j], model.offset_p[j], data, m - m)   # int64 zero
+            ji = model.joint_index[j]
+            if ji >= 0:
+                for i in range(6):
+                    data.t2[i] = model.joint_motion[j, i] * q[ji]
+                se3_exp(data.t2, data.R, data.p)
+                _transport(data.R, data.p, data, m - m)
+        for i in range(3):
+            p_out[e, i] = data.pose_p[i]
+            for c in range(3):
+                R_out[e, i, c] = data.pose_R[i, c]
+        group_kernels.matrix_to_quat(R_out[e], quat_out[e])
 
 
 @_inline

@@ -108,6 +108,7 @@ WORKSPACE_FIELDS = {
     'saved_R': '(3, 3) pose_R kept there',
     'saved_p': '(3,) pose_p kept there [m]',
     'gq': '(m,) G q of a modal section',
+    'energy': '(1,) gravity energy summed over the bodies [J]',
     # articulated-body forward dynamics (``articulated``), k = m + 1 local coordinates
     'aba_X': '(6, 6) Ad_g^-1 of the current body or tip relative to its link\'s handle',
     'aba_IX': '(6, 6) I X of the same',
@@ -217,7 +218,8 @@ def workspace(nv, width, links):
                   phi=(6, width), powers=(MAX_TERMS + 1, 6), coefficients=(4,), work=(10, 3),
                   carry=(9,), stiff_M=(nv, nv), stiff_W=(nv, nv), stiff_chol=(nv, nv),
                   stiff_rhs=(nv,), stiff_sol=(nv,), base_R=(3, 3), saved_J=(6, nv),
-                  gq=(width,), pose_R=(3, 3), pose_p=(3,), saved_R=(3, 3), saved_p=(3,),
+                  gq=(width,), energy=(1,), pose_R=(3, 3), pose_p=(3,), saved_R=(3, 3),
+                  saved_p=(3,),
                   aba_X=(6, 6), aba_IX=(6, 6), aba_IJT=(6, k), aba_HH=(n, 6, 6),
                   aba_Hl=(n, 6, k), aba_ll=(n, k, k), aba_pH=(n, 6), aba_pl=(n, k),
                   aba_TR=(n, 3, 3), aba_Tp=(n, 3), aba_TJ=(n, 6, k), aba_Tc=(n, 6),
