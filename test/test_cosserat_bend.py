@@ -23,6 +23,7 @@ from flexible_manipulator.mechanics.cosserat.chain import FIXED, CosseratChain, 
 from flexible_manipulator.mechanics.cosserat.rod import CosseratRod, Section
 from flexible_manipulator.mechanics.equilibrium import Load, static_equilibrium
 from flexible_manipulator.mechanics.cosserat.strain_basis import StrainBasis
+from flexible_manipulator.mechanics.reference import cosserat_chain as reference_chain
 
 RADIUS, YOUNG, SHEAR_MODULUS = 100.0, 1e7, 5e6
 LENGTH = RADIUS * math.pi / 4.0
@@ -93,11 +94,11 @@ def test_unloaded_arc_is_the_circle():
     of radius R about (R, 0, 0), the tip tangent turned by 45 degrees."""
     chain = bend(ORDERS)
     for X in (LENGTH / 3.0, LENGTH):
-        pose = chain.reference_section_pose(np.zeros(chain.nq), 0, X)
+        pose = reference_chain.section_pose(chain, np.zeros(chain.nq), 0, X)
         phi = X / RADIUS
         np.testing.assert_allclose(pose[:3, 3], [RADIUS * (1 - math.cos(phi)),
                                                  RADIUS * math.sin(phi), 0.0], atol=1e-9)
-    tangent = chain.reference_section_pose(np.zeros(chain.nq), 0, LENGTH)[:3, 0]
+    tangent = reference_chain.section_pose(chain, np.zeros(chain.nq), 0, LENGTH)[:3, 0]
     np.testing.assert_allclose(tangent, [math.sin(math.pi / 4), math.cos(math.pi / 4), 0.0],
                                atol=1e-12)
 

@@ -1,4 +1,4 @@
-"""The planar finite-element Reissner rod (`cosserat.discrete_rod`) and the strain-modal link.
+"""The planar finite-element Reissner rod (`reference.discrete_rod`) and the strain-modal link.
 
 The discrete rod is checked first on its own against closed forms: its forces are the
 gradient of its energy (central differences), its statics converge at second order in
@@ -15,7 +15,7 @@ import math
 import numpy as np
 import pytest
 
-from flexible_manipulator.mechanics.cosserat.discrete_rod import PlanarRod
+from flexible_manipulator.mechanics.reference.discrete_rod import PlanarRod
 import soft_cantilever as falling
 from test_cosserat import elastica
 

@@ -19,6 +19,7 @@ from flexible_manipulator.mechanics.chain import Beam, Joint, Link, RigidBody, S
 from flexible_manipulator.mechanics.cosserat.chain import CosseratChain
 from flexible_manipulator.mechanics.simulation import Simulation
 from flexible_manipulator.model_config import load_model, model_from_dict
+from flexible_manipulator.mechanics.reference import cosserat_chain as reference_chain
 
 MODELS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 'config',
                       'models')
@@ -78,9 +79,9 @@ def test_beam_and_rigid_links_equal_the_floating_frame_chain(floating, stiffenin
         mass = serial.mass_matrix(sdata, q)
         bias = serial.bias_forces(sdata, q, v)
         acceleration = serial.forward_dynamics(sdata, q, v, u)
-        for M in (mixed.reference_mass_matrix(q), mixed.mass_matrix(mdata, q)):
+        for M in (reference_chain.mass_matrix(mixed, q), mixed.mass_matrix(mdata, q)):
             np.testing.assert_allclose(M, mass, atol=1e-13 * np.abs(mass).max())
-        for h in (mixed.reference_bias_forces(q, v), mixed.bias_forces(mdata, q, v)):
+        for h in (reference_chain.bias_forces(mixed, q, v), mixed.bias_forces(mdata, q, v)):
             np.testing.assert_allclose(h, bias, atol=1e-13 * np.abs(bias).max())
         np.testing.assert_allclose(mixed.forward_dynamics(mdata, q, v, u), acceleration,
                                    atol=1e-11 * np.abs(acceleration).max())
@@ -88,7 +89,7 @@ def test_beam_and_rigid_links_equal_the_floating_frame_chain(floating, stiffenin
             serial.potential_energy(sdata, q), rel=1e-13)
         for j in (0, 1):
             R, p = serial.section_pose(sdata, q, j, serial.links[j].length)
-            tip = mixed.reference_section_pose(q, j, serial.links[j].length)
+            tip = reference_chain.section_pose(mixed, q, j, serial.links[j].length)
             np.testing.assert_allclose(tip[:3, :3], R, atol=1e-14)   # the world's axes
             np.testing.assert_allclose(tip[:3, 3], p, atol=1e-14)
             for x in (0.0, 0.5 * serial.links[j].length):
@@ -133,12 +134,13 @@ def test_a_mixed_chain_on_a_floating_base_is_lagrangian():
     model.arrays = model.arrays._replace(gravity=model.gravity.copy())
     data = model.create_data()
     q, v, u = random_state(model, 5)
-    M = model.reference_mass_matrix(q)
+    M = reference_chain.mass_matrix(model, q)
     np.testing.assert_allclose(model.mass_matrix(data, q), M, atol=1e-13 * np.abs(M).max())
-    h = model.reference_bias_forces(q, v)
+    h = reference_chain.bias_forces(model, q, v)
     np.testing.assert_allclose(model.bias_forces(data, q, v), h, atol=1e-12 * np.abs(h).max())
     np.testing.assert_allclose(model.forward_dynamics(data, q, v, u),
-                               model.reference_forward_dynamics(q, v, u), rtol=1e-9, atol=1e-9)
+                               reference_chain.forward_dynamics(model, q, v, u), rtol=1e-9,
+                               atol=1e-9)
 
     def moved(q, step):           # q "+" step: chain coordinates add, the base on SE(3)
         out = q.copy()
@@ -150,10 +152,11 @@ def test_a_mixed_chain_on_a_floating_base_is_lagrangian():
         return out
     eps = 1e-6
     for j, X in [(0, 0.5), (1, 0.6), (2, 0.1)]:
-        pose = model.reference_section_pose
+        def pose(q, j, X):
+            return reference_chain.section_pose(model, q, j, X)
         rate = (pose(moved(q, eps * v), j, X) - pose(moved(q, -eps * v), j, X))
         twist = lie.se3_vee(np.linalg.inv(pose(q, j, X)) @ rate / (2 * eps))
-        np.testing.assert_allclose(model.reference_section_jacobian(q, j, X) @ v, twist,
+        np.testing.assert_allclose(reference_chain.section_jacobian(model, q, j, X) @ v, twist,
                                    atol=1e-7)
     unit = np.eye(model.nv)
     chain = model.nv - 6
@@ -161,15 +164,16 @@ def test_a_mixed_chain_on_a_floating_base_is_lagrangian():
                            - model.potential_energy(data, moved(q, -1e-5 * e))) / 2e-5
                           for e in unit])
     elastic = model.stiffness @ model._shape(q)
-    gravity = model.reference_bias_forces(q, np.zeros(model.nv)) - elastic
+    gravity = reference_chain.bias_forces(model, q, np.zeros(model.nv)) - elastic
     np.testing.assert_allclose(gravity, potential - elastic,
                                atol=1e-6 * np.abs(gravity).max())
-    m_rate = (model.reference_mass_matrix(moved(q, eps * v))
-              - model.reference_mass_matrix(moved(q, -eps * v))) / (2 * eps)
-    gradient = np.array([(v @ model.reference_mass_matrix(moved(q, eps * e)) @ v
-                          - v @ model.reference_mass_matrix(moved(q, -eps * e)) @ v) / (2 * eps)
+    m_rate = (reference_chain.mass_matrix(model, moved(q, eps * v))
+              - reference_chain.mass_matrix(model, moved(q, -eps * v))) / (2 * eps)
+    gradient = np.array([(v @ reference_chain.mass_matrix(model, moved(q, eps * e)) @ v
+                          - v @ reference_chain.mass_matrix(model, moved(q, -eps * e)) @ v)
+                         / (2 * eps)
                          for e in unit[:chain]])
-    velocity_terms = (model.reference_bias_forces(q, v, gravity=False) - elastic
+    velocity_terms = (reference_chain.bias_forces(model, q, v, gravity=False) - elastic
                       - model.damping @ v)
     np.testing.assert_allclose(velocity_terms[:chain], (m_rate @ v)[:chain] - 0.5 * gradient,
                                atol=1e-6 * np.abs(velocity_terms).max())
@@ -245,10 +249,10 @@ def test_compiled_section_kinematics_equal_the_reference(build):
     q, v, _ = random_state(model, 7, scale=0.2)
     for j, X in [(0, 0.0), (0, 0.33), (0, 0.8), (1, 0.0), (1, 0.25), (1, 0.6), (2, 0.07)]:
         out = model.section_kinematics(data, q, v, j, X)
-        pose = model.reference_section_pose(q, j, X)
+        pose = reference_chain.section_pose(model, q, j, X)
         np.testing.assert_allclose(out.R, pose[:3, :3], atol=1e-13)
         np.testing.assert_allclose(out.p, pose[:3, 3], atol=1e-13)
-        body = model.reference_section_jacobian(q, j, X)
+        body = reference_chain.section_jacobian(model, q, j, X)
         np.testing.assert_allclose(out.J[:3], pose[:3, :3] @ body[:3], atol=1e-12)
         np.testing.assert_allclose(out.J[3:], pose[:3, :3] @ body[3:], atol=1e-12)
         np.testing.assert_allclose(out.twist, out.J @ v, atol=1e-12)
@@ -341,15 +345,15 @@ def test_the_compiled_frames_and_energy_equal_the_reference(name):
     for seed in range(2):
         q, _, _ = random_state(model, seed)
         assert model.potential_energy(data, q) == pytest.approx(
-            model.reference_potential_energy(q), rel=1e-13, abs=1e-13)
+            reference_chain.potential_energy(model, q), rel=1e-13, abs=1e-13)
         transforms.update(data, q)
         for i, (j, x) in enumerate(entries):
             link = model.parts[j]
             if x is None:
                 expected = link.offset @ model._joint_pose(j, q)
             else:
-                expected = (np.linalg.inv(model.reference_section_pose(q, j, 0.0))
-                            @ model.reference_section_pose(q, j, x))
+                expected = (np.linalg.inv(reference_chain.section_pose(model, q, j, 0.0))
+                            @ reference_chain.section_pose(model, q, j, x))
             np.testing.assert_allclose(transforms.R[i], expected[:3, :3], atol=1e-13)
             np.testing.assert_allclose(transforms.p[i], expected[:3, 3], atol=1e-13)
             np.testing.assert_allclose(transforms.quat[i],

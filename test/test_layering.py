@@ -65,3 +65,32 @@ def test_the_probe_fails_when_a_core_module_imports_rclpy(tmp_path):
                             text=True, timeout=60)
     assert result.returncode != 0
     assert "ROS module 'rclpy' imported by the ROS-free core" in result.stderr
+
+
+RUN_TIME = r'''
+import importlib, pkgutil, sys
+import flexible_manipulator
+names = [info.name for info in pkgutil.walk_packages(flexible_manipulator.__path__,
+                                                      'flexible_manipulator.')
+         if not info.name.startswith(('flexible_manipulator.mechanics.reference',
+                                      'flexible_manipulator.launch_actions'))]
+# launch_actions needs `launch`, which the package indexes do not hold (doc/testing.md)
+for name in names:
+    importlib.import_module(name)
+# (the walk itself imports the empty package to list it; its modules must stay unloaded)
+loaded = sorted(m for m in sys.modules
+                if m.startswith('flexible_manipulator.mechanics.reference.'))
+assert not loaded, loaded
+print(len(names))
+'''
+
+
+def test_no_run_time_module_imports_the_reference_code():
+    """Every module of the package but `mechanics.reference` (nodes, plant, controller,
+    kernels) imports without loading the reference implementations: what the tests check
+    the kernels against stays off the tick path (issue: the NumPy reference ran in the
+    soft arm's plant)."""
+    result = subprocess.run([sys.executable, '-c', RUN_TIME], cwd=REPO, capture_output=True,
+                            text=True, timeout=300)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert int(result.stdout.split()[-1]) > 60

@@ -15,6 +15,7 @@ import yaml
 
 from conftest import CONFIG, PLANT
 from flexible_manipulator.mechanics import lie
+from flexible_manipulator.mechanics.reference import cosserat_chain as reference_chain
 
 RIGID = ('model', 'two_link_rigid')
 
@@ -298,8 +299,8 @@ def test_cosserat_plant_publishes_strains_and_deformed_frames(probe, start_node)
     assert abs(q[2]) > 0.3, 'gravity should bend the upper arm by a large curvature [1/m]'
     frame, pose = walk_to_root(tree, 'forearm_tip')
     assert frame == 'base_link'
-    np.testing.assert_allclose(pose, model.reference_section_pose(q, 1, model.links[1].length),
-                               atol=1e-9)
+    np.testing.assert_allclose(
+        pose, reference_chain.section_pose(model, q, 1, model.links[1].length), atol=1e-9)
 
 
 def test_a_floating_mixed_plant_publishes_its_base_and_deformed_frames(probe, start_node):
@@ -325,7 +326,7 @@ def test_a_floating_mixed_plant_publishes_its_base_and_deformed_frames(probe, st
                         lie.quat_from_matrix(base[:3, :3])])
     frame, pose = walk_to_root(tree, 'arm_tip')
     assert frame == 'world'
-    np.testing.assert_allclose(pose, model.reference_section_pose(q, 1, 0.6), atol=1e-9)
+    np.testing.assert_allclose(pose, reference_chain.section_pose(model, q, 1, 0.6), atol=1e-9)
 
 
 def test_a_soft_arm_starts_at_rest_under_gravity(probe, start_node):

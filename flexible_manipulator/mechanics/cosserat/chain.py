@@ -8,16 +8,10 @@ payload at its tip frame, the parent of the next link. Coordinates: the n joint
 coordinates first, then each link's strain coordinates (``StrainBasis.names``), so
 nq = nv = n + sum of the links' basis sizes (the layout of ``chain.SerialChain``).
 
-One forward pass (Newton-Euler recursion in body twists, angular first) gives every body
-b (hubs, rod nodes, payloads) its pose, twist eta_b, Jacobian J_b (eta_b = J_b v) and
-bias acceleration alpha_b (eta'_b = J_b v' + alpha_b; gravity enters as an upward base
-acceleration). Then, with the body inertia matrices M_b (6 x 6, about the body frame),
-
-    M = sum_b J_b^T M_b J_b + diag(armature),
-    h = sum_b J_b^T (M_b alpha_b - ad*_{eta_b} M_b eta_b) + K q + D v + joint damping,
-
-the Poincare (Newton-Euler on SE(3)) equations projected on the coordinates; their cost is
-O(bodies nv^2), the reference form to check a recursive one against.
+The model API runs on compiled kernels: ``kernels`` (M and h summed over the bodies,
+section frames, TF transforms, energy, steppers) and ``articulated`` (the O(n) forward
+dynamics); ``layout`` holds their arrays. The readable NumPy form of the same equations
+is ``mechanics.reference.cosserat_chain`` (tests only).
 """
 
 import dataclasses
@@ -30,7 +24,7 @@ from ..chain import ARTICULATED_FROM_LINKS, Beam, RigidBody, SectionKinematics, 
 from ..modal_beam import ModalBeam
 from ..chain_kernels.spatial import spatial_inertia
 from . import articulated, kernels, layout
-from .rod import CosseratRod, _ad
+from .rod import CosseratRod
 from .strain_basis import STRAINS, StrainBasis
 
 REVOLUTE, PRISMATIC, FIXED = 'revolute', 'prismatic', 'fixed'
@@ -54,10 +48,10 @@ class CosseratLink:
     ``rod``: its ``CosseratRod``, or None for a rigid link of ``length`` [m] (its tip frame
     at (length, 0, 0) of the joint frame) or, with ``beam`` (a ``modal_beam.ModalBeam``), a
     floating-frame link of that length: point masses on the centre line displaced by the
-    assumed modes, the tip frame displaced and turned by them (`modal_steps`); ``offset``:
-    4x4 pose of the joint frame at zero
-    joint coordinate in the parent's tip frame; ``joint``: REVOLUTE, PRISMATIC or FIXED (a
-    clamp: no coordinate); ``axis``: unit axis in the joint frame; ``hub``, ``payload``:
+    assumed modes, the tip frame displaced and turned by them (the reference's
+    ``modal_steps``); ``offset``: 4x4 pose of the joint frame at zero joint coordinate in
+    the parent's tip frame; ``joint``: REVOLUTE, PRISMATIC or FIXED (a clamp: no
+    coordinate); ``axis``: unit axis in the joint frame; ``hub``, ``payload``:
     6 x 6 inertias (``rigid_inertia``) at the joint and tip frames; ``damping``
     [N m s/rad or N s/m] and ``armature`` [kg m^2 or kg] of the joint; ``joint_name``: the
     name of its coordinate (a model file's joint name; ``<name>_joint`` if None).
@@ -104,15 +98,6 @@ class CosseratLink:
         """exp(theta hat(motion)): the joint's motion at coordinate ``theta``."""
         return lie.se3_exp(theta * self.motion)
 
-    def steps(self, q, v=None):
-        """Per segment: relative pose (4x4), S_k (6 x size), c_k (6) (``rod.steps_at``).
-
-        A rigid link is one segment: the translation by its length, no strain.
-        """
-        if self.rod is None:
-            return _translation(self.length)[None], np.zeros((1, 6, 0)), np.zeros((1, 6))
-        return self.rod.steps_at(q, v)
-
     def node_inertias(self):
         """Section inertia carried at the end of each segment (zero at the tip)."""
         if self.rod is None:
@@ -126,86 +111,9 @@ class CosseratLink:
             out[:, i, i] = self.beam.mass
         return out
 
-    def modal_steps(self, q, v, X, tables=None):
-        """(poses, S, c) of the steps from the joint frame to a modal section at X [m].
-
-        Trans(X e1 + u(X, q)), Rot(e3, psi_z), Rot(e2, psi_y) (``modal_beam``): relative
-        poses (4x4), their twists per unit q' in the frame reached (6 x count), and their
-        rate terms c (6): (0, -(q'^T G q') e1) for the translation, zero for the turns
-        (psi is linear in q). ``tables``: (W, W', G) at X if already known.
-        """
-        beam = self.beam
-        phi, slope, g = beam.section(X) if tables is None else tables
-        shift, motion, rate = self.modal_shift(q, v, X, phi, g)
-        turn_z, turn_y = np.zeros((6, beam.count)), np.zeros((6, beam.count))
-        turn_z[2] = np.where(beam.planes == 1, slope, 0.0)
-        turn_y[1] = np.where(beam.planes == 2, -slope, 0.0)
-        poses = [shift] + [lie.se3_exp(S @ q) for S in (turn_z, turn_y)]
-        return poses, [motion, turn_z, turn_y], [rate, np.zeros(6), np.zeros(6)]
-
-    def modal_shift(self, q, v, X, phi, g):
-        """Return the first of `modal_steps`, Trans(X e1 + u(X, q)), its S and c (v: or None)."""
-        u, du = self.beam.displacement(phi, g, q)
-        shift = _translation(X)
-        shift[:3, 3] += u
-        motion = np.zeros((6, self.beam.count))
-        motion[3:] = du
-        rate = np.zeros(6)
-        if v is not None:
-            rate[3] = -v @ g @ v
-        return shift, motion, rate
-
-    def section_pose(self, q, X, poses=None):
-        """Pose (4x4) of the section at X [m] in the joint frame; ``poses``: `steps`'."""
-        poses = self.steps(q)[0] if poses is None else poses
-        pose = np.eye(4)
-        for step in self.section_steps(q, X, poses)[0]:
-            pose = pose @ step
-        return pose
-
     def check_abscissa(self, X):
         """Raise ValueError naming the link unless 0 <= X <= length [m]."""
         arguments.abscissa(X, self.length, self.name)
-
-    def section_steps(self, q, X, poses=None):
-        """(poses, S) of the steps from the joint frame to the section at X [m].
-
-        With ``poses`` (of `steps`) given, only the poses are meaningful.
-        """
-        self.check_abscissa(X)
-        if self.beam is not None:
-            return self.modal_steps(q, None, X)[:2]
-        if self.rod is None:
-            return [_translation(X)], [np.zeros((6, 0))]
-        rod = self.rod
-        if poses is None:
-            poses, motions, _ = rod.steps_at(q)
-        else:
-            motions = [None] * len(poses)     # poses only
-        k = min(int(np.searchsorted(rod.nodes, X, side='right')) - 1, rod.segments - 1)
-        poses, motions = list(poses[:k]), list(motions[:k])
-        h = X - rod.nodes[k]
-        if h > 0.0:
-            pose, motion = rod.partial_step(q, rod.nodes[k], h)
-            poses.append(pose)
-            motions.append(motion)
-        return poses, motions
-
-
-class Bodies:
-    """Result of a forward pass: per body its pose (world), twist, bias, Jacobian, inertia."""
-
-    def __init__(self):
-        """Start empty; ``add`` appends one body."""
-        self.poses, self.twists, self.biases, self.jacobians, self.inertias = [], [], [], [], []
-
-    def add(self, pose, twist, bias, jacobian, inertia):
-        """Append a body (copies of the running frame state)."""
-        self.poses.append(pose.copy())
-        self.twists.append(twist.copy())
-        self.biases.append(bias.copy())
-        self.jacobians.append(jacobian.copy())
-        self.inertias.append(inertia)
 
 
 class CosseratChain:
@@ -475,85 +383,6 @@ class CosseratChain:
         pose[:3, 3] = q[b:b + 3]
         return pose
 
-    def forward_pass(self, q, v=None, gravity=True):
-        """Bodies of the chain at (q, v) (module doc); v None: at rest, bias = gravity only.
-
-        A floating base is the first body: its twist is v's last six entries (body axes,
-        angular first), its Jacobian their identity columns.
-        """
-        q, v = self._check(q, v)
-        rates = np.zeros(self.nv) if v is None else v
-        bodies = Bodies()
-        pose = self.base_pose(q)
-        twist, bias, jacobian = np.zeros(6), np.zeros(6), np.zeros((6, self.nv))
-        if gravity:
-            bias[3:] = -pose[:3, :3].T @ self.gravity     # upward base acceleration
-        if self.floating_base is not None:
-            jacobian[:, self.nv - 6:] = np.eye(6)
-            twist = rates[self.nv - 6:].copy()
-            bodies.add(pose, twist, bias, jacobian, self.base_inertia)
-        state = pose, twist, bias, jacobian
-        for j, link in enumerate(self.parts):
-            state = _moved(link.offset, *state)
-            i = self.joint_index[j]
-            if i >= 0:
-                motion = np.zeros((6, self.nv))
-                motion[:, i] = link.motion
-                state = _advance(state, link.joint_pose(q[i]), motion, np.zeros(6), rates)
-            bodies.add(*state, link.hub)
-            cols = self._strains(j)
-            modes = None if v is None else v[cols]
-            if link.beam is not None:
-                beam = link.beam
-                for x, phi, g, inertia in zip(beam.x, beam.phi, beam.g, link.point_inertias()):
-                    shift, motion, offset = link.modal_shift(q[cols], modes, x, phi, g)
-                    bodies.add(*_advance(state, shift, self._wide(cols, motion), offset,
-                                         rates), inertia)
-                steps = zip(*link.modal_steps(q[cols], modes, link.length))
-                inertias = [None] * 3
-            else:
-                steps = zip(*link.steps(q[cols], modes))
-                inertias = link.node_inertias()
-            for (step, motion, offset), inertia in zip(steps, inertias):
-                state = _advance(state, step, self._wide(cols, motion), offset, rates)
-                if inertia is not None and inertia[5, 5] > 0.0:
-                    bodies.add(*state, inertia)
-            bodies.add(*state, link.payload)
-        return bodies
-
-    def _wide(self, cols, motion):
-        """Widen a step's twist per unit rate of its link's coordinates ``cols`` to 6 x nv."""
-        out = np.zeros((6, self.nv))
-        out[:, cols] = motion
-        return out
-
-    def reference_mass_matrix(self, q):
-        """M(q) (nv x nv) [kg m^2, kg, ...] from `forward_pass` (the readable reference)."""
-        bodies = self.forward_pass(q, gravity=False)
-        M = sum(J.T @ I @ J for J, I in zip(bodies.jacobians, bodies.inertias))
-        for j, link in enumerate(self.parts):
-            if self.joint_index[j] >= 0:
-                M[self.joint_index[j], self.joint_index[j]] += link.armature
-        return M
-
-    def reference_bias_forces(self, q, v, gravity=True):
-        """h(q, v) = C(q, v) v + g(q) + K q + D v (nv) [N m, N] from `forward_pass`."""
-        q, v = self._check(q, v)
-        bodies = self.forward_pass(q, v, gravity)
-        h = self.stiffness @ self._shape(q) + self.damping @ v
-        for J, I, eta, alpha in zip(bodies.jacobians, bodies.inertias, bodies.twists,
-                                    bodies.biases):
-            momentum = I @ eta
-            h += J.T @ (I @ alpha - _ad(eta).T @ momentum)
-        return h
-
-    def reference_forward_dynamics(self, q, v, u):
-        """Return v' = M^-1 (B u - h) for the efforts u (nu) on the joints (reference)."""
-        u = arguments.vector('u', u, self.nu, self.name, 'joint efforts (nu)')
-        force = -self.reference_bias_forces(q, v)
-        force[:self.n_joints] += u
-        return np.linalg.solve(self.reference_mass_matrix(q), force)
-
     # -- the kernels' model API (data = create_data(); Simulation's Stepper hooks) ----------
     rosenbrock_kernel = staticmethod(kernels.rosenbrock_steps)    # needs M itself
 
@@ -633,63 +462,6 @@ class CosseratChain:
         return arguments.finite_value(float(kernels.potential_energy(self.arrays, data, q,
                                                                      self._zero)),
                                       'potential_energy')
-
-    def reference_potential_energy(self, q):
-        """Return the same from `forward_pass` (the readable reference)."""
-        q, _ = self._check(q)
-        energy = 0.5 * self._shape(q) @ self.stiffness @ self._shape(q)
-        bodies = self.forward_pass(q, gravity=False)
-        for pose, I in zip(bodies.poses, bodies.inertias):
-            mass = I[5, 5]
-            if mass > 0.0:
-                com = lie.vee3(I[:3, 3:] / mass)                 # hat(c) = I_12 / m
-                energy -= mass * self.gravity @ (pose[:3, :3] @ com + pose[:3, 3])
-        return float(energy)
-
-    def _link_tips(self, q):
-        """World poses (4x4) of each link's joint frame and tip frame: two lists (reference)."""
-        q, _ = self._check(q)
-        roots, tips, pose = [], [], self.base_pose(q)
-        for j, link in enumerate(self.parts):
-            pose = pose @ link.offset @ self._joint_pose(j, q)
-            roots.append(pose)
-            for step in link.section_steps(q[self._strains(j)], link.length)[0]:
-                pose = pose @ step
-            tips.append(pose)
-        return roots, tips
-
-    def reference_section_pose(self, q, j, X):
-        """World pose (4x4) of the section at arc length X [m] of link j (NumPy reference)."""
-        j = arguments.link_index(j, len(self.parts), self.name)
-        pose = self._link_tips(q)[0][j]
-        for step in self.parts[j].section_steps(q[self._strains(j)], X)[0]:
-            pose = pose @ step
-        return arguments.checked(pose, 'reference_section_pose')
-
-    def reference_section_jacobian(self, q, j, X):
-        """Body Jacobian (6 x nv) of the section at X [m] of link j (NumPy reference)."""
-        j = arguments.link_index(j, len(self.parts), self.name)
-        q, _ = self._check(q)
-        jacobian = np.zeros((6, self.nv))
-        if self.floating_base is not None:
-            jacobian[:, self.nv - 6:] = np.eye(6)
-        zero = np.zeros(6)
-        for i, link in enumerate(self.parts[:j + 1]):
-            if i > 0:           # through link i - 1 to its tip
-                prev = self.parts[i - 1]
-                cols = self._strains(i - 1)
-                for pose, motion in zip(*prev.section_steps(q[cols], prev.length)):
-                    jacobian = _moved(pose, np.eye(4), zero, zero, jacobian)[3]
-                    jacobian[:, cols] += motion
-            jacobian = _moved(link.offset @ self._joint_pose(i, q), np.eye(4), zero, zero,
-                              jacobian)[3]
-            if self.joint_index[i] >= 0:
-                jacobian[:, self.joint_index[i]] += link.motion
-        cols = self._strains(j)
-        for pose, motion in zip(*self.parts[j].section_steps(q[cols], X)):
-            jacobian = _moved(pose, np.eye(4), zero, zero, jacobian)[3]
-            jacobian[:, cols] += motion
-        return arguments.checked(jacobian, 'reference_section_jacobian')
 
     def section_pose(self, data, q, link_index, x):
         """Orientation R (3x3) and position p (3) [m] of the section at x [m] of a link.
@@ -833,29 +605,3 @@ def _fewer_modes(beam, modes):
     if beam is None:
         return None
     return dataclasses.replace(beam, modes=tuple(min(modes, count) for count in beam.modes))
-
-
-def _translation(x):
-    """Pose (4x4) of the translation by x [m] along the link's x axis."""
-    pose = np.eye(4)
-    pose[0, 3] = x
-    return pose
-
-
-def _advance(state, g, motion, offset, rates):
-    """Frame state (pose, twist, bias, Jacobian) after a step g (4x4) moving with ``motion``.
-
-    The step's relative twist is s = motion v (6 x nv, in the frame reached) and its
-    relative acceleration s' = motion v' + ``offset``: eta = Ad_g^-1 eta_parent + s,
-    alpha = Ad_g^-1 alpha_parent + ad_eta s + offset, J = Ad_g^-1 J_parent + motion.
-    """
-    pose, twist, bias, jacobian = _moved(g, *state)
-    step = motion @ rates
-    twist = twist + step
-    return pose, twist, bias + _ad(twist) @ step + offset, jacobian + motion
-
-
-def _moved(g, pose, twist, bias, jacobian):
-    """Carry the frame state to the frame g (4x4) relative to it (no relative motion)."""
-    X = lie.se3_adjoint_inv(g)
-    return pose @ g, X @ twist, X @ bias, X @ jacobian

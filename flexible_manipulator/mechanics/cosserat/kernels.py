@@ -1,6 +1,6 @@
 """Compiled forward dynamics and time steppers of a Cosserat chain (numba, no allocation).
 
-The same equations as the NumPy reference (``chain.CosseratChain.forward_pass``, module
+The same equations as the NumPy reference (``mechanics.reference.cosserat_chain``, module
 docs of ``rod`` and ``chain``), written on preallocated arrays: one forward pass over the
 joints and the Magnus steps of every rod carries the frame's body Jacobian J (6 x nv),
 twist eta and bias acceleration alpha, and each body with inertia I adds
