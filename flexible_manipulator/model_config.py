@@ -36,7 +36,9 @@ joint may be ``type: fixed``, a clamp)::
           material: {density: 1100, young_modulus: 2.0e6, shear_modulus: 6.7e5}  # SI
           section: {shape: circle, radius: 0.015}    # or {shape: rectangle, width, height}
           strains: {bending_z: 4, extension: 1}     # active strains: Legendre order each
-          points: 12                  # optional: Gauss nodes (default 2 (p + 1) + 2)
+          points: 12                  # optional: Gauss nodes (default 2 (p + 1) + 2;
+                                      # they cap the accuracy near 1e-5, not the order:
+                                      # raise them to go finer, doc/models.md)
           damping_time: 0.0           # optional: Kelvin-Voigt relaxation time [s]
           rest_curvature: [0, 0, 0]   # optional: torsion, bending_y, bending_z at rest [1/m]
 
