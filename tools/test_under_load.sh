@@ -28,7 +28,7 @@ failed=0
 for run in $(seq "$runs"); do
   log=$(mktemp /tmp/fm-load-run-XXXX.log)
   start=$(date +%s)
-  python -m pytest -q -ra -p no:cacheprovider "$@" > "$log" 2>&1
+  python -m pytest -q -ra -p no:cacheprovider -n auto "$@" > "$log" 2>&1
   code=$?
   echo "[load] run $run: exit $code in $(( $(date +%s) - start )) s: $(tail -1 "$log")"
   if [ $code -ne 0 ]; then
