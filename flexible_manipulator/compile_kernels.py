@@ -114,9 +114,10 @@ def _cosserat():
 
 def _cosserat_articulated():
     """Compile the explicit stepper of Cosserat chains on the O(n) recursion."""
-    from .mechanics.cosserat.chain import CosseratChain, CosseratLink
+    from .mechanics.cosserat.chain import CosseratChain, CosseratLink, rigid_inertia
     from .mechanics.simulation import Simulation
-    chain = CosseratChain([CosseratLink('link', None, length=1.0)])
+    hub = rigid_inertia(1.0, (0.5, 0.0, 0.0), np.eye(3))
+    chain = CosseratChain([CosseratLink('link', None, length=1.0, hub=hub)])
     chain.dynamics_algorithm = 'articulated'
     Simulation(chain, 1e-3, 'rk4').advance(np.zeros(chain.nu), 1e-3)
 

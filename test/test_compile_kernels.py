@@ -69,3 +69,11 @@ def test_one_model_of_each_kind_compiles_the_kernels_of_all_shipped_models():
         else:
             model.forward_dynamics(data, q, v, u)
     assert [signatures(kind) for kind in kinds] == before
+
+
+def test_every_job_runs():
+    """Each job's function runs to the end (a job that raises fails the set-up on a fresh
+    clone: its model must be valid, e.g. not massless); the kernels are cached by then, so
+    this costs seconds."""
+    for job in compile_kernels.JOBS:
+        job.run()
