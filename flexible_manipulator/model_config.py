@@ -60,8 +60,8 @@ import transforms3d
 import yaml
 
 from .mechanics.beam_modes import MAX_MODES
-from .mechanics.chain import Beam, Joint, Link, RigidBody, SerialChain
-from .mechanics.cosserat.chain import CosseratChain
+from .mechanics.chain import Beam, Joint, Link, RigidBody
+from .mechanics.links import chain_from_links, kind_of
 from .mechanics.cosserat.rod import CosseratRod, Section
 from .mechanics.cosserat.strain_basis import StrainBasis
 from .mechanics.servo import REALIZATIONS, ServoRigidBody, ServoSleigh
@@ -400,14 +400,8 @@ def model_from_dict(spec, source='model'):
         with naming(f'{source}: links[{i}]'):
             _check_sag(link, float(np.linalg.norm(gravity_world)), f'{source}: links[{i}]')
     with naming(f'{source}: links'):
-        if any(link.rod is not None for link in chain):
-            return CosseratChain.from_links(spec['name'], chain, gravity, base_frame,
-                                            base_xyz, base_rpy, tool_frame, stiffening,
-                                            base_body)
-        return SerialChain(spec['name'], chain, gravity_base=gravity,
-                           base_frame=base_frame, base_xyz=base_xyz, base_rpy=base_rpy,
-                           tool_frame=tool_frame, geometric_stiffening=stiffening,
-                           floating_base=base_body)
+        return chain_from_links(spec['name'], chain, gravity, base_frame, base_xyz, base_rpy,
+                                tool_frame, stiffening, base_body)
 
 
 # Largest gravity sag / length for which the floating-frame model (moderate deflections,
@@ -415,26 +409,9 @@ def model_from_dict(spec, source='model'):
 SAG_VALIDITY = 0.1
 
 
-def cantilever_sag(link, gravity):
-    """Tip deflection [m] of the link as a clamped beam under gravity across it.
-
-    delta = w L^4 / (8 EI) + P L^3 / (3 EI): its own weight w = rho A g and the payload's
-    P = m g at the tip, EI the softest modelled bending plane (Euler-Bernoulli statics; the
-    worst orientation of gravity). Zero for a rigid link.
-    """
-    beam = link.beam
-    planes = [ei for ei, modes in zip(beam.bending_stiffness, beam.modes) if modes] if beam \
-        else []
-    if not planes:
-        return 0.0
-    ei, length = min(planes), link.length
-    return gravity * (beam.linear_density * length ** 4 / (8.0 * ei)
-                      + link.payload.mass * length ** 3 / (3.0 * ei))
-
-
 def _check_sag(link, gravity, field):
     """Refuse a link that sags past its length under gravity; warn past `SAG_VALIDITY`."""
-    ratio = cantilever_sag(link, gravity) / link.length
+    ratio = kind_of(link).sag(link, gravity) / link.length
     if ratio > 1.0:
         raise ConfigError(
             f'{field}.beam: the link would sag {ratio:.3g} times its length {link.length} m '

@@ -239,13 +239,7 @@ class LinearLoop:
     def mode_hint(self):
         """Advice when even lambda -> 0 is unstable: the modelled modes are too fast."""
         fastest = float(np.max(self.control.mode_frequencies))
-        if getattr(self.control, 'kind', None) == 'cosserat_chain':
-            what = 'one strain coordinate alone'
-            fewer = ('leave the stiff strains out of the control model (control_modes: k keeps '
-                     'torsion and bending to k coefficients, drops extension and shear)')
-        else:
-            what = 'clamped-free'
-            fewer = 'keep fewer modes per link in the control model (control_modes)'
+        what, fewer = self.control.MODE_FREQUENCY_MEANING, self.control.FEWER_MODES
         return (f'the control model\'s fastest mode ({what} {fastest:.4g} rad/s, omega T = '
                 f'{fastest * self.period:.3g}) is too fast for it; {fewer} or shorten the '
                 'period')

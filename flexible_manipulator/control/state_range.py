@@ -22,9 +22,10 @@ law runs. Inside the range a state may still break a safety limit, which latches
   Cosserat links; the joints' motion drives the modes, and rotation stiffens them).
 """
 
-import math
 
 import numpy as np
+
+from ..mechanics.links import kind_of
 
 # How far past a configured or natural rate a measured rate may be before it is taken for
 # a bad measurement rather than a fast arm.
@@ -97,10 +98,4 @@ class StateRange:
 
 def _amplitude(model, link, k):
     """(bound, unit, meaning) of elastic coordinate k of a link's range (module doc)."""
-    length = model.links[link].length
-    if model.links[link].rod is None:          # an assumed mode: a tip deflection
-        return 0.5 * length, ' m', 'the tip deflected by the link length'
-    strain = model.modes_of(link)[1][k]
-    if strain.startswith(('bending', 'torsion')):
-        return 4.0 * math.pi / length, ' rad/m', 'the link wound twice round a circle'
-    return 1.0, '', 'the link twice its length or sheared by 45 degrees'
+    return kind_of(model.links[link]).amplitude(model.links[link], model.modes_of(link)[1][k])

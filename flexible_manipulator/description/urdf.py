@@ -18,6 +18,8 @@ from xml.sax.saxutils import quoteattr
 
 import numpy as np
 
+from ..mechanics.links import kind_of
+
 
 @dataclass(frozen=True)
 class JointFrame:
@@ -59,7 +61,7 @@ def joint_frames(model, world_frame='world'):
         frames.append(JointFrame(joint.name, parent, link.name, tuple(joint.xyz),
                                  tuple(joint.rpy), 'fixed' if joint.type == 'fixed' else 'joint',
                                  j))
-        flexible = link.rod is not None or (link.beam is not None and sum(link.beam.modes) > 0)
+        flexible = kind_of(link).is_flexible(link)
         for k, x in enumerate(section_abscissae(link) + [link.length]):
             child = f'{link.name}_tip' if k == link.frames else f'{link.name}_s{k + 1}'
             if flexible:
@@ -83,7 +85,7 @@ def _inertial(body, link=None):
     mass = body.mass
     first = body.first_moment()
     inertia_o = body.inertia_about_origin()
-    slender = None if link is None else link.beam if link.beam is not None else link.rod
+    slender = None if link is None else kind_of(link).element(link)
     if slender is not None:
         rod_mass, rod_first, rod_inertia = slender.as_rod(link.length)
         mass, first, inertia_o = mass + rod_mass, first + rod_first, inertia_o + rod_inertia

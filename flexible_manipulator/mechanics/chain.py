@@ -147,6 +147,10 @@ class SectionTable:
 class SerialChain:
     """Constant description of a serial chain of rigid and flexible links."""
 
+    # what `mode_frequencies` are, and how to keep fewer coordinates (advice in messages)
+    MODE_FREQUENCY_MEANING = 'clamped-free'
+    FEWER_MODES = 'keep fewer modes per link in the control model (control_modes)'
+
     def __init__(self, name, links, gravity_base=(0.0, 0.0, 0.0), base_frame='base_link',
                  base_xyz=(0.0, 0.0, 0.0), base_rpy=(0.0, 0.0, 0.0), tool_frame='tool0',
                  geometric_stiffening=True, floating_base=None):

@@ -22,6 +22,8 @@ import math
 
 import numpy as np
 
+from .links import chain_from_links, kind_of
+
 # The factors `perturbed` takes, in the order of its signature, and what each scales.
 FACTORS = ('stiffness', 'damping', 'payload', 'friction', 'armature')
 SCALES = {'stiffness': 'bending stiffness of the beams, section stiffness of the rods',
@@ -42,29 +44,12 @@ def _factor(name, value):
     return value
 
 
-def _rod(rod, stiffness, damping):
-    """Copy a Cosserat rod with its section stiffness and relaxation time scaled."""
-    from .cosserat.rod import CosseratRod, Section
-    section = rod.section
-    scaled = Section(section.linear_density, section.rotary_inertia,
-                     section.stiffness * stiffness, section.damping_time * damping)
-    return CosseratRod(rod.basis, scaled, points=rod.weights.size - 2,
-                       rest_curvature=rod.reference[:3])
-
-
 def _link(link, factors, last):
     """Copy one ``chain.Link`` with the factors applied (module doc)."""
     joint = dataclasses.replace(link.joint, damping=link.joint.damping * factors['friction'],
                                 armature=link.joint.armature * factors['armature'])
     changes = {'joint': joint}
-    if link.beam is not None:
-        beam = link.beam
-        changes['beam'] = dataclasses.replace(
-            beam, bending_stiffness=tuple(x * factors['stiffness']
-                                          for x in beam.bending_stiffness),
-            damping_ratio=beam.damping_ratio * factors['damping'])
-    if link.rod is not None:
-        changes['rod'] = _rod(link.rod, factors['stiffness'], factors['damping'])
+    changes.update(kind_of(link).scaled(link, factors['stiffness'], factors['damping']))
     if last:
         payload, scale = link.payload, factors['payload']
         changes['payload'] = dataclasses.replace(
@@ -87,13 +72,6 @@ def perturbed(model, stiffness=1.0, damping=1.0, payload=1.0, friction=1.0, arma
         raise ValueError(f'model {model.name!r}: only a chain built from links (a model '
                          'file) can be perturbed')
     links = [_link(link, factors, i == len(links) - 1) for i, link in enumerate(links)]
-    if getattr(model, 'kind', None) == 'cosserat_chain':
-        from .cosserat.chain import CosseratChain
-        return CosseratChain.from_links(model.name, links, model.gravity_base,
-                                        model.base_frame, model.base_xyz, model.base_rpy,
-                                        model.tool_frame, model.geometric_stiffening,
-                                        model.floating_base)
-    from .chain import SerialChain
-    return SerialChain(model.name, links, model.gravity_base, model.base_frame,
-                       model.base_xyz, model.base_rpy, model.tool_frame,
-                       model.geometric_stiffening, model.floating_base)
+    return chain_from_links(model.name, links, model.gravity_base, model.base_frame,
+                            model.base_xyz, model.base_rpy, model.tool_frame,
+                            model.geometric_stiffening, model.floating_base)

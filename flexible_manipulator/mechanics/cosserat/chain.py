@@ -128,6 +128,10 @@ class CosseratChain:
     """
 
     kind = 'cosserat_chain'
+    # what `mode_frequencies` are, and how to keep fewer coordinates (advice in messages)
+    MODE_FREQUENCY_MEANING = 'one strain coordinate alone'
+    FEWER_MODES = ('leave the stiff strains out of the control model (control_modes: k keeps '
+                   'torsion and bending to k coefficients, drops extension and shear)')
 
     def __init__(self, parts, base=None, gravity=(0.0, 0.0, -9.80665), name='cosserat_chain',
                  floating_base=None):

@@ -1,0 +1,77 @@
+"""Link kinds: what each kind of link brings, one module each, and the one dispatch.
+
+A link (``chain.Link``) is rigid, a floating-frame beam (``beam:`` in a model file,
+``chain.Beam``) or a geometrically exact rod (``rod:``, ``cosserat.rod.CosseratRod``).
+Each kind's module (`rigid`, `beam`, `rod`) defines its `LinkKind`; `kind_of` finds a
+link's, and whatever differs between kinds outside the kernels (the robot description's
+inertia and frames, the state ranges, the perturbed plants, which chain class runs a
+chain: `chain_from_links`) asks it instead of testing ``link.rod`` or ``link.beam``.
+
+Adding a kind: its module here (a `LinkKind`), its entry in `KINDS`, its parser entry in
+``model_config._link``, its tests; doc/architecture.md, "How to add a link kind".
+"""
+
+from typing import Protocol
+
+from . import beam, rigid, rod
+
+
+class LinkKind(Protocol):
+    """What a kind of link provides (SI units)."""
+
+    name: str                   # 'rigid', 'beam' or 'rod'
+    needs_cosserat_chain: bool  # True: only `cosserat.chain.CosseratChain` runs it
+
+    def matches(self, link):
+        """Return True if ``link`` (a ``chain.Link``) is of this kind."""
+
+    def element(self, link):
+        """Return the link's slender beam or rod (None if rigid)."""
+
+    def is_flexible(self, link):
+        """Return True if the link has elastic coordinates (its sections move)."""
+
+    def amplitude(self, link, name):
+        """Return (bound, unit, meaning) of the range of the elastic coordinate ``name``.
+
+        ``name``: the coordinate's name without the link's prefix (``modes_of``); the
+        bound is where the physical range ends (``control.state_range``).
+        """
+
+    def sag(self, link, gravity):
+        """Return the gravity sag [m] whose ratio to the length bounds the kind's validity.
+
+        ``model_config`` refuses a link sagging past its length and warns past 10 %;
+        a kind valid at any deflection returns 0.
+        """
+
+    def scaled(self, link, stiffness, damping):
+        """Return the ``chain.Link`` fields to replace: stiffness and damping scaled."""
+
+
+KINDS = (rod.KIND, beam.KIND, rigid.KIND)       # the first that matches is the link's
+
+
+def kind_of(link):
+    """Return the `LinkKind` of a ``chain.Link``."""
+    return next(kind for kind in KINDS if kind.matches(link))
+
+
+def chain_from_links(name, links, gravity_base, base_frame='base_link', base_xyz=(0, 0, 0),
+                     base_rpy=(0, 0, 0), tool_frame='tool0', geometric_stiffening=True,
+                     floating_base=None):
+    """Build the chain model of a list of ``chain.Link``: the one place the class is chosen.
+
+    A ``cosserat.chain.CosseratChain`` if a link's kind needs it (a rod), else a
+    ``chain.SerialChain`` (rigid links and beams). Arguments as ``SerialChain``'s.
+    """
+    links = list(links)
+    if any(kind_of(link).needs_cosserat_chain for link in links):
+        from ..cosserat.chain import CosseratChain
+        return CosseratChain.from_links(name, links, gravity_base, base_frame, base_xyz,
+                                        base_rpy, tool_frame, geometric_stiffening,
+                                        floating_base)
+    from ..chain import SerialChain
+    return SerialChain(name, links, gravity_base=gravity_base, base_frame=base_frame,
+                       base_xyz=base_xyz, base_rpy=base_rpy, tool_frame=tool_frame,
+                       geometric_stiffening=geometric_stiffening, floating_base=floating_base)
