@@ -11,7 +11,10 @@ For a child frame c at pose (R, p) in its parent P:
     (m_P, f_P) = (R m + p x R f, R f)                    (wrench of c carried to P),
     ad_(w,v)(a, b) = (w x a, w x b + v x a).
 
-Every kernel writes into preallocated ``out`` arrays and allocates nothing.
+The compiled SE(3) algebra of every chain kernel (the floating-frame chain's and the
+Cosserat chain's) lives here; ``group_kernels`` holds the quaternion and SO(3) pieces of
+the steppers, ``lie`` the readable NumPy forms the tests check them against. Every kernel
+writes into preallocated ``out`` arrays and allocates nothing.
 """
 
 import math
@@ -268,3 +271,99 @@ def add_transformed_inertia(R, p, inertia, out):
 def add_shifted_inertia(p, inertia, out):
     """`add_transformed_inertia` for R = 1: a pure translation by p (~60 multiply-adds)."""
     _add_shifted(p, _block(inertia, 0, 0), _block(inertia, 0, 3), _block(inertia, 3, 3), out)
+
+
+@_jit
+def ad_apply(x, y, out):
+    """Write ad_x y = (w_x * w_y, w_x * v_y - w_y * v_x) for twists (w, v); out not x, y."""
+    out[0] = x[1] * y[2] - x[2] * y[1]
+    out[1] = x[2] * y[0] - x[0] * y[2]
+    out[2] = x[0] * y[1] - x[1] * y[0]
+    out[3] = x[1] * y[5] - x[2] * y[4] - (y[1] * x[5] - y[2] * x[4])
+    out[4] = x[2] * y[3] - x[0] * y[5] - (y[2] * x[3] - y[0] * x[5])
+    out[5] = x[0] * y[4] - x[1] * y[3] - (y[0] * x[4] - y[1] * x[3])
+
+
+@_jit
+def coad_apply(x, f, out):
+    """Write ad*_x f = (m * w + n * v, n * w) for a twist x = (w, v), wrench f = (m, n)."""
+    out[0] = f[1] * x[2] - f[2] * x[1] + f[4] * x[5] - f[5] * x[4]
+    out[1] = f[2] * x[0] - f[0] * x[2] + f[5] * x[3] - f[3] * x[5]
+    out[2] = f[0] * x[1] - f[1] * x[0] + f[3] * x[4] - f[4] * x[3]
+    out[3] = f[4] * x[2] - f[5] * x[1]
+    out[4] = f[5] * x[0] - f[3] * x[2]
+    out[5] = f[3] * x[1] - f[4] * x[0]
+
+
+@_jit
+def se3_exp(omega, R, p):
+    """R = exp(hat(w)) (Rodrigues), p = J_l(w) v for omega = (w, v) [rad, m].
+
+    Coefficients sin t/t, (1 - cos t)/t^2, (t - sin t)/t^3 from their series below 0.1 rad.
+    """
+    t2 = omega[0] * omega[0] + omega[1] * omega[1] + omega[2] * omega[2]
+    t = math.sqrt(t2)
+    if t < 0.1:
+        a = 1.0 - t2 / 6.0 * (1.0 - t2 / 20.0 * (1.0 - t2 / 42.0 * (1.0 - t2 / 72.0)))
+        b = 0.5 * (1.0 - t2 / 12.0 * (1.0 - t2 / 30.0 * (1.0 - t2 / 56.0 * (1.0 - t2 / 90.0))))
+        c = (1.0 - t2 / 20.0 * (1.0 - t2 / 42.0 * (1.0 - t2 / 72.0 * (1.0 - t2 / 110.0)))) / 6.0
+    else:
+        s = math.sin(t)
+        half = math.sin(0.5 * t)
+        a, b, c = s / t, 2.0 * half * half / t2, (t - s) / (t2 * t)
+    w0, w1, w2 = omega[0], omega[1], omega[2]
+    # hat(w)^2 = w w^T - t^2 I
+    for r in range(3):
+        for col in range(3):
+            R[r, col] = b * omega[r] * omega[col]
+        R[r, r] += 1.0 - b * t2
+    R[0, 1] -= a * w2
+    R[0, 2] += a * w1
+    R[1, 0] += a * w2
+    R[1, 2] -= a * w0
+    R[2, 0] -= a * w1
+    R[2, 1] += a * w0
+    v0, v1, v2 = omega[3], omega[4], omega[5]
+    wv = w0 * v0 + w1 * v1 + w2 * v2
+    cx0, cx1, cx2 = w1 * v2 - w2 * v1, w2 * v0 - w0 * v2, w0 * v1 - w1 * v0
+    # J_l v = v + b w x v + c w x (w x v),  w x (w x v) = w (w.v) - t^2 v
+    p[0] = v0 + b * cx0 + c * (w0 * wv - t2 * v0)
+    p[1] = v1 + b * cx1 + c * (w1 * wv - t2 * v1)
+    p[2] = v2 + b * cx2 + c * (w2 * wv - t2 * v2)
+
+
+@_jit
+def adinv_apply(R, p, x, out, carry):
+    """Write Ad_g^-1 x for g = (R, p) into out (`transport_twist`); out may be x.
+
+    ``carry``: (9,) scratch (a copy of x, then the transport's own).
+    """
+    for i in range(6):
+        carry[i] = x[i]
+    transport_twist(R, p, carry[:3], carry[3:6], out[:3], out[3:], carry[6:])
+
+
+@_jit
+def adinv_columns(R, p, J, cols, count, column, tmp):
+    """Ad_g^-1 on the columns ``cols[:count]`` of J (6 x nv), in place."""
+    for k in range(count):
+        c = cols[k]
+        for i in range(6):
+            column[i] = J[i, c]
+        adinv_apply(R, p, column, column, tmp)
+        for i in range(6):
+            J[i, c] = column[i]
+
+
+@_jit
+def adinv_matrix(R, p, X):
+    """Write X = Ad_g^-1 (6 x 6) for g = (R, p): X = [[R^T, 0], [-R^T hat(p), R^T]]."""
+    for i in range(3):
+        for c in range(3):
+            X[i, c] = R[c, i]
+            X[i, 3 + c] = 0.0
+            X[3 + i, 3 + c] = R[c, i]
+        # row i of R^T hat(p) is R[:, i]^T hat(p) = (p x R[:, i])^T
+        X[3 + i, 0] = -(R[1, i] * p[2] - R[2, i] * p[1])
+        X[3 + i, 1] = -(R[2, i] * p[0] - R[0, i] * p[2])
+        X[3 + i, 2] = -(R[0, i] * p[1] - R[1, i] * p[0])

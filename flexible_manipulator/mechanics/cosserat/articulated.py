@@ -29,7 +29,8 @@ import numpy as np
 from .. import compiled, group_kernels, integrators
 from ..chain_kernels.linalg import cholesky_factor, cholesky_substitute
 from ..chain_kernels.steppers import dexpinv, integrate, tangent_rates
-from .kernels import _link, add_transformed, adinv_apply, adinv_matrix, ARTICULATED, coad_apply
+from ..chain_kernels.spatial import adinv_apply, adinv_matrix, coad_apply
+from .kernels import _link, add_transformed, ARTICULATED
 
 _jit, _inline = compiled.jit, compiled.inline
 

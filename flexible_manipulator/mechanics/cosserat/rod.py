@@ -141,10 +141,10 @@ class CosseratRod:
         xi2 = self.reference + self.B2 @ q
         omega = self.magnus_poses(q, h, self.B1, self.B2)
         phi = (0.5 * h[:, None, None] * (self.B1 + self.B2)
-               + c[:, None, None] * (_ad(xi1) @ self.B2 - _ad(xi2) @ self.B1))
+               + c[:, None, None] * (lie.se3_ad(xi1) @ self.B2 - lie.se3_ad(xi2) @ self.B1))
         drift = np.zeros_like(omega)
         if v is not None:
-            drift = 2.0 * c[:, None] * _bracket(self.B1 @ v, self.B2 @ v)
+            drift = 2.0 * c[:, None] * lie.se3_bracket(self.B1 @ v, self.B2 @ v)
         return omega, phi, drift
 
     def steps_at(self, q, v=None):
@@ -165,8 +165,8 @@ class CosseratRod:
         B1, B2 = self.basis.matrix(Z)
         xi1, xi2 = self.reference + B1 @ q, self.reference + B2 @ q
         c = math.sqrt(3.0) / 12.0 * h * h
-        omega = 0.5 * h * (xi1 + xi2) + c * _bracket(xi1, xi2)
-        phi = 0.5 * h * (B1 + B2) + c * (_ad(xi1) @ B2 - _ad(xi2) @ B1)
+        omega = 0.5 * h * (xi1 + xi2) + c * lie.se3_bracket(xi1, xi2)
+        phi = 0.5 * h * (B1 + B2) + c * (lie.se3_ad(xi1) @ B2 - lie.se3_ad(xi2) @ B1)
         return lie.se3_exp(omega), lie.se3_right_jacobian(omega) @ phi
 
     def section_plan(self, X):
@@ -192,12 +192,12 @@ class CosseratRod:
         poses only, vectorized: no Jacobians).
         """
         omega = self.magnus_poses(q, self.steps, self.B1, self.B2)
-        steps = _se3_exp_batch(omega)
+        steps = lie.se3_exp_batch(omega)
         nodes = np.empty((self.segments, 4, 4))
         nodes[0] = np.eye(4)
         for k in range(1, self.segments):
             nodes[k] = nodes[k - 1] @ steps[k - 1]
-        partial = _se3_exp_batch(self.magnus_poses(q, plan.h, plan.B1, plan.B2))
+        partial = lie.se3_exp_batch(self.magnus_poses(q, plan.h, plan.B1, plan.B2))
         return nodes[plan.segment] @ partial
 
     def magnus_poses(self, q, h, B1, B2):
@@ -205,7 +205,7 @@ class CosseratRod:
         c = math.sqrt(3.0) / 12.0 * h * h
         xi1 = self.reference + B1 @ q
         xi2 = self.reference + B2 @ q
-        return 0.5 * h[:, None] * (xi1 + xi2) + c[:, None] * _bracket(xi1, xi2)
+        return 0.5 * h[:, None] * (xi1 + xi2) + c[:, None] * lie.se3_bracket(xi1, xi2)
 
     def as_rod(self, length):
         """Return the straight rod as a rigid body: (mass, first moment, inertia at the root).
@@ -223,65 +223,6 @@ SectionPlan.__doc__ = ('Sections of `CosseratRod.section_plan`: segment index, p
                        'length h [m], B at its two Gauss points (N, 6, size).')
 
 
-def _se3_exp_batch(twists):
-    """exp(hat(xi)) (N, 4, 4) of twists (N, 6), angular first (``lie.se3_exp``, vectorized).
-
-    R = I + a W + b W^2, p = (I + b W + c W^2) u with W = hat(w), theta = |w|,
-    a = sin(theta)/theta, b = (1 - cos theta)/theta^2, c = (theta - sin theta)/theta^3;
-    their Taylor series below theta = 1e-3 (truncation < 1e-14).
-    """
-    w, u = twists[:, :3], twists[:, 3:]
-    theta = np.linalg.norm(w, axis=1)
-    small = theta < 1e-3
-    t = np.where(small, 1.0, theta)
-    t2 = theta * theta
-    a = np.where(small, 1.0 - t2 / 6.0, np.sin(t) / t)
-    b = np.where(small, 0.5 - t2 / 24.0, (1.0 - np.cos(t)) / (t * t))
-    c = np.where(small, 1.0 / 6.0 - t2 / 120.0, (t - np.sin(t)) / (t * t * t))
-    W = _hat(w)
-    W2 = W @ W
-    out = np.zeros((twists.shape[0], 4, 4))
-    out[:, :3, :3] = np.eye(3) + a[:, None, None] * W + b[:, None, None] * W2
-    out[:, :3, 3] = u + np.einsum('nij,nj->ni', b[:, None, None] * W + c[:, None, None] * W2,
-                                  u)
-    out[:, 3, 3] = 1.0
-    return out
-
-
-def _ad(xi):
-    """ad_xi for an array (..., 6) of twists: (..., 6, 6)."""
-    out = np.zeros(xi.shape[:-1] + (6, 6))
-    w, u = _hat(xi[..., :3]), _hat(xi[..., 3:])
-    out[..., :3, :3] = w
-    out[..., 3:, 3:] = w
-    out[..., 3:, :3] = u
-    return out
-
-
-def _hat(a):
-    out = np.zeros(a.shape[:-1] + (3, 3))
-    out[..., 0, 1], out[..., 0, 2] = -a[..., 2], a[..., 1]
-    out[..., 1, 0], out[..., 1, 2] = a[..., 2], -a[..., 0]
-    out[..., 2, 0], out[..., 2, 1] = -a[..., 1], a[..., 0]
-    return out
-
-
-def _bracket(a, b):
-    """Return [a, b] = ad_a b for arrays (..., 6) of twists."""
-    return np.concatenate([_cross(a[..., :3], b[..., :3]),
-                           _cross(a[..., :3], b[..., 3:]) - _cross(b[..., :3], a[..., 3:])],
-                          axis=-1)
-
-
-def _cross(a, b):
-    """Return a x b for arrays (..., 3) (``np.cross`` spends ~10 us a call on arguments)."""
-    out = np.empty(np.broadcast_shapes(a.shape, b.shape))
-    out[..., 0] = a[..., 1] * b[..., 2] - a[..., 2] * b[..., 1]
-    out[..., 1] = a[..., 2] * b[..., 0] - a[..., 0] * b[..., 2]
-    out[..., 2] = a[..., 0] * b[..., 1] - a[..., 1] * b[..., 0]
-    return out
-
-
 def right_jacobian_rate(omega, rate, terms=SERIES_TERMS):
     """(d/dt J_r(Omega)) Omega' for arrays (..., 6) of Omega and Omega' = ``rate``.
 
@@ -291,8 +232,8 @@ def right_jacobian_rate(omega, rate, terms=SERIES_TERMS):
     z_j = ad_Omega' sum_{m >= 1} c_{m+j+1} y_m (ad_Omega' y_0 = 0), summed by Horner's rule.
     """
     c = [(-1.0) ** n / math.factorial(n + 1) for n in range(terms + 2)]
-    ad = _ad(omega)
-    ad_rate = _ad(rate)
+    ad = lie.se3_ad(omega)
+    ad_rate = lie.se3_ad(rate)
     y = [rate]
     for _ in range(terms):
         y.append(np.einsum('...ab,...b->...a', ad, y[-1]))

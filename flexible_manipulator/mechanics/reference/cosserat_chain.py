@@ -19,7 +19,6 @@ O(bodies nv^2). A link's steps from its joint frame: a rod's Magnus steps
 import numpy as np
 
 from .. import arguments, lie
-from ..cosserat.rod import _ad
 
 
 def link_steps(link, q, v=None):
@@ -185,7 +184,7 @@ def bias_forces(chain, q, v, gravity=True):
     for J, I, eta, alpha in zip(bodies.jacobians, bodies.inertias, bodies.twists,
                                 bodies.biases):
         momentum = I @ eta
-        h += J.T @ (I @ alpha - _ad(eta).T @ momentum)
+        h += J.T @ (I @ alpha - lie.se3_ad(eta).T @ momentum)
     return h
 
 
@@ -275,7 +274,7 @@ def _advance(state, g, motion, offset, rates):
     pose, twist, bias, jacobian = _moved(g, *state)
     step = motion @ rates
     twist = twist + step
-    return pose, twist, bias + _ad(twist) @ step + offset, jacobian + motion
+    return pose, twist, bias + lie.se3_ad(twist) @ step + offset, jacobian + motion
 
 
 def _moved(g, pose, twist, bias, jacobian):
