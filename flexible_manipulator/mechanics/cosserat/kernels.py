@@ -119,7 +119,7 @@ def right_jacobian_apply(omega, coefficients, x, out, work):
 
 @_jit
 def right_jacobian_rate(omega, terms, rate, out, powers, partial, nxt):
-    """Write (d/dt J_r(Omega)) Omega' for Omega' = ``rate`` (``rod.right_jacobian_rate``).
+    """Write (d/dt J_r(Omega)) Omega' for Omega' = ``rate`` (``reference.cosserat_rod``'s).
 
     With y_m = ad_Omega^m Omega' (rows of ``powers``) and c_n = (-1)^n/(n+1)!:
     out = sum_j ad_Omega^j z_j, z_j = ad_Omega' sum_{m>=1} c_{m+j+1} y_m, by Horner's rule.

@@ -35,11 +35,9 @@ import math
 
 import numpy as np
 
-from .. import lie
 from .strain_basis import StrainBasis
 
-SERIES_TERMS = 20
-_GAUSS_2 = (0.5 - math.sqrt(3.0) / 6.0, 0.5 + math.sqrt(3.0) / 6.0)
+GAUSS_2 = (0.5 - math.sqrt(3.0) / 6.0, 0.5 + math.sqrt(3.0) / 6.0)
 # section stiffness order, the strain twist's: (GJ, EI_y, EI_z, EA, GA_y, GA_z)
 STIFFNESS_NAMES = ('torsion', 'bending_y', 'bending_z', 'extension', 'shear_y', 'shear_z')
 
@@ -118,8 +116,8 @@ class CosseratRod:
         self.weights = np.concatenate([[0.0], half * w, [0.0]])
         self.steps = np.diff(self.nodes)                               # h_k [m]
         starts = self.nodes[:-1]
-        self.B1 = basis.matrix(starts + _GAUSS_2[0] * self.steps)      # (segments, 6, size)
-        self.B2 = basis.matrix(starts + _GAUSS_2[1] * self.steps)
+        self.B1 = basis.matrix(starts + GAUSS_2[0] * self.steps)      # (segments, 6, size)
+        self.B2 = basis.matrix(starts + GAUSS_2[1] * self.steps)
         B = basis.matrix(self.nodes[1:-1])
         self.stiffness_matrix = np.einsum('k,kai,a,kaj->ij', self.weights[1:-1], B,
                                           section.stiffness, B)
@@ -130,47 +128,8 @@ class CosseratRod:
         """Number of Magnus steps (nodes - 1)."""
         return self.steps.size
 
-    def magnus(self, q, v=None):
-        """Per segment: Omega (S, 6), Phi = dOmega/dq (S, 6, size), and Omega'' - Phi q''.
-
-        ``v`` (strain rates) None: the last array is zero.
-        """
-        h = self.steps
-        c = math.sqrt(3.0) / 12.0 * h * h
-        xi1 = self.reference + self.B1 @ q
-        xi2 = self.reference + self.B2 @ q
-        omega = self.magnus_poses(q, h, self.B1, self.B2)
-        phi = (0.5 * h[:, None, None] * (self.B1 + self.B2)
-               + c[:, None, None] * (lie.se3_ad(xi1) @ self.B2 - lie.se3_ad(xi2) @ self.B1))
-        drift = np.zeros_like(omega)
-        if v is not None:
-            drift = 2.0 * c[:, None] * lie.se3_bracket(self.B1 @ v, self.B2 @ v)
-        return omega, phi, drift
-
-    def steps_at(self, q, v=None):
-        """Relative poses g_k,k+1 (S, 4, 4), S_k (S, 6, size) and c_k (S, 6) (module doc)."""
-        omega, phi, drift = self.magnus(q, v)
-        poses = np.array([lie.se3_exp(o) for o in omega])
-        right = np.array([lie.se3_right_jacobian(o) for o in omega])
-        motion = right @ phi
-        bias = np.zeros_like(omega)
-        if v is not None:
-            rate = phi @ v
-            bias = np.einsum('kab,kb->ka', right, drift) + right_jacobian_rate(omega, rate)
-        return poses, motion, bias
-
-    def partial_step(self, q, start, h):
-        """(pose, S) of one Magnus step of length h [m] from the arc length ``start``."""
-        Z = start + np.array(_GAUSS_2) * h
-        B1, B2 = self.basis.matrix(Z)
-        xi1, xi2 = self.reference + B1 @ q, self.reference + B2 @ q
-        c = math.sqrt(3.0) / 12.0 * h * h
-        omega = 0.5 * h * (xi1 + xi2) + c * lie.se3_bracket(xi1, xi2)
-        phi = 0.5 * h * (B1 + B2) + c * (lie.se3_ad(xi1) @ B2 - lie.se3_ad(xi2) @ B1)
-        return lie.se3_exp(omega), lie.se3_right_jacobian(omega) @ phi
-
     def section_plan(self, X):
-        """Constant part of `section_poses` for the arc lengths X [m] (each in [0, L]).
+        """Constant part of a section pose for the arc lengths X [m] (each in [0, L]).
 
         Per section: the segment it lies in, and the partial Magnus step from that
         segment's start node to it (its length h and B at its two Gauss points).
@@ -181,31 +140,8 @@ class CosseratRod:
         segment = np.minimum(np.searchsorted(self.nodes, X, side='right') - 1,
                              self.segments - 1)
         h = X - self.nodes[segment]
-        Z = self.nodes[segment][:, None] + np.array(_GAUSS_2)[None, :] * h[:, None]
+        Z = self.nodes[segment][:, None] + np.array(GAUSS_2)[None, :] * h[:, None]
         return SectionPlan(segment, h, self.basis.matrix(Z[:, 0]), self.basis.matrix(Z[:, 1]))
-
-    def section_poses(self, q, plan):
-        """Poses (N, 4, 4) in the root frame of the sections of a `section_plan`.
-
-        The node poses g_k = exp(Omega_0) ... exp(Omega_k-1), then each section's partial
-        step from its segment's node (the same fourth-order Magnus steps as `steps_at`;
-        poses only, vectorized: no Jacobians).
-        """
-        omega = self.magnus_poses(q, self.steps, self.B1, self.B2)
-        steps = lie.se3_exp_batch(omega)
-        nodes = np.empty((self.segments, 4, 4))
-        nodes[0] = np.eye(4)
-        for k in range(1, self.segments):
-            nodes[k] = nodes[k - 1] @ steps[k - 1]
-        partial = lie.se3_exp_batch(self.magnus_poses(q, plan.h, plan.B1, plan.B2))
-        return nodes[plan.segment] @ partial
-
-    def magnus_poses(self, q, h, B1, B2):
-        """Omega (N, 6) of Magnus steps of lengths h (N) with B at their Gauss points."""
-        c = math.sqrt(3.0) / 12.0 * h * h
-        xi1 = self.reference + B1 @ q
-        xi2 = self.reference + B2 @ q
-        return 0.5 * h[:, None] * (xi1 + xi2) + c[:, None] * lie.se3_bracket(xi1, xi2)
 
     def as_rod(self, length):
         """Return the straight rod as a rigid body: (mass, first moment, inertia at the root).
@@ -221,27 +157,3 @@ class CosseratRod:
 SectionPlan = namedtuple('SectionPlan', 'segment h B1 B2')
 SectionPlan.__doc__ = ('Sections of `CosseratRod.section_plan`: segment index, partial step '
                        'length h [m], B at its two Gauss points (N, 6, size).')
-
-
-def right_jacobian_rate(omega, rate, terms=SERIES_TERMS):
-    """(d/dt J_r(Omega)) Omega' for arrays (..., 6) of Omega and Omega' = ``rate``.
-
-    J_r(Omega) = sum_n c_n ad_Omega^n, c_n = (-1)^n / (n+1)!, so with y_m = ad_Omega^m Omega'
-    the derivative along Omega' applied to Omega' is
-    sum_n c_n sum_{j+m = n-1} ad_Omega^j ad_Omega' y_m = sum_j ad_Omega^j z_j,
-    z_j = ad_Omega' sum_{m >= 1} c_{m+j+1} y_m (ad_Omega' y_0 = 0), summed by Horner's rule.
-    """
-    c = [(-1.0) ** n / math.factorial(n + 1) for n in range(terms + 2)]
-    ad = lie.se3_ad(omega)
-    ad_rate = lie.se3_ad(rate)
-    y = [rate]
-    for _ in range(terms):
-        y.append(np.einsum('...ab,...b->...a', ad, y[-1]))
-    out = np.zeros_like(omega)
-    for j in range(terms - 1, -1, -1):
-        partial = np.zeros_like(omega)
-        for m in range(1, terms - j):
-            partial += c[m + j + 1] * y[m]
-        z = np.einsum('...ab,...b->...a', ad_rate, partial)
-        out = np.einsum('...ab,...b->...a', ad, out) + z
-    return out

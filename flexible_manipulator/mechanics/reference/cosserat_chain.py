@@ -12,23 +12,24 @@ with the body inertia matrices M_b (6 x 6, about the body frame),
 
 the Poincare (Newton-Euler on SE(3)) equations projected on the coordinates; their cost is
 O(bodies nv^2). A link's steps from its joint frame: a rod's Magnus steps
-(``rod.CosseratRod.steps_at``), a floating-frame beam's shift and two bending turns
+(``cosserat_rod.steps_at``), a floating-frame beam's shift and two bending turns
 (``modal_beam``), a rigid link's translation by its length.
 """
 
 import numpy as np
 
+from . import cosserat_rod
 from .. import arguments, lie
 
 
 def link_steps(link, q, v=None):
-    """Per segment: relative pose (4x4), S_k (6 x size), c_k (6) (``rod.steps_at``).
+    """Per segment: relative pose (4x4), S_k (6 x size), c_k (6) (`cosserat_rod.steps_at`).
 
     A rigid link is one segment: the translation by its length, no strain.
     """
     if link.rod is None:
         return _translation(link.length)[None], np.zeros((1, 6, 0)), np.zeros((1, 6))
-    return link.rod.steps_at(q, v)
+    return cosserat_rod.steps_at(link.rod, q, v)
 
 
 def modal_steps(link, q, v, X, tables=None):
@@ -83,14 +84,14 @@ def section_steps(link, q, X, poses=None):
         return [_translation(X)], [np.zeros((6, 0))]
     rod = link.rod
     if poses is None:
-        poses, motions, _ = rod.steps_at(q)
+        poses, motions, _ = cosserat_rod.steps_at(rod, q)
     else:
         motions = [None] * len(poses)     # poses only
     k = min(int(np.searchsorted(rod.nodes, X, side='right')) - 1, rod.segments - 1)
     poses, motions = list(poses[:k]), list(motions[:k])
     h = X - rod.nodes[k]
     if h > 0.0:
-        pose, motion = rod.partial_step(q, rod.nodes[k], h)
+        pose, motion = cosserat_rod.partial_step(rod, q, rod.nodes[k], h)
         poses.append(pose)
         motions.append(motion)
     return poses, motions
