@@ -400,8 +400,9 @@ def model_from_dict(spec, source='model'):
         with naming(f'{source}: links[{i}]'):
             _check_sag(link, float(np.linalg.norm(gravity_world)), f'{source}: links[{i}]')
     with naming(f'{source}: links'):
-        return chain_from_links(spec['name'], chain, gravity, base_frame, base_xyz, base_rpy,
-                                tool_frame, stiffening, base_body)
+        return chain_from_links(spec['name'], chain, gravity, base_frame=base_frame,
+                                base_xyz=base_xyz, base_rpy=base_rpy, tool_frame=tool_frame,
+                                geometric_stiffening=stiffening, floating_base=base_body)
 
 
 # Largest gravity sag / length for which the floating-frame model (moderate deflections,

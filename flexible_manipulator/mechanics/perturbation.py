@@ -72,6 +72,8 @@ def perturbed(model, stiffness=1.0, damping=1.0, payload=1.0, friction=1.0, arma
         raise ValueError(f'model {model.name!r}: only a chain built from links (a model '
                          'file) can be perturbed')
     links = [_link(link, factors, i == len(links) - 1) for i, link in enumerate(links)]
-    return chain_from_links(model.name, links, model.gravity_base, model.base_frame,
-                            model.base_xyz, model.base_rpy, model.tool_frame,
-                            model.geometric_stiffening, model.floating_base)
+    return chain_from_links(model.name, links, model.gravity_base,
+                            base_frame=model.base_frame, base_xyz=model.base_xyz,
+                            base_rpy=model.base_rpy, tool_frame=model.tool_frame,
+                            geometric_stiffening=model.geometric_stiffening,
+                            floating_base=model.floating_base)

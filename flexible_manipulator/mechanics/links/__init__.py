@@ -57,21 +57,17 @@ def kind_of(link):
     return next(kind for kind in KINDS if kind.matches(link))
 
 
-def chain_from_links(name, links, gravity_base, base_frame='base_link', base_xyz=(0, 0, 0),
-                     base_rpy=(0, 0, 0), tool_frame='tool0', geometric_stiffening=True,
-                     floating_base=None):
+def chain_from_links(name, links, gravity_base, **description):
     """Build the chain model of a list of ``chain.Link``: the one place the class is chosen.
 
     A ``cosserat.chain.CosseratChain`` if a link's kind needs it (a rod), else a
-    ``chain.SerialChain`` (rigid links and beams). Arguments as ``SerialChain``'s.
+    ``chain.SerialChain`` (rigid links and beams). ``description``: the keyword arguments
+    both take (base_frame, base_xyz, base_rpy, tool_frame, geometric_stiffening,
+    floating_base; their defaults are theirs).
     """
     links = list(links)
     if any(kind_of(link).needs_cosserat_chain for link in links):
         from ..cosserat.chain import CosseratChain
-        return CosseratChain.from_links(name, links, gravity_base, base_frame, base_xyz,
-                                        base_rpy, tool_frame, geometric_stiffening,
-                                        floating_base)
+        return CosseratChain.from_links(name, links, gravity_base, **description)
     from ..chain import SerialChain
-    return SerialChain(name, links, gravity_base=gravity_base, base_frame=base_frame,
-                       base_xyz=base_xyz, base_rpy=base_rpy, tool_frame=tool_frame,
-                       geometric_stiffening=geometric_stiffening, floating_base=floating_base)
+    return SerialChain(name, links, gravity_base=gravity_base, **description)
