@@ -30,7 +30,7 @@ from .. import compiled, group_kernels, integrators
 from ..chain_kernels.linalg import cholesky_factor, cholesky_substitute
 from ..chain_kernels.steppers import dexpinv, integrate, tangent_rates
 from ..chain_kernels.spatial import adinv_apply, adinv_matrix, coad_apply
-from .kernels import _link, add_transformed, ARTICULATED
+from .kernels import _link, add_to_link, ARTICULATED
 
 _jit, _inline = compiled.jit, compiled.inline
 
@@ -106,41 +106,13 @@ def forward_dynamics(model, data, q, v, u):
 @_jit
 def _add_child(data, j, k):
     """Add the child's articulated inertia and bias, a body at link j's tip frame."""
-    X, IX, IJ = data.aba_X, data.aba_IX, data.aba_IJT
-    IA, pA, TJ, c_T = data.aba_IA, data.aba_pA, data.aba_TJ[j], data.aba_Tc[j]
-    HH, Hl, ll = data.aba_HH[j], data.aba_Hl[j], data.aba_ll[j]
-    adinv_matrix(data.aba_TR[j], data.aba_Tp[j], X)
-    add_transformed(IA, X, IX, HH)
     for r in range(6):
-        for a in range(k):
-            acc = 0.0
-            for i in range(6):
-                acc += IA[r, i] * TJ[i, a]
-            IJ[r, a] = acc
-        acc = pA[r]
+        acc = data.aba_pA[r]
         for i in range(6):
-            acc += IA[r, i] * c_T[i]
-        data.aba_f[r] = acc
-    for r in range(6):
-        for a in range(k):
-            acc = 0.0
-            for i in range(6):
-                acc += X[i, r] * IJ[i, a]
-            Hl[r, a] += acc
-        acc = 0.0
-        for i in range(6):
-            acc += X[i, r] * data.aba_f[i]
-        data.aba_pH[j, r] += acc
-    for a in range(k):
-        for b in range(k):
-            acc = 0.0
-            for i in range(6):
-                acc += TJ[i, a] * IJ[i, b]
-            ll[a, b] += acc
-        acc = 0.0
-        for i in range(6):
-            acc += TJ[i, a] * data.aba_f[i]
-        data.aba_pl[j, a] += acc
+            acc += data.aba_IA[r, i] * data.aba_Tc[j, i]
+        data.aba_f[r] = acc                        # I^A c_T + p^A
+    adinv_matrix(data.aba_TR[j], data.aba_Tp[j], data.aba_X)
+    add_to_link(data.aba_IA, data.aba_X, data.aba_TJ[j], k, data.aba_f, data, j)
 
 
 @_jit

@@ -209,49 +209,58 @@ def _accumulate(inertia, data, count):
         data.bias[c] += acc
 
 
-@_jit        # not inlined: one copy for every body (compile time)
-def _accumulate_local(inertia, data, count, j):
+@_jit
+def add_to_link(inertia, X, J, k, force, data, j):
     """Add a body to link j's articulated sums (``articulated`` module doc).
 
-    The body's pose relative to the link's handle is data.pose_R, pose_p; J's columns
-    cols[:count] are its local Jacobian, eta its twist, alpha its bias c_b.
+    The body: its inertia, X = Ad^-1 of its pose relative to the handle, J (6 x k) its
+    local Jacobian, ``force`` its wrench at zero local and handle acceleration (the
+    inertial wrench of a body, I^A c_T + p^A of a child): M_HH += X^T I X, M_Hl += X^T I J,
+    M_ll += J^T I J, p_H += X^T force, p_l += J^T force.
     """
-    X, IX, IJ, cols = data.aba_X, data.aba_IX, data.IJ, data.cols
-    HH, Hl, ll = data.aba_HH[j], data.aba_Hl[j], data.aba_ll[j]
-    adinv_matrix(data.pose_R, data.pose_p, X)
-    add_transformed(inertia, X, IX, HH)
-    for a in range(count):
-        ca = cols[a]
+    IJ, Hl, ll = data.aba_IJT, data.aba_Hl[j], data.aba_ll[j]
+    add_transformed(inertia, X, data.aba_IX, data.aba_HH[j])
+    for a in range(k):
         for r in range(6):
             acc = 0.0
             for i in range(6):
-                acc += inertia[r, i] * data.J[i, ca]
-            IJ[r, ca] = acc
-        for r in range(6):
-            acc = 0.0
-            for i in range(6):
-                acc += X[i, r] * IJ[i, ca]
-            Hl[r, a] += acc
-        for b in range(a + 1):
-            cb = cols[b]
-            acc = 0.0
-            for i in range(6):
-                acc += data.J[i, cb] * IJ[i, ca]
-            ll[a, b] += acc
-            if a != b:
-                ll[b, a] += acc
-    force = _inertial_wrench(inertia, data)
+                acc += inertia[r, i] * J[i, a]
+            IJ[r, a] = acc
     for r in range(6):
+        for a in range(k):
+            acc = 0.0
+            for i in range(6):
+                acc += X[i, r] * IJ[i, a]
+            Hl[r, a] += acc
         acc = 0.0
         for i in range(6):
             acc += X[i, r] * force[i]
         data.aba_pH[j, r] += acc
-    for a in range(count):
-        ca = cols[a]
+    for a in range(k):
+        for b in range(k):
+            acc = 0.0
+            for i in range(6):
+                acc += J[i, a] * IJ[i, b]
+            ll[a, b] += acc
         acc = 0.0
         for i in range(6):
-            acc += data.J[i, ca] * force[i]
+            acc += J[i, a] * force[i]
         data.aba_pl[j, a] += acc
+
+
+@_jit        # not inlined: one copy for every body (compile time)
+def _accumulate_local(inertia, data, count, j):
+    """Add a body at the current frame to link j's articulated sums (`add_to_link`).
+
+    Its pose relative to the link's handle is data.pose_R, pose_p; J's columns
+    cols[:count] are its local Jacobian, eta its twist, alpha its bias c_b.
+    """
+    for a in range(count):
+        for i in range(6):
+            data.aba_J[i, a] = data.J[i, data.cols[a]]
+    adinv_matrix(data.pose_R, data.pose_p, data.aba_X)
+    add_to_link(inertia, data.aba_X, data.aba_J, count, _inertial_wrench(inertia, data),
+                data, j)
 
 
 @_inline

@@ -112,7 +112,8 @@ WORKSPACE_FIELDS = {
     # articulated-body forward dynamics (``articulated``), k = m + 1 local coordinates
     'aba_X': '(6, 6) Ad_g^-1 of the current body or tip relative to its link\'s handle',
     'aba_IX': '(6, 6) I X of the same',
-    'aba_IJT': '(6, k) I^A J_T of the child at a tip',
+    'aba_J': '(6, k) local Jacobian of the current body',
+    'aba_IJT': '(6, k) I J of the current body or the child at a tip',
     'aba_HH': '(n, 6, 6) M_HH of each link (and then its child)',
     'aba_Hl': '(n, 6, k) M_Hl of each link',
     'aba_ll': '(n, k, k) M_ll of each link (then D, armature added)',
@@ -220,7 +221,7 @@ def workspace(nv, width, links):
                   stiff_rhs=(nv,), stiff_sol=(nv,), base_R=(3, 3), saved_J=(6, nv),
                   gq=(width,), energy=(1,), pose_R=(3, 3), pose_p=(3,), saved_R=(3, 3),
                   saved_p=(3,),
-                  aba_X=(6, 6), aba_IX=(6, 6), aba_IJT=(6, k), aba_HH=(n, 6, 6),
+                  aba_X=(6, 6), aba_IX=(6, 6), aba_J=(6, k), aba_IJT=(6, k), aba_HH=(n, 6, 6),
                   aba_Hl=(n, 6, k), aba_ll=(n, k, k), aba_pH=(n, 6), aba_pl=(n, k),
                   aba_TR=(n, 3, 3), aba_Tp=(n, 3), aba_TJ=(n, 6, k), aba_Tc=(n, 6),
                   aba_cols=(n, k), aba_count=(n,), aba_L=(n, k, k), aba_W=(n, k, 6),
