@@ -27,7 +27,7 @@ MODELS = sorted(f for f in glob.glob(os.path.join(ROOT, 'config', 'models', '*.y
                 if 'type: serial_chain' in open(f).read())
 # Where a link's kind may still be told apart by its fields (the kernels' layouts).
 KIND_AWARE = ('mechanics/links/', 'mechanics/reference/', 'mechanics/chain.py',
-              'mechanics/cosserat/chain.py', 'mechanics/cosserat/layout.py')
+              'mechanics/cosserat/chain.py', 'mechanics/cosserat/arrays.py')
 
 
 @pytest.mark.parametrize('path', MODELS, ids=os.path.basename)

@@ -14,7 +14,8 @@ import numba
 import numpy as np
 import pytest
 
-from flexible_manipulator.mechanics.chain_layout import DATA_LAYOUT, MODEL_LAYOUT
+from flexible_manipulator.mechanics import chain_layout
+from flexible_manipulator.mechanics.cosserat import layout as cosserat_layout
 from flexible_manipulator.mechanics.tuple_tables import Layout, unpack
 from flexible_manipulator.compile_kernels import model_file
 from flexible_manipulator.model_config import load_model
@@ -58,10 +59,13 @@ def test_a_table_refuses_what_a_kernel_would_misread(field, value, words):
         LAYOUT.table(Sample(**dict(good, **{field: value})))
 
 
-def test_chain_tables_point_at_the_models_arrays_and_workspace():
-    model = load_model(model_file('two_link_flexible'))
+@pytest.mark.parametrize('name, layouts', [('two_link_flexible', chain_layout),
+                                           ('two_link_soft', cosserat_layout)])
+def test_chain_tables_point_at_the_models_arrays_and_workspace(name, layouts):
+    model = load_model(model_file(name))
     data = model.create_data()
-    for layout, values in ((MODEL_LAYOUT, model.arrays), (DATA_LAYOUT, data)):
+    assert model.kernel_inputs(data)[0] is model.kernel_inputs(data)[0]
+    for layout, values in ((layouts.MODEL_LAYOUT, model.arrays), (layouts.DATA_LAYOUT, data)):
         table = layout.table(values)
         arrays = [v for v in values if isinstance(v, np.ndarray)]
         rows = [r for r, v in zip(table, values) if isinstance(v, np.ndarray)]

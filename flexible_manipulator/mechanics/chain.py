@@ -42,6 +42,7 @@ import transforms3d
 from . import arguments, chain_kernels as kernels, compiled
 from .chain_kernels import entries
 from .chain_layout import MODEL_LAYOUT, WORKSPACE, ChainData, ModelArrays, data_table
+from .tuple_tables import allocate
 from .modal_beam import ModalBeam
 
 
@@ -357,12 +358,10 @@ class SerialChain:
     # -- workspace -------------------------------------------------------------------
     def create_data(self):
         """Return a fresh workspace for this model (all buffers allocated here, once)."""
-        sizes = {'n': self.n_joints, 'nv': self.nv, 'k': self.max_link_modes}
-        sizes['6+k'] = 6 + sizes['k']
-        values = {name: np.zeros([sizes[d] if d in sizes else int(d) for d in shape.split()])
-                  for name, shape, _ in WORKSPACE}
-        values['eye3'][:] = np.eye(3)
-        data = ChainData(**values)
+        k = self.max_link_modes
+        data = allocate(ChainData, WORKSPACE,
+                        {'n': self.n_joints, 'nv': self.nv, 'k': k, '6+k': 6 + k})
+        data.eye3[:] = np.eye(3)
         data_table(data)
         return data
 

@@ -8,9 +8,7 @@ small tables (`tuple_tables`), from which a kernel rebuilds the tuples of the nu
 `MODEL_TYPE` and `DATA_TYPE`.
 """
 
-from collections import namedtuple
-
-from .tuple_tables import Layout
+from .tuple_tables import record, spec_layout, table_of
 
 # The constants of a chain model, one line per field (Pinocchio's Model): name, kind
 # (f8 float64, i8 int64) and shape (n joints, nv velocities, k = most modes on one link,
@@ -51,7 +49,8 @@ MODEL = (
     ('payload_spatial', 'f8 n 6 6', 'spatial inertia of each payload at its tip frame'),
     ('base_spatial', 'f8 6 6', 'spatial inertia of a free-floating base'),
 )
-ModelArrays = namedtuple('ModelArrays', [name for name, _, _ in MODEL])
+ModelArrays = record('ModelArrays', MODEL, 'Constant arrays of a chain model (`MODEL`).',
+                     __name__)
 
 # The workspace of every chain algorithm, one line per field (Pinocchio's Data): name,
 # shape (n joints, nv velocities, k = most modes on one link) and meaning. Body
@@ -165,37 +164,15 @@ WORKSPACE = (
     ('scratch_c', '3', 'scratch 3-vector'),
     ('scratch_R', '3 3', 'scratch rotation'),
 )
-_ChainDataFields = namedtuple('ChainData', [name for name, _, _ in WORKSPACE])
-
-
-class ChainData(_ChainDataFields):
-    """The workspace of a chain model (`WORKSPACE`), with the table of its arrays.
-
-    A namedtuple with an instance dictionary: `data_table` stores the workspace's table
-    (`tuple_tables`) on it as ``table``, so that the table lives as long as the arrays its
-    addresses point at.
-    """
+ChainData = record('ChainData', WORKSPACE, 'Workspace of a chain model (`WORKSPACE`); '
+                   '`data_table` keeps its table on it.', __name__)
 
 
 def data_table(data):
-    """Return the table of a `ChainData` (built and stored on it on first use)."""
-    try:
-        return data.table
-    except AttributeError:
-        data.table = DATA_LAYOUT.table(data)
-        return data.table
+    """Return the table of a `ChainData` (built and kept on it on first use)."""
+    return table_of(data, DATA_LAYOUT)
 
 
-def _fields(spec, kinds=None):
-    """(kind, ndim) of every field of a spec; WORKSPACE fields are all float64."""
-    out = []
-    for name, shape, _ in spec:
-        words = shape.split()
-        kind = words.pop(0) if kinds is None else kinds
-        out.append((kind, len(words)))
-    return out
-
-
-MODEL_LAYOUT = Layout(ModelArrays, _fields(MODEL))
-DATA_LAYOUT = Layout(ChainData, _fields(WORKSPACE, 'f8'))
+MODEL_LAYOUT = spec_layout(ModelArrays, MODEL)
+DATA_LAYOUT = spec_layout(ChainData, WORKSPACE)
 MODEL_TYPE, DATA_TYPE = MODEL_LAYOUT.type, DATA_LAYOUT.type     # for `tuple_tables.unpack`

@@ -14,6 +14,8 @@ writes the array structures straight from the table). The table holds raw addres
 valid while the tuple's arrays live, so it is stored with the tuple it describes.
 """
 
+from collections import namedtuple
+
 import numpy as np
 from numba import types
 from numba.extending import intrinsic
@@ -100,3 +102,60 @@ def unpack(typingctx, rows, kind):
         return context.make_tuple(builder, target, members)
 
     return target(rows, kind), codegen
+
+
+# -- layouts declared as specs -------------------------------------------------------------
+# A chain's constants and workspace are declared once, one line per field (Pinocchio's
+# Model and Data): ``(name, shape, meaning)``, the shape a kind word then its extents,
+# 'i8 n 3' or 'f8 nv' ('f8' if the kind is left out; no extent: a scalar). An extent is a
+# number or a size name that `allocate` looks up ('n', 'nv', '6+k', ...).
+
+
+def spec_fields(spec):
+    """Return the (kind, extents) of every field of ``spec``: ('f8', ['n', '3']), ..."""
+    out = []
+    for _, shape, _ in spec:
+        words = shape.split()
+        out.append((words.pop(0) if words and words[0] in DTYPES else 'f8', words))
+    return out
+
+
+def record(name, spec, doc, module):
+    """Return a namedtuple class of ``spec``'s fields, each documented by its meaning.
+
+    ``module``: the name of the module that binds the class to ``name`` (numba's on-disk
+    cache pickles the class by reference). Its instances take attributes (no
+    ``__slots__``): a workspace keeps its table on itself (`table_of`) so that the table
+    lives as long as the arrays it points at.
+    """
+    base = namedtuple(name, [field for field, _, _ in spec], module=module)
+    cls = type(name, (base,), {'__doc__': doc, '__module__': module})
+    for field, _, meaning in spec:
+        getattr(base, field).__doc__ = meaning
+    return cls
+
+
+def spec_layout(cls, spec):
+    """Return the `Layout` of the record class ``cls`` declared by ``spec``."""
+    return Layout(cls, [(kind, len(extents)) for kind, extents in spec_fields(spec)])
+
+
+def allocate(cls, spec, sizes):
+    """Return an instance of ``cls`` with zeroed arrays of the extents in ``spec``.
+
+    ``sizes`` maps each size name to its value; scalar fields get 0.
+    """
+    values = []
+    for kind, extents in spec_fields(spec):
+        shape = [sizes[e] if e in sizes else int(e) for e in extents]
+        values.append(np.zeros(shape, dtype=kind) if shape else 0)
+    return cls(*values)
+
+
+def table_of(values, layout):
+    """Return the table of ``values`` (a `record` instance), built on first use and kept."""
+    try:
+        return values.table
+    except AttributeError:
+        values.table = layout.table(values)
+        return values.table

@@ -30,7 +30,9 @@ from .. import compiled, group_kernels, integrators
 from ..chain_kernels.linalg import cholesky_factor, cholesky_substitute
 from ..chain_kernels.steppers import dexpinv, integrate, tangent_rates
 from ..chain_kernels.spatial import adinv_apply, adinv_matrix, coad_apply
+from ..tuple_tables import unpack
 from .kernels import _link, add_to_link, ARTICULATED
+from .layout import DATA_TYPE, MODEL_TYPE
 
 _jit, _inline = compiled.jit, compiled.inline
 
@@ -201,9 +203,10 @@ def _accelerate(data, j, k):
 
 
 @_jit
-def forward_dynamics_entry(model, data, q, v, u):
-    """`forward_dynamics` from Python."""
-    return forward_dynamics(model, data, q, v, u)
+def forward_dynamics_entry(model_table, data_table, q, v, u):
+    """`forward_dynamics` from Python, on the tables of the model and its workspace."""
+    return forward_dynamics(unpack(model_table, MODEL_TYPE), unpack(data_table, DATA_TYPE),
+                            q, v, u)
 
 
 @_inline
@@ -217,7 +220,11 @@ def rhs(model, data, x, u, out):
 
 
 @_jit
-def explicit_steps(model, data, x, u, h, count, a, b, stages, trial, theta):
-    """`integrators.explicit_steps` on the Cosserat chain, v' by the recursion (O(n))."""
+def explicit_steps(model_table, data_table, x, u, h, count, a, b, stages, trial, theta):
+    """`integrators.explicit_steps` on the Cosserat chain, v' by the recursion (O(n)).
+
+    On the tables of the chain's arrays.
+    """
+    model, data = unpack(model_table, MODEL_TYPE), unpack(data_table, DATA_TYPE)
     return integrators.explicit_steps(rhs, integrate, dexpinv, model, data, x, u, h, count,
                                       a, b, stages, trial, theta)

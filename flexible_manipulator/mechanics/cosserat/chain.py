@@ -19,11 +19,13 @@ import dataclasses
 import numpy as np
 import transforms3d
 
-from .. import arguments, lie
+from .. import arguments, compiled, lie
 from ..chain import ARTICULATED_FROM_LINKS, Beam, RigidBody, SectionKinematics, SerialChain
 from ..modal_beam import ModalBeam
 from ..chain_kernels.spatial import spatial_inertia
-from . import articulated, kernels, layout
+from . import articulated, kernels
+from .arrays import model_arrays, workspace
+from .layout import MODEL_LAYOUT, data_table
 from .rod import CosseratRod
 from .strain_basis import STRAINS, StrainBasis
 
@@ -184,7 +186,9 @@ class CosseratChain:
                 self.damping[cols, cols] = np.diag(link.beam.damping)
             if self.joint_index[j] >= 0:
                 self.damping[self.joint_index[j], self.joint_index[j]] = link.damping
-        self.arrays = layout.model_arrays(self)
+        self.arrays = model_arrays(self)
+        self._table = MODEL_LAYOUT.table(self.arrays)      # addresses of self.arrays
+        self._entries = {}
         # Forward dynamics of the model API: 'composite' or 'articulated' (O(n)); may be set
         # after construction (``chain.SerialChain``'s attribute and threshold).
         self.dynamics_algorithm = ('articulated' if len(self.parts) >= ARTICULATED_FROM_LINKS
@@ -399,11 +403,24 @@ class CosseratChain:
 
     def create_data(self):
         """Workspace of the kernels (`layout.Workspace`)."""
-        return layout.workspace(self.nv, self.arrays.seg_B1.shape[2], len(self.parts))
+        return workspace(self.nv, self.arrays.seg_B1.shape[2], len(self.parts))
 
     def kernel_inputs(self, data):
-        """Return the kernels' first two arguments: the model's arrays and ``data``."""
-        return self.arrays, data
+        """Return the model's and ``data``'s tables: the first two arguments of its kernels."""
+        return self._table, data_table(data)
+
+    def _run(self, kernel, data, *args):
+        """Run a kernel on this model's table and ``data``'s (`SerialChain._run`'s rule).
+
+        Through the kernel's compiled machine code (`compiled.entry_point`): every call
+        passes arguments of the types of the first.
+        """
+        entry = self._entries.get(kernel)
+        table = data_table(data)
+        if entry is None:
+            entry = self._entries[kernel] = compiled.entry_point(kernel, self._table, table,
+                                                                 *args)
+        return entry(self._table, table, *args)
 
     def neutral_configuration(self):
         """Joints at zero, links straight and unstrained; a floating base at its pose."""
@@ -417,13 +434,13 @@ class CosseratChain:
     def mass_matrix(self, data, q, out=None):
         """M(q) (nv x nv) [kg m^2, kg, ...]; ``out`` (if given) receives it."""
         q, _ = self._check(q)
-        kernels.mass_bias_entry(self.arrays, data, q, self._zero, False)
+        self._run(kernels.mass_bias_entry, data, q, self._zero, False)
         return arguments.result(data.mass, out, 'mass_matrix')
 
     def bias_forces(self, data, q, v, out=None):
         """h(q, v) = C(q, v) v + g(q) + K q + D v (nv) [N m, N]."""
         q, v = self._check(q, v)
-        kernels.mass_bias_entry(self.arrays, data, q, v, True)
+        self._run(kernels.mass_bias_entry, data, q, v, True)
         return arguments.result(data.bias, out, 'bias_forces')
 
     def forward_dynamics(self, data, q, v, u, out=None):
@@ -447,7 +464,7 @@ class CosseratChain:
     def _dynamics(self, kernel, data, q, v, u, out):
         q, v = self._check(q, v)
         u = arguments.vector('u', u, self.nu, self.name, 'joint efforts (nu)')
-        if not kernel(self.arrays, data, q, v, u):
+        if not self._run(kernel, data, q, v, u):
             raise np.linalg.LinAlgError(f'model {self.name!r}: mass matrix not positive '
                                         'definite')
         return arguments.result(data.acceleration, out, 'forward_dynamics')
@@ -463,9 +480,8 @@ class CosseratChain:
     def potential_energy(self, data, q):
         """Elastic (1/2) q^T K q plus gravity -sum_b m_b g . c_b [J] (compiled)."""
         q, _ = self._check(q)
-        return arguments.finite_value(float(kernels.potential_energy(self.arrays, data, q,
-                                                                     self._zero)),
-                                      'potential_energy')
+        energy = self._run(kernels.potential_energy, data, q, self._zero)
+        return arguments.finite_value(float(energy), 'potential_energy')
 
     def section_pose(self, data, q, link_index, x):
         """Orientation R (3x3) and position p (3) [m] of the section at x [m] of a link.
@@ -517,8 +533,8 @@ class CosseratChain:
             motion = np.zeros(12)
             out = SectionKinematics(np.zeros((3, 3)), np.zeros(3), np.zeros((6, self.nv)),
                                     motion[:6], motion[6:])
-        kernels.section_motion(self.arrays, data, q, v, int(link_index),
-                               *self.section_table(link_index, x))
+        self._run(kernels.section_motion, data, q, v, int(link_index),
+                  *self.section_table(link_index, x))
         R, body, eta, rate = data.pose_R, data.J, data.eta, data.alpha
         out.R[:] = R
         out.p[:] = data.pose_p
@@ -598,10 +614,9 @@ class FrameTransforms:
         """Compute every transform at coordinates q."""
         model = self.model
         q, _ = model._check(q)
-        kernels.local_transforms(model.arrays, data, q, model._zero, self.links,
-                                 self.is_section, self.segments, self.h, self.B1, self.B2,
-                                 self.phi, self.slope, self.g, self.xs, self.R, self.p,
-                                 self.quat)
+        model._run(kernels.local_transforms, data, q, model._zero, self.links,
+                   self.is_section, self.segments, self.h, self.B1, self.B2, self.phi,
+                   self.slope, self.g, self.xs, self.R, self.p, self.quat)
 
 
 def _fewer_modes(beam, modes):

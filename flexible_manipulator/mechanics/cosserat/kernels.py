@@ -29,13 +29,14 @@ from ..chain_kernels.linalg import cholesky_factor, cholesky_substitute
 from ..chain_kernels.spatial import (ad_apply, adinv_apply, adinv_columns, adinv_matrix,
                                      coad_apply, cross, se3_exp)
 from ..chain_kernels.steppers import dexpinv, integrate, stiff_factor, stiff_solve, tangent_rates
+from ..tuple_tables import unpack
+from .layout import DATA_TYPE, MAX_TERMS, MODEL_TYPE
 
 _jit, _inline = compiled.jit, compiled.inline
 # What `_link` does with the bodies it walks past. Callers pass np.int64(...) of these: a
 # literal int would compile one `_link` per value (numba types constants as literals).
 FRAMES_ONLY, MASS_AND_BIAS, ARTICULATED, POTENTIAL = 0, 1, 2, 3
 SQRT3_12 = math.sqrt(3.0) / 12.0
-MAX_TERMS = 40
 # (-1)^n / (n+1)!, the coefficients of J_r(Omega) = sum_n (-1)^n ad_Omega^n / (n+1)!
 SERIES_COEFFICIENTS = np.array([(-1.0) ** n / math.factorial(n + 1)
                                 for n in range(MAX_TERMS + 2)])
@@ -594,7 +595,7 @@ def mass_and_bias(model, data, q, v, gravity):
 
 
 @_jit
-def section_motion(model, data, q, v, j, segments, h, B1, B2, phi, slope, g, x):
+def section_motion(model_table, data_table, q, v, j, segments, h, B1, B2, phi, slope, g, x):
     """Pose, body Jacobian, twist and J' v of the section at x [m] of link j (no gravity).
 
     One forward pass to the section, without bodies: data.pose_R, pose_p (its pose in
@@ -604,6 +605,7 @@ def section_motion(model, data, q, v, j, segments, h, B1, B2, phi, slope, g, x):
     Magnus step of length h with the basis B1, B2 at its Gauss points; a modal link's
     W, W', G at x (phi, slope, g); a rigid link is one partial step, h = x, B zero.
     """
+    model, data = unpack(model_table, MODEL_TYPE), unpack(data_table, DATA_TYPE)
     count = _start(model, data, q, v, False)
     for link in range(j):
         count = _link(model, data, link, q, v, count, np.int64(FRAMES_ONLY))
@@ -632,11 +634,12 @@ def _section_tail(model, data, j, count, segments, h, B1, B2, phi, slope, g, x, 
 
 
 @_jit
-def potential_energy(model, data, q, v):
+def potential_energy(model_table, data_table, q, v):
     """Return the elastic energy q^T K q / 2 plus the gravity energy -sum_b m_b g . c_b [J].
 
     v: zeros (nv). One walk of the chain's frames, each body adding its own term.
     """
+    model, data = unpack(model_table, MODEL_TYPE), unpack(data_table, DATA_TYPE)
     nv = model.stiffness.shape[0]
     energy = 0.0
     for r in range(nv - 6 * model.floating):
@@ -651,14 +654,15 @@ def potential_energy(model, data, q, v):
 
 
 @_jit
-def local_transforms(model, data, q, v, links, is_section, segments, h, B1, B2, phi, slope,
-                     g, xs, R_out, p_out, quat_out):
+def local_transforms(model_table, data_table, q, v, links, is_section, segments, h, B1, B2,
+                     phi, slope, g, xs, R_out, p_out, quat_out):
     """Write the parent-to-child transforms of frame entries (``chain.FrameTransforms``).
 
     Entry i: joint ``links[i]`` (its frame in the parent's tip frame: the offset, then
     the joint's motion) or, if ``is_section[i]``, the section at xs[i] of that link in
     its joint frame (the tables of `section_motion` at index i). v: zeros (nv).
     """
+    model, data = unpack(model_table, MODEL_TYPE), unpack(data_table, DATA_TYPE)
     for e in range(links.shape[0]):
         j = links[e]
         start, m = model.strain_start[j], model.strain_count[j]
@@ -717,29 +721,34 @@ def rhs(model, data, x, u, out):
 
 
 @_jit
-def mass_bias_entry(model, data, q, v, gravity):
-    """`mass_and_bias` from Python."""
-    mass_and_bias(model, data, q, v, gravity)
+def mass_bias_entry(model_table, data_table, q, v, gravity):
+    """`mass_and_bias` from Python, on the tables of the model and its workspace."""
+    mass_and_bias(unpack(model_table, MODEL_TYPE), unpack(data_table, DATA_TYPE), q, v,
+                  gravity)
 
 
 @_jit
-def forward_dynamics_entry(model, data, q, v, u):
-    """`forward_dynamics` from Python."""
-    return forward_dynamics(model, data, q, v, u)
+def forward_dynamics_entry(model_table, data_table, q, v, u):
+    """`forward_dynamics` from Python, on the tables of the model and its workspace."""
+    return forward_dynamics(unpack(model_table, MODEL_TYPE), unpack(data_table, DATA_TYPE),
+                            q, v, u)
 
 
 @_jit
-def explicit_steps(model, data, x, u, h, count, a, b, stages, trial, theta):
-    """`integrators.explicit_steps` on the Cosserat chain."""
+def explicit_steps(model_table, data_table, x, u, h, count, a, b, stages, trial, theta):
+    """`integrators.explicit_steps` on the Cosserat chain (the tables of its arrays)."""
+    model, data = unpack(model_table, MODEL_TYPE), unpack(data_table, DATA_TYPE)
     return integrators.explicit_steps(rhs, integrate, dexpinv, model, data, x, u, h, count,
                                       a, b, stages, trial, theta)
 
 
 @_jit
-def rosenbrock_steps(model, data, x, u, h, count, stages, trial, theta):
+def rosenbrock_steps(model_table, data_table, x, u, h, count, stages, trial, theta):
     """`integrators.rosenbrock_steps`, the elastic forces implicit (the chain's hooks).
 
-    On a floating base: the group's "+" and inverse right Jacobian of the chain's steppers.
+    On the tables of the chain's arrays. On a floating base: the group's "+" and inverse
+    right Jacobian of the chain's steppers.
     """
+    model, data = unpack(model_table, MODEL_TYPE), unpack(data_table, DATA_TYPE)
     return integrators.rosenbrock_steps(rhs, stiff_factor, stiff_solve, integrate, dexpinv,
                                         model, data, x, u, h, count, stages, trial, theta)

@@ -1,0 +1,85 @@
+"""The arrays of a Cosserat chain built from its links: its `layout.Model` and workspaces."""
+
+import numpy as np
+
+from ..tuple_tables import allocate, spec_fields
+from .layout import MAX_TERMS, MODEL, Model, Workspace, WORKSPACE, data_table
+
+
+def model_arrays(chain):
+    """Build the ``Model`` of a ``chain.CosseratChain`` (K and D must be diagonal)."""
+    links = chain.parts
+    n = len(links)
+    width = max([1] + [link.size for link in links])
+    counts = [0 if link.beam is not None else link.node_inertias().shape[0] for link in links]
+    segments = sum(counts)
+    points = [0 if link.beam is None else link.beam.x.size for link in links]
+    arrays = dict(
+        joint_motion=np.array([link.motion for link in links]),
+        joint_index=np.array(chain.joint_index, dtype=np.int64),
+        offset_R=np.array([link.offset[:3, :3] for link in links]),
+        offset_p=np.array([link.offset[:3, 3] for link in links]),
+        hub=np.array([link.hub for link in links]),
+        payload=np.array([link.payload for link in links]),
+        armature=np.array([link.armature for link in links]),
+        strain_start=np.array(chain.strain_start, dtype=np.int64),
+        strain_count=np.array([link.size for link in links], dtype=np.int64),
+        segment_start=np.zeros(n, dtype=np.int64),
+        segment_count=np.array(counts, dtype=np.int64),
+        seg_h=np.zeros(segments), seg_B1=np.zeros((segments, 6, width)),
+        seg_B2=np.zeros((segments, 6, width)), node_inertia=np.zeros((segments, 6, 6)),
+        seg_reference=np.tile([0.0, 0.0, 0.0, 1.0, 0.0, 0.0], (segments, 1)),
+        base_R=chain.base[:3, :3].copy(), base_p=chain.base[:3, 3].copy(),
+        floating=int(chain.floating_base is not None),
+        base_inertia=(np.zeros((6, 6)) if chain.base_inertia is None else chain.base_inertia),
+        length=np.array([link.length for link in links]),
+        point_start=np.cumsum([0] + points[:-1]).astype(np.int64),
+        point_count=np.array(points, dtype=np.int64),
+        point_x=np.zeros(sum(points)), point_phi=np.zeros((sum(points), width)),
+        point_g=np.zeros((sum(points), width, width)),
+        point_inertia=np.zeros((sum(points), 6, 6)),
+        mode_plane=np.zeros((n, width), dtype=np.int64), tip_phi=np.zeros((n, width)),
+        tip_slope=np.zeros((n, width)), tip_g=np.zeros((n, width, width)),
+        gravity=chain.gravity.copy(), stiffness=np.diag(chain.stiffness).copy(),
+        damping=np.diag(chain.damping).copy())
+    for K, name in ((chain.stiffness, 'stiffness'), (chain.damping, 'damping')):
+        off = np.abs(K - np.diag(np.diag(K))).max()
+        if off > 1e-9 * max(np.abs(K).max(), 1e-300):
+            raise ValueError(f'Cosserat chain: the {name} matrix is not diagonal (off-diagonal '
+                             f'{off:.3g}); the kernels need Legendre strains on a uniform rod')
+    start = 0
+    for j, link in enumerate(links):
+        count = arrays['segment_count'][j]
+        arrays['segment_start'][j] = start
+        span = slice(start, start + count)
+        arrays['node_inertia'][span] = link.node_inertias()
+        if link.beam is not None:
+            beam, span = link.beam, slice(arrays['point_start'][j],
+                                          arrays['point_start'][j] + points[j])
+            arrays['point_x'][span] = beam.x
+            arrays['point_phi'][span, :beam.count] = beam.phi
+            arrays['point_g'][span, :beam.count, :beam.count] = beam.g
+            arrays['point_inertia'][span] = link.point_inertias()
+            arrays['mode_plane'][j, :beam.count] = beam.planes
+            phi, slope, g = beam.section(link.length)
+            arrays['tip_phi'][j, :beam.count] = phi
+            arrays['tip_slope'][j, :beam.count] = slope
+            arrays['tip_g'][j, :beam.count, :beam.count] = g
+        elif link.rod is None:        # one strain-free step: the translation by the length
+            arrays['seg_h'][span] = link.length
+        else:
+            arrays['seg_h'][span] = link.rod.steps
+            arrays['seg_reference'][span] = link.rod.reference
+            arrays['seg_B1'][span, :, :link.size] = link.rod.B1
+            arrays['seg_B2'][span, :, :link.size] = link.rod.B2
+        start += count
+    return Model(*[np.ascontiguousarray(arrays[name]) if extents else arrays[name]
+                   for (name, _, _), (_, extents) in zip(MODEL, spec_fields(MODEL))])
+
+
+def workspace(nv, width, links):
+    """Allocate a `layout.Workspace`: nv coordinates, ``links`` links, bases <= ``width``."""
+    data = allocate(Workspace, WORKSPACE, {'n': links, 'nv': nv, 'm': width, 'k': width + 1,
+                                           'terms': MAX_TERMS + 1})
+    data_table(data)
+    return data
