@@ -5,16 +5,15 @@ localhost discovery (no packet leaves the machine), a probe node in this process
 way to start the package's nodes as separate processes whose output is kept for checks.
 """
 
-import fcntl
-import itertools
 import os
 import subprocess
 import sys
-import tempfile
 import time
 
 import pytest
 from hypothesis import HealthCheck, settings
+
+from flexible_manipulator.ros_domain import claims_in_turn
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CONFIG = os.path.join(REPO, 'config')
@@ -40,33 +39,9 @@ settings.register_profile('long', max_examples=int(os.environ.get('HYPOTHESIS_EX
                           print_blob=True)
 settings.load_profile(os.environ.get('HYPOTHESIS_PROFILE', 'ci'))
 
-_domains = itertools.count(os.getpid() % 50)
-DOMAIN_LOCKS = os.path.join(tempfile.gettempdir(), 'flexible_manipulator-ros-domains')
-
-
-def next_domain_id():
-    """A domain id in 1..101 not used before by this test session."""
-    return 1 + next(_domains) % 101
-
-
-def claim_domain_id():
-    """Return (id, lock): a domain id no other test session on this machine holds now.
-
-    Two test sessions on one machine (two clones, a developer's run beside CI) would
-    otherwise meet on the same domain and see each other's nodes. The claim is an
-    exclusive lock on a file per id, released when the lock's file is closed (or its
-    process ends).
-    """
-    os.makedirs(DOMAIN_LOCKS, exist_ok=True)
-    for _ in range(101):
-        candidate = next_domain_id()
-        lock = open(os.path.join(DOMAIN_LOCKS, f'{candidate}.lock'), 'w')
-        try:
-            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            return candidate, lock
-        except OSError:
-            lock.close()
-    raise RuntimeError('every ROS domain id 1..101 is held by another test session')
+# A test session claims its domain ids in turn from a start of its own (`ros_domain`: the
+# claim keeps two sessions, or a test and a demo's bring-up, off each other's domains).
+claim_domain_id = claims_in_turn(os.getpid() % 50)
 
 
 class NodeProcess:

@@ -17,13 +17,13 @@ statistics of its whole program run: the last message is enough), the controller
 status.
 
 ``--local`` keeps DDS traffic on this machine (shared-memory transport, localhost
-discovery) and picks a private ROS_DOMAIN_ID unless one is set: for demos and tests on a
+discovery) and claims a private ROS_DOMAIN_ID unless one is set (`ros_domain`: no other
+local graph of the package holds it while this one runs): for demos and tests on a
 shared machine. Real deployments leave it off.
 """
 
 import argparse
 import os
-import random
 import signal
 import subprocess
 import sys
@@ -31,6 +31,7 @@ import time
 
 from .. import graph
 from ..model_config import resolve_config_path
+from ..ros_domain import claim_domain_id
 
 
 def share_directory():
@@ -43,10 +44,19 @@ def share_directory():
 
 
 def use_local_network():
-    """Keep DDS on this host: shared memory only, localhost discovery, private domain."""
+    """Keep DDS on this host: shared memory only, localhost discovery, private domain.
+
+    Unless ROS_DOMAIN_ID is set, the graph claims a domain id no other local graph of the
+    package holds (`ros_domain`); the returned lock (None if the id was set) holds the
+    claim and must stay open while the graph runs.
+    """
     os.environ['FASTDDS_BUILTIN_TRANSPORTS'] = 'SHM'
     os.environ['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
-    os.environ.setdefault('ROS_DOMAIN_ID', str(random.randint(1, 101)))
+    if os.environ.get('ROS_DOMAIN_ID'):
+        return None
+    domain_id, lock = claim_domain_id()
+    os.environ['ROS_DOMAIN_ID'] = str(domain_id)
+    return lock
 
 
 def node_command(spec, params_file, overrides=()):
@@ -330,8 +340,7 @@ def main(argv=None):
                         help='record the topics to this MCAP file; with --duration, draw '
                              'its figures next to it (FILE without .mcap + _figures/)')
     args = parser.parse_args(argv)
-    if args.local:
-        use_local_network()
+    claim = use_local_network() if args.local else None       # held until this returns
     params_file = resolve_config_path(args.params_file or graph.SIMULATION_PARAMETERS,
                                       'config', share_directory())
     processes = []
@@ -373,6 +382,8 @@ def main(argv=None):
         return 1
     finally:
         stop_graph(processes)
+        if claim is not None:
+            claim.close()               # the domain id is free once the graph has stopped
 
 
 if __name__ == '__main__':
