@@ -28,18 +28,19 @@ import numpy as np
 
 from .. import compiled, group_kernels, integrators
 from ..chain_kernels.linalg import cholesky_factor, cholesky_substitute
-from ..chain_kernels.steppers import dexpinv, integrate, tangent_rates
+from ..chain_kernels.steppers import tangent_rates
 from ..chain_kernels.spatial import adinv_apply, adinv_matrix, coad_apply
 from ..tuple_tables import unpack
-from .kernels import _link, add_to_link, ARTICULATED
+from .kernels import _link, add_to_link, ARTICULATED, dexpinv_on_tables, integrate_on_tables
 from .layout import DATA_TYPE, MODEL_TYPE
 
 _jit, _inline = compiled.jit, compiled.inline
 
 
 @_jit        # not inlined: called by the entry and the explicit steppers
-def forward_dynamics(model, data, q, v, u):
+def forward_dynamics(model_table, data_table, q, v, u):
     """Write v' into data.acceleration (module doc); False if a link's D is not SPD."""
+    model, data = unpack(model_table, MODEL_TYPE), unpack(data_table, DATA_TYPE)
     nv = model.stiffness.shape[0]
     n = model.joint_motion.shape[0]
     J, cols = data.J, data.cols
@@ -71,8 +72,8 @@ def forward_dynamics(model, data, q, v, u):
                 data.aba_Hl[j, i, a] = 0.0
             for c in range(data.aba_pl.shape[1]):
                 data.aba_ll[j, a, c] = 0.0
-        count = _link(model, data, j, q, v, n - n, np.int64(ARTICULATED))   # n - n: an
-        # int64 zero; a literal 0 would compile a second `_link` (kernels module)
+        # n - n: an int64 zero; a literal 0 would compile a second `_link` (kernels module)
+        count = _link(model_table, data_table, j, q, v, n - n, np.int64(ARTICULATED))
         data.aba_count[j] = count
         for a in range(count):
             data.aba_cols[j, a] = cols[a]
@@ -87,12 +88,12 @@ def forward_dynamics(model, data, q, v, u):
     for j in range(n - 1, -1, -1):          # pass 2: condense each link, tip inwards
         k = data.aba_count[j]
         if j < n - 1:
-            _add_child(data, j, k)
-        if not _condense(model, data, j, k, q, v, u):
+            _add_child(data_table, j, k)
+        if not _condense(model_table, data_table, j, k, q, v, u):
             return False
     a = data.aba_a
     if model.floating:
-        if not _floating_base(model, data, q, v):
+        if not _floating_base(model_table, data_table, q, v):
             return False
     else:
         for i in range(3):
@@ -101,28 +102,30 @@ def forward_dynamics(model, data, q, v, u):
                          + model.base_R[1, i] * model.gravity[1]
                          + model.base_R[2, i] * model.gravity[2])
     for j in range(n):                      # pass 3: accelerations, outwards
-        _accelerate(data, j, data.aba_count[j])
+        _accelerate(data_table, j, data.aba_count[j])
     return True
 
 
 @_jit
-def _add_child(data, j, k):
+def _add_child(data_table, j, k):
     """Add the child's articulated inertia and bias, a body at link j's tip frame."""
+    data = unpack(data_table, DATA_TYPE)
     for r in range(6):
         acc = data.aba_pA[r]
         for i in range(6):
             acc += data.aba_IA[r, i] * data.aba_Tc[j, i]
         data.aba_f[r] = acc                        # I^A c_T + p^A
     adinv_matrix(data.aba_TR[j], data.aba_Tp[j], data.aba_X)
-    add_to_link(data.aba_IA, data.aba_X, data.aba_TJ[j], k, data.aba_f, data, j)
+    add_to_link(data.aba_IA, data.aba_X, data.aba_TJ[j], k, data.aba_f, data_table, j)
 
 
 @_jit
-def _condense(model, data, j, k, q, v, u):
+def _condense(model_table, data_table, j, k, q, v, u):
     """Condense link j's local coordinates into I^A, p^A at its handle; False if D is not SPD.
 
     Keeps D^-1 u (aba_y) and D^-1 M_Hl^T (aba_W) for pass 3.
     """
+    model, data = unpack(model_table, MODEL_TYPE), unpack(data_table, DATA_TYPE)
     ll, Hl, L = data.aba_ll[j], data.aba_Hl[j], data.aba_L[j]
     rhs, sol = data.aba_rhs, data.aba_sol
     for a in range(k):
@@ -157,8 +160,9 @@ def _condense(model, data, j, k, q, v, u):
 
 
 @_jit
-def _floating_base(model, data, q, v):
+def _floating_base(model_table, data_table, q, v):
     """Solve the free base: (I_0 + I^A) a_0 = -(f_0 + p^A); its twist rate a_0 + (0, R^T g)."""
+    model, data = unpack(model_table, MODEL_TYPE), unpack(data_table, DATA_TYPE)
     nv = model.stiffness.shape[0]
     b = nv - 6
     IA, pA, a = data.aba_IA, data.aba_pA, data.aba_a
@@ -185,8 +189,9 @@ def _floating_base(model, data, q, v):
 
 
 @_jit
-def _accelerate(data, j, k):
+def _accelerate(data_table, j, k):
     """Pass 3 on link j: q_l'' = D^-1 u - D^-1 M_Hl^T a_H; a <- X_T a + J_T q_l'' + c_T."""
+    data = unpack(data_table, DATA_TYPE)
     a = data.aba_a
     for r in range(k):
         acc = data.aba_y[j, r]
@@ -205,16 +210,16 @@ def _accelerate(data, j, k):
 @_jit
 def forward_dynamics_entry(model_table, data_table, q, v, u):
     """`forward_dynamics` from Python, on the tables of the model and its workspace."""
-    return forward_dynamics(unpack(model_table, MODEL_TYPE), unpack(data_table, DATA_TYPE),
-                            q, v, u)
+    return forward_dynamics(model_table, data_table, q, v, u)
 
 
 @_inline
-def rhs(model, data, x, u, out):
+def rhs(model_table, data_table, x, u, out):
     """Write (q', v') into out for x = (q, v) by the recursion; False if a D is singular."""
+    model, data = unpack(model_table, MODEL_TYPE), unpack(data_table, DATA_TYPE)
     nv = model.stiffness.shape[0]
     nq = x.shape[0] - nv
-    ok = forward_dynamics(model, data, x[:nq], x[nq:], u)
+    ok = forward_dynamics(model_table, data_table, x[:nq], x[nq:], u)
     tangent_rates(model, data, x, out)
     return ok
 
@@ -225,6 +230,6 @@ def explicit_steps(model_table, data_table, x, u, h, count, a, b, stages, trial,
 
     On the tables of the chain's arrays.
     """
-    model, data = unpack(model_table, MODEL_TYPE), unpack(data_table, DATA_TYPE)
-    return integrators.explicit_steps(rhs, integrate, dexpinv, model, data, x, u, h, count,
-                                      a, b, stages, trial, theta)
+    return integrators.explicit_steps(rhs, integrate_on_tables, dexpinv_on_tables,
+                                      model_table, data_table, x, u, h, count, a, b, stages,
+                                      trial, theta)

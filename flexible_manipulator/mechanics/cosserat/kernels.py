@@ -181,8 +181,9 @@ def add_transformed(inertia, X, IX, out):
 
 
 @_jit        # not inlined: one copy for every body (compile time)
-def _accumulate(inertia, data, count):
+def _accumulate(inertia, data_table, count):
     """Add J^T I J to M and J^T (I alpha - ad*_eta I eta) on the active columns."""
+    data = unpack(data_table, DATA_TYPE)
     J, IJ, cols = data.J, data.IJ, data.cols
     for k in range(count):
         c = cols[k]
@@ -211,7 +212,7 @@ def _accumulate(inertia, data, count):
 
 
 @_jit
-def add_to_link(inertia, X, J, k, force, data, j):
+def add_to_link(inertia, X, J, k, force, data_table, j):
     """Add a body to link j's articulated sums (``articulated`` module doc).
 
     The body: its inertia, X = Ad^-1 of its pose relative to the handle, J (6 x k) its
@@ -219,6 +220,7 @@ def add_to_link(inertia, X, J, k, force, data, j):
     inertial wrench of a body, I^A c_T + p^A of a child): M_HH += X^T I X, M_Hl += X^T I J,
     M_ll += J^T I J, p_H += X^T force, p_l += J^T force.
     """
+    data = unpack(data_table, DATA_TYPE)
     IJ, Hl, ll = data.aba_IJT, data.aba_Hl[j], data.aba_ll[j]
     add_transformed(inertia, X, data.aba_IX, data.aba_HH[j])
     for a in range(k):
@@ -250,37 +252,39 @@ def add_to_link(inertia, X, J, k, force, data, j):
 
 
 @_jit        # not inlined: one copy for every body (compile time)
-def _accumulate_local(inertia, data, count, j):
+def _accumulate_local(inertia, data_table, count, j):
     """Add a body at the current frame to link j's articulated sums (`add_to_link`).
 
     Its pose relative to the link's handle is data.pose_R, pose_p; J's columns
     cols[:count] are its local Jacobian, eta its twist, alpha its bias c_b.
     """
+    data = unpack(data_table, DATA_TYPE)
     for a in range(count):
         for i in range(6):
             data.aba_J[i, a] = data.J[i, data.cols[a]]
     adinv_matrix(data.pose_R, data.pose_p, data.aba_X)
     add_to_link(inertia, data.aba_X, data.aba_J, count, _inertial_wrench(inertia, data),
-                data, j)
+                data_table, j)
 
 
 @_inline
-def _body(model, inertia, data, count, j, bodies):
+def _body(model_table, inertia, data_table, count, j, bodies):
     """Add a body to M and h (``bodies`` 1), link j's articulated sums (2) or the energy.
 
     3: the gravity energy -m g . c, c its centre of mass in the world (hat(c_b) m = I_12).
     """
     if bodies == 1:
-        _accumulate(inertia, data, count)
+        _accumulate(inertia, data_table, count)
     elif bodies == 2:
-        _accumulate_local(inertia, data, count, j)
+        _accumulate_local(inertia, data_table, count, j)
     else:
-        _add_potential(model, inertia, data)
+        _add_potential(model_table, inertia, data_table)
 
 
 @_jit
-def _add_potential(model, inertia, data):
+def _add_potential(model_table, inertia, data_table):
     """Add -m g . (R c + p) of a body at the current pose (R, p) to data.energy[0]."""
+    model, data = unpack(model_table, MODEL_TYPE), unpack(data_table, DATA_TYPE)
     mass = inertia[5, 5]
     if mass > 0.0:
         c0, c1, c2 = inertia[2, 4] / mass, inertia[0, 5] / mass, inertia[1, 3] / mass
@@ -321,11 +325,12 @@ def _add_motion(data, s):
 
 
 @_jit        # not inlined: one copy for every walk (compile time)
-def _rod_segment(h, B1, B2, reference, data, start, m, q, v):
+def _rod_segment(h, B1, B2, reference, data_table, start, m, q, v):
     """One Magnus step of length h (strains q[start:start+m]): transport and add S, s, c.
 
     B1, B2: the strain basis at its two Gauss points; ``reference``: the unstrained twist.
     """
+    data = unpack(data_table, DATA_TYPE)
     c = SQRT3_12 * h * h
     xi1, xi2, d1, d2 = data.xi1, data.xi2, data.d1, data.d2
     for i in range(6):
@@ -396,12 +401,13 @@ def _copy_frame(J, eta, alpha, R, p, J_to, eta_to, alpha_to, R_to, p_to, cols, c
 
 
 @_jit        # not inlined: one copy for points, tips and sections (compile time)
-def _modal_shift(model, data, j, start, m, x, phi, g, q, v, count):
+def _modal_shift(model_table, data_table, j, start, m, x, phi, g, q, v, count):
     """Step to a modal section at x: Trans(x e1 + u(x, q)) (``modal_beam``), its S and c.
 
     u = (-1/2 q^T G q, W q on y-modes, W q on z-modes); S columns (0, du/dq_k) =
     (0, W_k e_plane - (G q)_k e1); c = (0, -(q'^T G q') e1).
     """
+    model, data = unpack(model_table, MODEL_TYPE), unpack(data_table, DATA_TYPE)
     plane = model.mode_plane[j]
     quad = 0.0
     vgv = 0.0
@@ -434,13 +440,14 @@ def _modal_shift(model, data, j, start, m, x, phi, g, q, v, count):
 
 
 @_jit        # not inlined: four copies otherwise (compile time)
-def _modal_turn(model, data, j, start, m, slope, plane, axis, sign, q, v, count):
+def _modal_turn(model_table, data_table, j, start, m, slope, plane, axis, sign, q, v, count):
     """Step by a bending turn of a section of link j about e_axis (``modal_beam``).
 
     The angle is sign * sum of W_k'(x) q_k (``slope``: W'(x)) over the modes of ``plane``:
     psi_z (axis 2, sign 1) from the y-plane modes, psi_y (axis 1, sign -1) from the
     z-plane ones. S has sign W_k'(x) in row ``axis``; c = 0 (the angle is linear in q).
     """
+    model, data = unpack(model_table, MODEL_TYPE), unpack(data_table, DATA_TYPE)
     angle = 0.0
     rate = 0.0
     for k in range(m):
@@ -461,28 +468,29 @@ def _modal_turn(model, data, j, start, m, slope, plane, axis, sign, q, v, count)
 
 
 @_inline
-def _modal_link(model, data, j, start, m, q, v, count, bodies):
+def _modal_link(model_table, data_table, j, start, m, q, v, count, bodies):
     """Bodies of floating-frame link j: its point masses (branches), then its tip frame."""
+    model, data = unpack(model_table, MODEL_TYPE), unpack(data_table, DATA_TYPE)
     _copy_frame(data.J, data.eta, data.alpha, data.pose_R, data.pose_p, data.saved_J,
                 data.saved_eta, data.saved_alpha, data.saved_R, data.saved_p, data.cols,
                 count)                  # kept at the link frame
     for point in range(model.point_start[j], model.point_start[j] + model.point_count[j]):
-        _modal_shift(model, data, j, start, m, model.point_x[point], model.point_phi[point],
-                     model.point_g[point], q, v, count)
-        _body(model, model.point_inertia[point], data, count, j, bodies)
+        _modal_shift(model_table, data_table, j, start, m, model.point_x[point],
+                     model.point_phi[point], model.point_g[point], q, v, count)
+        _body(model_table, model.point_inertia[point], data_table, count, j, bodies)
         _copy_frame(data.saved_J, data.saved_eta, data.saved_alpha, data.saved_R,
                     data.saved_p, data.J, data.eta, data.alpha, data.pose_R, data.pose_p,
                     data.cols, count)   # back to the link frame
-    _modal_section(model, data, j, start, m, model.length[j], model.tip_phi[j],
+    _modal_section(model_table, data_table, j, start, m, model.length[j], model.tip_phi[j],
                    model.tip_slope[j], model.tip_g[j], q, v, count)
 
 
 @_inline
-def _modal_section(model, data, j, start, m, x, phi, slope, g, q, v, count):
+def _modal_section(model_table, data_table, j, start, m, x, phi, slope, g, q, v, count):
     """Step from link j's frame to its modal section at x: the shift, then both turns."""
-    _modal_shift(model, data, j, start, m, x, phi, g, q, v, count)
-    _modal_turn(model, data, j, start, m, slope, 1, 2, 1.0, q, v, count)
-    _modal_turn(model, data, j, start, m, slope, 2, 1, -1.0, q, v, count)
+    _modal_shift(model_table, data_table, j, start, m, x, phi, g, q, v, count)
+    _modal_turn(model_table, data_table, j, start, m, slope, 1, 2, 1.0, q, v, count)
+    _modal_turn(model_table, data_table, j, start, m, slope, 2, 1, -1.0, q, v, count)
 
 
 @_inline
@@ -549,39 +557,41 @@ def _joint(model, data, j, q, v, count, bodies):
 
 
 @_jit        # not inlined: one copy serves mass_and_bias and section_motion (compile time)
-def _link(model, data, j, q, v, count, bodies):
+def _link(model_table, data_table, j, q, v, count, bodies):
     """Walk link j from its joint to its tip frame; return the active columns.
 
     ``bodies``: 0 the frames only; 1 add every body's M and h (`_accumulate`); 2 add them
     to link j's articulated sums (`_accumulate_local`). The hub, then a modal link's
     points and tip or a rod's segments (the section inertia at each node), the payload.
     """
+    model, data = unpack(model_table, MODEL_TYPE), unpack(data_table, DATA_TYPE)
     count = _joint(model, data, j, q, v, count, bodies)
     start, m = model.strain_start[j], model.strain_count[j]
     if bodies:
-        _body(model, model.hub[j], data, count, j, bodies)
+        _body(model_table, model.hub[j], data_table, count, j, bodies)
     if model.point_count[j] > 0:
         if bodies:
-            _modal_link(model, data, j, start, m, q, v, count, bodies)
+            _modal_link(model_table, data_table, j, start, m, q, v, count, bodies)
         else:
-            _modal_section(model, data, j, start, m, model.length[j], model.tip_phi[j],
-                           model.tip_slope[j], model.tip_g[j], q, v, count)
+            _modal_section(model_table, data_table, j, start, m, model.length[j],
+                           model.tip_phi[j], model.tip_slope[j], model.tip_g[j], q, v, count)
     data.count[0] = count - m            # the new strain columns are zero until added
     for k in range(model.segment_start[j], model.segment_start[j] + model.segment_count[j]):
         _rod_segment(model.seg_h[k], model.seg_B1[k], model.seg_B2[k], model.seg_reference[k],
-                     data, start, m, q, v)
+                     data_table, start, m, q, v)
         data.count[0] = count
         if bodies and model.node_inertia[k, 5, 5] > 0.0:
-            _body(model, model.node_inertia[k], data, count, j, bodies)
+            _body(model_table, model.node_inertia[k], data_table, count, j, bodies)
     data.count[0] = count
     if bodies:
-        _body(model, model.payload[j], data, count, j, bodies)
+        _body(model_table, model.payload[j], data_table, count, j, bodies)
     return count
 
 
 @_jit        # not inlined: the steppers call one copy (compile time; ~1 us a call)
-def mass_and_bias(model, data, q, v, gravity):
+def mass_and_bias(model_table, data_table, q, v, gravity):
     """Write M(q) into data.mass and h(q, v) into data.bias (module doc)."""
+    model, data = unpack(model_table, MODEL_TYPE), unpack(data_table, DATA_TYPE)
     nv = model.stiffness.shape[0]
     for r in range(nv):
         data.bias[r] = model.stiffness[r] * q[r] + model.damping[r] * v[r]
@@ -589,9 +599,9 @@ def mass_and_bias(model, data, q, v, gravity):
             data.mass[r, c] = 0.0
     count = _start(model, data, q, v, gravity)
     if model.floating:
-        _accumulate(model.base_inertia, data, count)
+        _accumulate(model.base_inertia, data_table, count)
     for j in range(model.joint_motion.shape[0]):
-        count = _link(model, data, j, q, v, count, np.int64(MASS_AND_BIAS))
+        count = _link(model_table, data_table, j, q, v, count, np.int64(MASS_AND_BIAS))
 
 
 @_jit
@@ -608,29 +618,32 @@ def section_motion(model_table, data_table, q, v, j, segments, h, B1, B2, phi, s
     model, data = unpack(model_table, MODEL_TYPE), unpack(data_table, DATA_TYPE)
     count = _start(model, data, q, v, False)
     for link in range(j):
-        count = _link(model, data, link, q, v, count, np.int64(FRAMES_ONLY))
+        count = _link(model_table, data_table, link, q, v, count, np.int64(FRAMES_ONLY))
     count = _joint(model, data, j, q, v, count, np.int64(FRAMES_ONLY))
-    _section_tail(model, data, j, count, segments, h, B1, B2, phi, slope, g, x, q, v)
+    _section_tail(model_table, data_table, j, count, segments, h, B1, B2, phi, slope, g, x, q,
+                  v)
 
 
 @_inline
-def _section_tail(model, data, j, count, segments, h, B1, B2, phi, slope, g, x, q, v):
+def _section_tail(model_table, data_table, j, count, segments, h, B1, B2, phi, slope, g, x, q,
+                  v):
     """Walk from link j's joint frame to its section at x (the tables of `section_motion`).
 
     ``count``: the active columns, the link's strains the last m of them.
     """
+    model, data = unpack(model_table, MODEL_TYPE), unpack(data_table, DATA_TYPE)
     start, m = model.strain_start[j], model.strain_count[j]
     if model.point_count[j] > 0:
-        _modal_section(model, data, j, start, m, x, phi, slope, g, q, v, count)
+        _modal_section(model_table, data_table, j, start, m, x, phi, slope, g, q, v, count)
         return
     data.count[0] = count - m
     first = model.segment_start[j]
     for k in range(first, first + segments):
         _rod_segment(model.seg_h[k], model.seg_B1[k], model.seg_B2[k], model.seg_reference[k],
-                     data, start, m, q, v)
+                     data_table, start, m, q, v)
         data.count[0] = count
     if h > 0.0:
-        _rod_segment(h, B1, B2, model.seg_reference[first], data, start, m, q, v)
+        _rod_segment(h, B1, B2, model.seg_reference[first], data_table, start, m, q, v)
 
 
 @_jit
@@ -647,9 +660,9 @@ def potential_energy(model_table, data_table, q, v):
     data.energy[0] = 0.0
     count = _start(model, data, q, v, False)
     if model.floating:
-        _add_potential(model, model.base_inertia, data)
+        _add_potential(model_table, model.base_inertia, data_table)
     for j in range(model.joint_motion.shape[0]):
-        count = _link(model, data, j, q, v, count, np.int64(POTENTIAL))
+        count = _link(model_table, data_table, j, q, v, count, np.int64(POTENTIAL))
     return energy + data.energy[0]
 
 
@@ -678,8 +691,8 @@ def local_transforms(model_table, data_table, q, v, links, is_section, segments,
         if is_section[e]:
             for c in range(m):
                 data.cols[c] = start + c
-            _section_tail(model, data, j, m, segments[e], h[e], B1[e], B2[e], phi[e],
-                          slope[e], g[e], xs[e], q, v)
+            _section_tail(model_table, data_table, j, m, segments[e], h[e], B1[e], B2[e],
+                          phi[e], slope[e], g[e], xs[e], q, v)
         else:
             _transport(model.offset_R[j], model.offset_p[j], data, m - m)   # int64 zero
             ji = model.joint_index[j]
@@ -696,10 +709,11 @@ def local_transforms(model_table, data_table, q, v, links, is_section, segments,
 
 
 @_inline
-def forward_dynamics(model, data, q, v, u):
+def forward_dynamics(model_table, data_table, q, v, u):
     """Write v' = M^-1 (B u - h) into data.acceleration; False if M is not positive definite."""
+    model, data = unpack(model_table, MODEL_TYPE), unpack(data_table, DATA_TYPE)
     nv = model.stiffness.shape[0]
-    mass_and_bias(model, data, q, v, True)
+    mass_and_bias(model_table, data_table, q, v, True)
     for r in range(nv):
         data.force[r] = -data.bias[r]
     for j in range(u.shape[0]):        # the moving joints' coordinates come first
@@ -711,35 +725,59 @@ def forward_dynamics(model, data, q, v, u):
 
 
 @_inline
-def rhs(model, data, x, u, out):
+def rhs(model_table, data_table, x, u, out):
     """Write (q', M^-1 (B u - h)) into out for x = (q, v) (`tangent_rates`); False if singular."""
+    model, data = unpack(model_table, MODEL_TYPE), unpack(data_table, DATA_TYPE)
     nv = model.stiffness.shape[0]
     nq = x.shape[0] - nv
-    ok = forward_dynamics(model, data, x[:nq], x[nq:], u)
+    ok = forward_dynamics(model_table, data_table, x[:nq], x[nq:], u)
     tangent_rates(model, data, x, out)
     return ok
+
+
+# The integrators' hooks on the tables (the templates pass the steppers' first two arguments).
+@_inline
+def integrate_on_tables(model_table, x, theta, out):
+    """`integrate` on the model's table."""
+    integrate(unpack(model_table, MODEL_TYPE), x, theta, out)
+
+
+@_inline
+def dexpinv_on_tables(model_table, theta, k):
+    """`dexpinv` on the model's table."""
+    dexpinv(unpack(model_table, MODEL_TYPE), theta, k)
+
+
+@_inline
+def stiff_factor_on_tables(model_table, data_table, gh):
+    """`stiff_factor` on the tables."""
+    return stiff_factor(unpack(model_table, MODEL_TYPE), unpack(data_table, DATA_TYPE), gh)
+
+
+@_inline
+def stiff_solve_on_tables(model_table, data_table, gh, r, out):
+    """`stiff_solve` on the tables."""
+    stiff_solve(unpack(model_table, MODEL_TYPE), unpack(data_table, DATA_TYPE), gh, r, out)
 
 
 @_jit
 def mass_bias_entry(model_table, data_table, q, v, gravity):
     """`mass_and_bias` from Python, on the tables of the model and its workspace."""
-    mass_and_bias(unpack(model_table, MODEL_TYPE), unpack(data_table, DATA_TYPE), q, v,
-                  gravity)
+    mass_and_bias(model_table, data_table, q, v, gravity)
 
 
 @_jit
 def forward_dynamics_entry(model_table, data_table, q, v, u):
     """`forward_dynamics` from Python, on the tables of the model and its workspace."""
-    return forward_dynamics(unpack(model_table, MODEL_TYPE), unpack(data_table, DATA_TYPE),
-                            q, v, u)
+    return forward_dynamics(model_table, data_table, q, v, u)
 
 
 @_jit
 def explicit_steps(model_table, data_table, x, u, h, count, a, b, stages, trial, theta):
     """`integrators.explicit_steps` on the Cosserat chain (the tables of its arrays)."""
-    model, data = unpack(model_table, MODEL_TYPE), unpack(data_table, DATA_TYPE)
-    return integrators.explicit_steps(rhs, integrate, dexpinv, model, data, x, u, h, count,
-                                      a, b, stages, trial, theta)
+    return integrators.explicit_steps(rhs, integrate_on_tables, dexpinv_on_tables,
+                                      model_table, data_table, x, u, h, count, a, b, stages,
+                                      trial, theta)
 
 
 @_jit
@@ -749,6 +787,6 @@ def rosenbrock_steps(model_table, data_table, x, u, h, count, stages, trial, the
     On the tables of the chain's arrays. On a floating base: the group's "+" and inverse
     right Jacobian of the chain's steppers.
     """
-    model, data = unpack(model_table, MODEL_TYPE), unpack(data_table, DATA_TYPE)
-    return integrators.rosenbrock_steps(rhs, stiff_factor, stiff_solve, integrate, dexpinv,
-                                        model, data, x, u, h, count, stages, trial, theta)
+    return integrators.rosenbrock_steps(rhs, stiff_factor_on_tables, stiff_solve_on_tables,
+                                        integrate_on_tables, dexpinv_on_tables, model_table,
+                                        data_table, x, u, h, count, stages, trial, theta)
