@@ -304,7 +304,8 @@ def metal_tips(order, step):
     plant's vectorized `FrameTransforms`, as TF computes it).
     """
     chain = metal_link(order)
-    frames, data = chain.frame_transforms([(0, None), (0, pyelastica_link.LENGTH)]), None
+    frames = chain.frame_transforms([(0, None), (0, pyelastica_link.LENGTH)])
+    data = chain.create_data()
     sim, tips, per = Simulation(chain, step, 'rosenbrock2'), [], round(2e-3 / METAL_HOLD)
     torque = np.zeros(1)
     for k in range(round(METAL_DURATION / METAL_HOLD)):
