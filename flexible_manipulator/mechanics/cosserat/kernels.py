@@ -329,8 +329,16 @@ def _rod_segment(h, B1, B2, reference, data_table, start, m, q, v):
     """One Magnus step of length h (strains q[start:start+m]): transport and add S, s, c.
 
     B1, B2: the strain basis at its two Gauss points; ``reference``: the unstrained twist.
+    Without strains (m = 0: a rigid link's step to its tip) the step is the constant
+    exp(h reference): S, s and c vanish, and the series of J_r are skipped.
     """
     data = unpack(data_table, DATA_TYPE)
+    if m == 0:
+        for i in range(6):
+            data.omega[i] = h * reference[i]
+        se3_exp(data.omega, data.R, data.p)
+        _transport(data.R, data.p, data, data.count[0])
+        return
     c = SQRT3_12 * h * h
     xi1, xi2, d1, d2 = data.xi1, data.xi2, data.d1, data.d2
     for i in range(6):
