@@ -72,3 +72,37 @@ def test_chain_tables_point_at_the_models_arrays_and_workspace(name, layouts):
         assert [r[0] for r in rows] == [a.ctypes.data for a in arrays]
         assert all(tuple(r[1:1 + a.ndim]) == a.shape for r, a in zip(rows, arrays))
     assert data.table is data.table            # built once, kept with the workspace
+
+
+def _layouts(name):
+    """(spec, values) of a model file's constants and workspace, for every model family."""
+    from flexible_manipulator.mechanics import servo
+    from flexible_manipulator.mechanics.cosserat.chain import CosseratChain
+    from flexible_manipulator.model_config import load_model as load
+    model = load(model_file(name))
+    data = model.create_data()
+    if isinstance(model, servo.ServoSystem):
+        return [(servo.SERVO_MODEL, model.arrays), (servo.SERVO_WORKSPACE, data)]
+    layouts = cosserat_layout if isinstance(model, CosseratChain) else chain_layout
+    return [(layouts.MODEL, model.arrays), (layouts.WORKSPACE, data)]
+
+
+@pytest.mark.parametrize('name', ['two_link_flexible', 'satellite_soft_boom',
+                                  'suslov_heavy_kharlamova', 'sleigh_incline'])
+def test_every_field_is_declared_once_with_its_meaning_kind_and_extents(name):
+    """Each model family's constants and workspace are declared one line per field (name,
+    kind and extents, meaning): the values built have exactly those fields, each of the
+    declared kind and number of dimensions (`tuple_tables.spec_layout` refuses any other),
+    numeric extents as written and each size name one size throughout."""
+    from flexible_manipulator.mechanics.tuple_tables import spec_fields, spec_layout
+    for spec, values in _layouts(name):
+        assert type(values)._fields == tuple(field for field, _, _ in spec)
+        spec_layout(type(values), spec).table(values)          # kinds and dimensions
+        sizes = {}
+        for (field, _, meaning), (_, extents), value in zip(spec, spec_fields(spec), values):
+            assert len(meaning) > 5 and getattr(type(values), field).__doc__ == meaning
+            for extent, size in zip(extents, np.shape(value)):
+                if extent.isdigit():
+                    assert size == int(extent), field
+                else:
+                    assert sizes.setdefault(extent, size) == size, (field, extent)

@@ -45,12 +45,12 @@ orthogonal to a (any unit vector orthogonal to a when b || a), e1 = e2 x e3; the
 a = (0, 0, |a|), b = (0, b2, b3) and the paper's formulas (5.2)-(5.16) apply.
 """
 
-from collections import namedtuple
 import math
 
 import numpy as np
 
 from . import arguments, servo_kernels as kernels
+from .tuple_tables import allocate, record
 
 STANDARD_GRAVITY = 9.80665          # m/s^2, for the sleigh's inclined plane
 # A margin |<I^-1 a, b>| below this fraction of |a| |b| |I^-1| is refused as unrealizable.
@@ -83,11 +83,42 @@ def _structure_se2():
 SO3_STRUCTURE = _structure_so3()
 SE2_STRUCTURE = _structure_se2()
 
-ServoArrays = namedtuple('ServoArrays', (
-    'kind free structure inertia inertia_inv a b inertia_inv_a margin stabilization '
-    'omega_max weight_moment load offset'))
+# The constants the kernels (`servo_kernels`) read, one line per field (the convention of
+# `tuple_tables`: name, kind and extents, meaning); vectors are on the algebra g or its
+# dual g* in the basis of `servo_kernels`' module doc.
+SERVO_MODEL = (
+    ('kind', 'i8', 'servo_kernels.KIND_RIGID_BODY (so(3)) or KIND_SLEIGH (se(2))'),
+    ('free', 'i8', '1: lambda is the input u[0] (realization free); 0: the servo law'),
+    ('structure', 'f8 3 3 3', 'structure constants C[i, j, k] = c^i_jk of g'),
+    ('inertia', 'f8 3 3', 'inertia I on g [kg m^2, kg] (SPD)'),
+    ('inertia_inv', 'f8 3 3', 'its inverse'),
+    ('a', 'f8 3', 'covector of the servoconstraint <a, w> = 0, as given'),
+    ('b', 'f8 3', 'covector along which the control force lambda b acts, as given'),
+    ('inertia_inv_a', 'f8 3', 'I^-1 a'),
+    ('margin', 'f8', 'realizability margin <I^-1 a, b> (not zero)'),
+    ('stabilization', 'f8', 'Baumgarte gain k of d<a, w>/dt = -k <a, w> [1/s]'),
+    ('omega_max', 'f8', 'the largest |w| integrated: beyond it a step fails (blow-up)'),
+    ('weight_moment', 'f8 3', 'rigid body: c_g, the weight times the centre of mass (body '
+     'axes) [N m]'),
+    ('load', 'f8', 'sleigh: p = m g sin(slope), the weight along the incline [N]'),
+    ('offset', 'f8', 'sleigh: the centre of mass eps ahead of the blade point [m]'),
+)
+ServoArrays = record('ServoArrays', SERVO_MODEL, 'Constants of a servo system '
+                     '(`SERVO_MODEL`).', __name__)
 
-ServoData = namedtuple('ServoData', 'momentum load force total wdot lam rot gamma')
+# The workspace of the kernels, one line per field (all scratch between calls).
+SERVO_WORKSPACE = (
+    ('momentum', '3', 'momentum m = I w in g*'),
+    ('load', '3', 'ad*_w m + F(q): the load before the control force'),
+    ('force', '3', 'external load F(q) (gravity) in g*'),
+    ('total', '3', 'the load plus the control force lambda b'),
+    ('wdot', '3', "velocity rate w' = I^-1 total"),
+    ('lam', '1', 'the control force magnitude lambda'),
+    ('rot', '3 3', 'rigid body: rotation body -> world of q'),
+    ('gamma', '3', 'rigid body: world up R^T e_z in body axes'),
+)
+ServoData = record('ServoData', SERVO_WORKSPACE, 'Workspace of a servo system '
+                   '(`SERVO_WORKSPACE`).', __name__)
 
 
 class RealizabilityError(ValueError):
@@ -223,9 +254,7 @@ class ServoSystem:
     # -- workspace, state -----------------------------------------------------------------
     def create_data(self):
         """Return a fresh workspace (all buffers allocated here, once)."""
-        return ServoData(momentum=np.zeros(3), load=np.zeros(3), force=np.zeros(3),
-                         total=np.zeros(3), wdot=np.zeros(3), lam=np.zeros(1),
-                         rot=np.zeros((3, 3)), gamma=np.zeros(3))
+        return allocate(ServoData, SERVO_WORKSPACE, {})
 
     def neutral_configuration(self):
         """Identity attitude, or the sleigh at the origin heading along x."""
