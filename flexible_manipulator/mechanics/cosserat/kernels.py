@@ -654,6 +654,42 @@ def _section_tail(model_table, data_table, j, count, segments, h, B1, B2, phi, s
         _rod_segment(h, B1, B2, model.seg_reference[first], data_table, start, m, q, v)
 
 
+@_jit        # not inlined: one copy for every section of the transforms
+def _rod_pose(h, B1, B2, reference, data_table, start, m, q):
+    """The pose alone of `_rod_segment`'s step: pose_R, pose_p times exp(Omega).
+
+    Omega = h/2 (xi1 + xi2) + sqrt(3) h^2 / 12 ad_xi1 xi2 from the strains at the two
+    Gauss points; no Jacobian, twist or bias (the transforms need poses only).
+    """
+    data = unpack(data_table, DATA_TYPE)
+    xi1, xi2 = data.xi1, data.xi2
+    for i in range(6):
+        a1 = reference[i]
+        a2 = reference[i]
+        for col in range(m):
+            a1 += B1[i, col] * q[start + col]
+            a2 += B2[i, col] * q[start + col]
+        xi1[i], xi2[i] = a1, a2
+    c = SQRT3_12 * h * h
+    ad_apply(xi1, xi2, data.t1)
+    for i in range(6):
+        data.omega[i] = 0.5 * h * (xi1[i] + xi2[i]) + c * data.t1[i]
+    se3_exp(data.omega, data.R, data.p)
+    for i in range(3):
+        acc = data.pose_p[i]
+        for c_ in range(3):
+            acc += data.pose_R[i, c_] * data.p[c_]
+        data.carry[i] = acc
+    for i in range(3):
+        data.pose_p[i] = data.carry[i]
+        for c_ in range(3):
+            data.carry[3 + c_] = (data.pose_R[i, 0] * data.R[0, c_]
+                                  + data.pose_R[i, 1] * data.R[1, c_]
+                                  + data.pose_R[i, 2] * data.R[2, c_])
+        for c_ in range(3):
+            data.pose_R[i, c_] = data.carry[3 + c_]
+
+
 @_jit
 def potential_energy(model_table, data_table, q, v):
     """Return the elastic energy q^T K q / 2 plus the gravity energy -sum_b m_b g . c_b [J].
@@ -696,7 +732,15 @@ def local_transforms(model_table, data_table, q, v, links, is_section, segments,
             data.pose_p[i] = 0.0
             for c in range(3):
                 data.pose_R[i, c] = 1.0 if i == c else 0.0
-        if is_section[e]:
+        if is_section[e] and model.point_count[j] == 0:         # a rod's or rigid section
+            first = model.segment_start[j]
+            for k in range(first, first + segments[e]):
+                _rod_pose(model.seg_h[k], model.seg_B1[k], model.seg_B2[k],
+                          model.seg_reference[k], data_table, start, m, q)
+            if h[e] > 0.0:
+                _rod_pose(h[e], B1[e], B2[e], model.seg_reference[first], data_table, start,
+                          m, q)
+        elif is_section[e]:
             for c in range(m):
                 data.cols[c] = start + c
             _section_tail(model_table, data_table, j, m, segments[e], h[e], B1[e], B2[e],
