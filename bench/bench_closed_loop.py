@@ -20,12 +20,22 @@ controller, ...); every figure is reported as the median of the runs and their r
   and DDS on this machine. The ratio controller/echo is the share of the loop's rate that
   the controller's computation costs.
 
+Each run also reads the CPU time of the plant's and the controller's processes
+(``/proc/<pid>/stat``: user + system) at both ends of the measured window: CPU per answered
+state, i.e. per tick of each node, and its share of the update period (the soft-arm issue's
+budget: each tick <= 25 % of its period).
+
 Target: the controller's loop sustains at least 500 ticks per wall second.
-Run: ``.venv/bin/python bench/bench_closed_loop.py`` (about 2 min).
+Run: ``.venv/bin/python bench/bench_closed_loop.py [PARAMS]`` (about 2 min; PARAMS a
+parameter file of config/, default the demo's ``sim``; ``sim_soft``: the soft Cosserat
+arm's graph).
 """
 
 import os
+import sys
 import time
+
+import yaml
 
 import bench_common as common
 from flexible_manipulator import graph
@@ -72,6 +82,13 @@ class Listener:
         return int(self.plant[1]['answered_states']) if self.plant else 0
 
 
+def cpu_seconds(pid):
+    """User + system CPU time of process ``pid`` so far [s] (Linux /proc)."""
+    with open(f'/proc/{pid}/stat', encoding='ascii') as stream:
+        fields = stream.read().rsplit(')', 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf('SC_CLK_TCK')
+
+
 def run_case(case, params_file):
     """One run: start the nodes, warm up, measure; return the plant's figures."""
     import rclpy
@@ -82,10 +99,17 @@ def run_case(case, params_file):
     try:
         listener.wait_for(lambda: listener.answered() >= WARM_UP_STATES, 120, 'closed loop')
         wall0, count0 = listener.plant[0], listener.answered()
+        cpu0 = [cpu_seconds(p.pid) for p in processes]
         listener.wait_for(lambda: listener.plant[0] - wall0 >= MEASURE_S, 60, 'diagnostics')
         wall1, values = listener.plant
-        rate = (int(values['answered_states']) - count0) / (wall1 - wall0)
-        return {'rate': rate,
+        cpu1 = [cpu_seconds(p.pid) for p in processes]
+        ticks = int(values['answered_states']) - count0
+        rate = ticks / (wall1 - wall0)
+        # The diagnostics arrive twice a second: the CPU window is the same to ~0.5 s of
+        # 8 s, and both ends read alike, so the per-tick figures are good to a few percent.
+        per_tick = [(b - a) / ticks for a, b in zip(cpu0, cpu1)]
+        return {'rate': rate, 'plant_cpu': per_tick[0],
+                'controller_cpu': per_tick[1] if case == 'controller' else float('nan'),
                 'p50': float(values['answer_latency_p50_ms']),
                 'p99': float(values['answer_latency_p99_ms']),
                 'max': float(values['answer_latency_max_ms'])}
@@ -97,8 +121,13 @@ def run_case(case, params_file):
 
 def main():
     """Run both cases RUNS times, alternating; print medians and ranges."""
-    bringup.use_local_network()
-    params_file = os.path.join(bringup.share_directory(), 'config', graph.SIMULATION_PARAMETERS)
+    claim = bringup.use_local_network()       # noqa: F841 (held while the bench runs)
+    name = sys.argv[1] if len(sys.argv) > 1 else graph.SIMULATION_PARAMETERS
+    params_file = os.path.join(bringup.share_directory(), 'config',
+                               name if name.endswith('.yaml') else f'{name}.yaml')
+    with open(params_file, encoding='utf-8') as stream:
+        plant = yaml.safe_load(stream)['plant']['ros__parameters']
+    period = float(plant['update_period'])
     print(f'machine: {common.machine()}; load average {os.getloadavg()[0]:.2f}; '
           f'ROS_DOMAIN_ID={os.environ["ROS_DOMAIN_ID"]}')
     cases = ('controller', 'zero-effort echo')
@@ -106,9 +135,10 @@ def main():
     for _ in range(RUNS):
         for case in cases:
             results[case].append(run_case(case, params_file))
-    print(f'\nlock-step closed loop over DDS (plant two_link_flexible, 2 ms per state; '
-          f'{MEASURE_S:.0f} s measured per run; median of {RUNS} runs per case, '
-          '(min-max) over the runs)')
+    print(f'\nlock-step closed loop over DDS ({os.path.basename(params_file)}: plant '
+          f'{plant["model"]}, {plant["integrator"]} at {plant["integration_step"]} s, '
+          f'{period * 1e3:g} ms per state; {MEASURE_S:.0f} s measured per run; median of '
+          f'{RUNS} runs per case, (min-max) over the runs)')
     print('| answering node | ticks / wall s | latency p50 [ms] | p99 [ms] | max [ms] |\n'
           '|---|---|---|---|---|')
     for case in cases:
@@ -117,6 +147,15 @@ def main():
               f'| {common.with_range([r["p50"] for r in runs], 3)} '
               f'| {common.with_range([r["p99"] for r in runs], 3)} '
               f'| {common.with_range([r["max"] for r in runs], 2)} |')
+    control = results['controller']
+    plant_share = common.spread(r['plant_cpu'] for r in control).median / period
+    control_share = common.spread(r['controller_cpu'] for r in control).median / period
+    print(f'\nCPU time per tick (per answered state), controller case: plant '
+          f'{common.with_range([r["plant_cpu"] * 1e6 for r in control], 0)} us = '
+          f'{plant_share:.0%} of the period; controller '
+          f'{common.with_range([r["controller_cpu"] * 1e6 for r in control], 0)} us = '
+          f'{control_share:.0%}; the plant beside the echo '
+          f'{common.with_range([r["plant_cpu"] * 1e6 for r in results[cases[1]]], 0)} us')
     for case in cases:
         print(f'{case} runs, in order: '
               + ', '.join(f'{r["rate"]:.0f}' for r in results[case]) + ' ticks/s')
