@@ -656,7 +656,7 @@ def _section_tail(model_table, data_table, j, count, segments, h, B1, B2, phi, s
 
 @_jit        # not inlined: one copy for every section of the transforms
 def _rod_pose(h, B1, B2, reference, data_table, start, m, q):
-    """The pose alone of `_rod_segment`'s step: pose_R, pose_p times exp(Omega).
+    """Move pose_R, pose_p by exp(Omega), the step of `_rod_segment` without the rest.
 
     Omega = h/2 (xi1 + xi2) + sqrt(3) h^2 / 12 ad_xi1 xi2 from the strains at the two
     Gauss points; no Jacobian, twist or bias (the transforms need poses only).
