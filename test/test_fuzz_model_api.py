@@ -28,8 +28,8 @@ MODELS = ('two_link_flexible', 'two_link_rigid', 'two_link_soft')
 _LOADED = {}
 # What a ValueError of the model API may start with (module doc).
 ARGUMENTS = ('q:', 'v:', 'u:', 'a:', 'link_index:', 'abscissa', 'out:')
-FUNCTIONS = ('mass_matrix', 'bias_forces', 'forward_dynamics', 'section_kinematics',
-             'kinetic_energy', 'potential_energy')
+FUNCTIONS = ('mass_matrix', 'bias_forces', 'mass_and_bias', 'forward_dynamics',
+             'section_kinematics', 'kinetic_energy', 'potential_energy')
 
 
 def model(name):
@@ -47,6 +47,8 @@ def call(chain, data, function, q, v, u, link, x):
         return [chain.mass_matrix(data, q)]
     if function == 'bias_forces':
         return [chain.bias_forces(data, q, v)]
+    if function == 'mass_and_bias':
+        return list(chain.mass_and_bias(data, q, v))
     if function == 'forward_dynamics':
         return [chain.forward_dynamics(data, q, v, u)]
     if function == 'section_kinematics':

@@ -121,6 +121,23 @@ def test_the_mass_matrix_is_a_kinetic_energy(model):
     assert model.kinetic_energy(data, q, v) == pytest.approx(0.5 * v @ M @ v, rel=1e-12)
 
 
+def test_mass_and_bias_in_one_call_are_the_two_calls(model):
+    """mass_and_bias = (mass_matrix, bias_forces) at the same state, into ``out`` arrays
+    too (a tick's one call; M does not depend on v, so one walk serves both)."""
+    data = model.create_data()
+    q, v, _ = state(model)
+    M, h = model.mass_matrix(data, q), model.bias_forces(data, q, v)
+    mass, bias = np.full_like(M, np.nan), np.full_like(h, np.nan)
+    assert all(a is b for a, b in zip(model.mass_and_bias(data, q, v, mass, bias),
+                                      (mass, bias)))
+    scale = np.max(np.abs(M))
+    np.testing.assert_allclose(mass, M, rtol=0.0, atol=1e-14 * scale)
+    np.testing.assert_allclose(bias, h, rtol=0.0, atol=1e-13 * (1.0 + np.max(np.abs(h))))
+    again = model.mass_and_bias(data, q, v)
+    np.testing.assert_array_equal(again[0], mass)
+    np.testing.assert_array_equal(again[1], bias)
+
+
 def test_forward_dynamics_solves_the_equation_of_motion(model):
     """M(q) v' + h(q, v) = B u with v' = forward_dynamics(q, v, u)."""
     data = model.create_data()

@@ -129,8 +129,7 @@ class ElasticStateEstimator:
             q[:n] = joint_positions
             q[:n] += (joint_velocities + 0.5 * joint_acceleration * tau) * tau
             q[n:], v[n:] = self.position, self.velocity
-            mass = self.model.mass_matrix(self.data, q, self._mass)
-            bias = self.model.bias_forces(self.data, q, v, self._bias)
+            mass, bias = self.model.mass_and_bias(self.data, q, v, self._mass, self._bias)
             self._w0[:] = self.velocity
             self.step(mass, bias, joint_acceleration, dt)
             if steps == 1 and effort is not None and self.gain is not None:

@@ -721,8 +721,7 @@ class ProgramController(LatchedSafety):
             self.step = 'internal model'
             self._internal_state(t, gap > self.max_gap, measured)
         self.step = 'control model'
-        mass = cm.mass_matrix(self.data, self.q, self._mass)
-        bias = cm.bias_forces(self.data, self.q, self.v, self._bias)
+        mass, bias = cm.mass_and_bias(self.data, self.q, self.v, self._mass, self._bias)
         self.step = 'control law'
         return self._realize(t, mass, bias, dt)
 

@@ -444,6 +444,10 @@ class SerialChain:
                   False)
         return arguments.result(data.tau, out, 'bias_forces')
 
+    def mass_and_bias(self, data, q, v, mass_out=None, bias_out=None):
+        """(M(q), h(q, v)): `mass_matrix` and `bias_forces` (two kernels: CRBA and RNEA)."""
+        return self.mass_matrix(data, q, mass_out), self.bias_forces(data, q, v, bias_out)
+
     def forward_dynamics(self, data, q, v, u, out=None):
         """Accelerations M^-1 (B u - h) (nv): a copy of data.acceleration, or into ``out``.
 

@@ -58,6 +58,13 @@ class ChainModel(Protocol):
         `potential_energy` (gravity and elastic forces).
         """
 
+    def mass_and_bias(self, data, q, v, mass_out=None, bias_out=None):
+        """Return (M(q), h(q, v)): `mass_matrix` and `bias_forces` at one state, one call.
+
+        A computed-torque tick needs both; a model whose walk yields both at once (the
+        Cosserat chain's) computes them in one pass.
+        """
+
     def forward_dynamics(self, data, q, v, u, out=None):
         """Return v' = M(q)^-1 (B u - h(q, v)) (nv) for the inputs ``u`` (nu)."""
 

@@ -443,6 +443,13 @@ class CosseratChain:
         self._run(kernels.mass_bias_entry, data, q, v, True)
         return arguments.result(data.bias, out, 'bias_forces')
 
+    def mass_and_bias(self, data, q, v, mass_out=None, bias_out=None):
+        """(M(q), h(q, v)) from one walk of the chain (`mass_matrix`, `bias_forces`)."""
+        q, v = self._check(q, v)
+        self._run(kernels.mass_bias_entry, data, q, v, True)
+        return (arguments.result(data.mass, mass_out, 'mass_matrix'),
+                arguments.result(data.bias, bias_out, 'bias_forces'))
+
     def forward_dynamics(self, data, q, v, u, out=None):
         """Return v' = M^-1 (B u - h) for the efforts u (nu) on the joints.
 
