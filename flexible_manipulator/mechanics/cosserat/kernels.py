@@ -272,7 +272,14 @@ def _body(model_table, inertia, data_table, count, j, bodies):
     """Add a body to M and h (``bodies`` 1), link j's articulated sums (2) or the energy.
 
     3: the gravity energy -m g . c, c its centre of mass in the world (hat(c_b) m = I_12).
+    A body without inertia (an empty payload or hub) adds nothing and is skipped: an
+    inertia is positive semi-definite, so a zero diagonal makes it zero.
     """
+    for i in range(6):
+        if inertia[i, i] != 0.0:
+            break
+    else:
+        return
     if bodies == 1:
         _accumulate(inertia, data_table, count)
     elif bodies == 2:
