@@ -478,39 +478,7 @@ class SerialChain:
                               data, q, v, u, out)
 
     def _dynamics(self, kernel, what, data, q, v, u, out):
-        # Written out, since the whole kernel of a 6-joint arm takes ~4 us: the common case
-        # (float64 C-contiguous vectors of the right sizes) is checked at once, anything
-        # else goes through `arguments.vector` (conversion or a message naming it).
-        name, shapes = self.name, self._shapes
-        if not (q.__class__ is v.__class__ is u.__class__ is np.ndarray
-                and q.dtype is v.dtype is u.dtype is arguments.FLOAT
-                and (q.shape, v.shape, u.shape) == shapes
-                and q.strides == v.strides == u.strides == arguments.UNIT_STRIDE):
-            vector = arguments.vector
-            q = vector('q', q, self.nq, name, 'coordinates (nq)')
-            v = vector('v', v, self.nv, name, 'velocity entries (nv)')
-            u = vector('u', u, self.nu, name, 'actuator efforts (nu)')
-        try:
-            table = data.table
-        except AttributeError:
-            table = data_table(data)
-        entry = self._entries.get(kernel)
-        if entry is None:
-            entry = self._entries[kernel] = compiled.entry_point(kernel, self._table, table,
-                                                                 q, v, u)
-        positive = entry(self._table, table, q, v, u)
-        if not (positive and arguments.finite(data.acceleration)):
-            # The fast path did not look at the values: a non-finite one is named first.
-            vector = arguments.vector
-            vector('q', q, self.nq, name, 'coordinates (nq)')
-            vector('v', v, self.nv, name, 'velocity entries (nv)')
-            vector('u', u, self.nu, name, 'actuator efforts (nu)')
-            if not positive:
-                raise np.linalg.LinAlgError(f'{"an " if what[0] == "a" else "the "}{what} of '
-                                            f'{name!r} is not positive definite at q = '
-                                            f'{q.tolist()}')
-            return arguments.result(data.acceleration, out, 'forward_dynamics')
-        return arguments.copied(data.acceleration, out, 'forward_dynamics')   # checked above
+        return run_dynamics(self, kernel, what, data, data_table, q, v, u, out)
 
     def input_matrix(self):
         """B (nv x nu): actuator efforts act on the joints only."""
@@ -641,6 +609,50 @@ class SerialChain:
         """Gravity plus elastic energy [J], zero at the base origin and undeformed links."""
         return arguments.finite_value(self._run(entries.potential_energy, data, self._q(q)),
                                       'potential_energy')
+
+
+def run_dynamics(model, kernel, what, data, table_of, q, v, u, out):
+    """Run a forward-dynamics entry of ``model`` from Python: checks, call, result.
+
+    Shared by the chain classes: ``model`` has ``_table`` (its constants' table),
+    ``_entries`` (the compiled entry points by kernel), ``_shapes`` ((nq,), (nv,), (nu,)),
+    ``nq``, ``nv``, ``nu`` and ``name``; ``table_of(data)`` gives the workspace's table;
+    ``what`` names the inertia whose factorization may fail. Written out, since the whole
+    kernel of a 6-joint arm takes ~4 us: the common case (float64 C-contiguous vectors of
+    the right sizes) is checked at once, anything else goes through `arguments.vector`
+    (conversion or a message naming it). Raises `numpy.linalg.LinAlgError` when the kernel
+    reports the inertia not positive definite.
+    """
+    name, shapes = model.name, model._shapes
+    if not (q.__class__ is v.__class__ is u.__class__ is np.ndarray
+            and q.dtype is v.dtype is u.dtype is arguments.FLOAT
+            and (q.shape, v.shape, u.shape) == shapes
+            and q.strides == v.strides == u.strides == arguments.UNIT_STRIDE):
+        vector = arguments.vector
+        q = vector('q', q, model.nq, name, 'coordinates (nq)')
+        v = vector('v', v, model.nv, name, 'velocity entries (nv)')
+        u = vector('u', u, model.nu, name, 'actuator efforts (nu)')
+    try:
+        table = data.table
+    except AttributeError:
+        table = table_of(data)
+    entry = model._entries.get(kernel)
+    if entry is None:
+        entry = model._entries[kernel] = compiled.entry_point(kernel, model._table, table,
+                                                              q, v, u)
+    positive = entry(model._table, table, q, v, u)
+    if not (positive and arguments.finite(data.acceleration)):
+        # The fast path did not look at the values: a non-finite one is named first.
+        vector = arguments.vector
+        vector('q', q, model.nq, name, 'coordinates (nq)')
+        vector('v', v, model.nv, name, 'velocity entries (nv)')
+        vector('u', u, model.nu, name, 'actuator efforts (nu)')
+        if not positive:
+            raise np.linalg.LinAlgError(f'{"an " if what[0] == "a" else "the "}{what} of '
+                                        f'{name!r} is not positive definite at q = '
+                                        f'{q.tolist()}')
+        return arguments.result(data.acceleration, out, 'forward_dynamics')
+    return arguments.copied(data.acceleration, out, 'forward_dynamics')   # checked above
 
 
 class FrameTransforms:

@@ -20,7 +20,8 @@ import numpy as np
 import transforms3d
 
 from .. import arguments, compiled, lie
-from ..chain import ARTICULATED_FROM_LINKS, Beam, RigidBody, SectionKinematics, SerialChain
+from ..chain import (ARTICULATED_FROM_LINKS, Beam, RigidBody, SectionKinematics, SerialChain,
+                     run_dynamics)
 from ..modal_beam import ModalBeam
 from ..chain_kernels.spatial import spatial_inertia
 from . import articulated, kernels
@@ -189,6 +190,7 @@ class CosseratChain:
         self.arrays = model_arrays(self)
         self._table = MODEL_LAYOUT.table(self.arrays)      # addresses of self.arrays
         self._entries = {}
+        self._shapes = ((self.nq,), (self.nv,), (self.nu,))   # q, v, u (`run_dynamics`)
         # Forward dynamics of the model API: 'composite' or 'articulated' (O(n)); may be set
         # after construction (``chain.SerialChain``'s attribute and threshold).
         self.dynamics_algorithm = ('articulated' if len(self.parts) >= ARTICULATED_FROM_LINKS
@@ -469,12 +471,9 @@ class CosseratChain:
         return self._dynamics(articulated.forward_dynamics_entry, data, q, v, u, out)
 
     def _dynamics(self, kernel, data, q, v, u, out):
-        q, v = self._check(q, v)
-        u = arguments.vector('u', u, self.nu, self.name, 'joint efforts (nu)')
-        if not self._run(kernel, data, q, v, u):
-            raise np.linalg.LinAlgError(f'model {self.name!r}: mass matrix not positive '
-                                        'definite')
-        return arguments.result(data.acceleration, out, 'forward_dynamics')
+        what = 'mass matrix' if kernel is kernels.forward_dynamics_entry else \
+            'articulated inertia'
+        return run_dynamics(self, kernel, what, data, data_table, q, v, u, out)
 
     base_momentum = SerialChain.base_momentum      # the same law on the same layout
 
