@@ -233,6 +233,26 @@ def test_pause_and_reset_services(probe, start_node):
     assert list(states[-1].position) == [0.3, 0.4]
 
 
+def test_a_real_time_plant_started_paused_holds_time_until_resumed(probe, start_node):
+    """start_paused: a real-time plant publishes its initial state and advances nothing
+    (the rigid arm hangs under gravity: it would fall) until ~/pause false; then time runs
+    on at its update period."""
+    from sensor_msgs.msg import JointState
+    from std_srvs.srv import SetBool
+    states = probe.subscribe(JointState, '/joint_states')
+    start_node(PLANT, parameters=[RIGID, ('timing_mode', 'realtime'), ('start_paused', 'true'),
+                                  ('initial_positions', '[0.7,-1.1]')])
+    probe.spin_until(lambda: len(states) >= 20, 30, 'states of the paused plant')
+    probe.spin_for(0.2)         # 100 update periods of wall time
+    assert {stamp_key(s.header) for s in states} == {(0, 0)}
+    assert all(list(s.position) == [0.7, -1.1] for s in states)
+    assert probe.call(SetBool, '/plant/pause', SetBool.Request(data=False)).success
+    count = len(states)
+    probe.spin_until(lambda: len(states) > count + 20, 30, 'states after the resume')
+    assert stamp_key(states[-1].header) > (0, 0)
+    assert list(states[-1].position) != [0.7, -1.1]
+
+
 @pytest.mark.parametrize('parameters, field', [
     ([('timing_mode', 'sometimes')], 'timing_mode'),
     ([('joints', '[shoulder,wrist]')], "'wrist'"),

@@ -70,11 +70,17 @@ def node_command(spec, params_file, overrides=()):
     return command
 
 
-def start_graph(params_file, timing_mode=None, specs=graph.SIMULATION, program=None):
-    """Start the nodes ``specs`` of the simulation graph; return the processes."""
+def start_graph(params_file, timing_mode=None, specs=graph.SIMULATION, program=None,
+                start_paused=False):
+    """Start the nodes ``specs`` of the simulation graph; return the processes.
+
+    ``start_paused``: the plant holds simulated time until resumed (``~/pause`` false).
+    """
     processes = []
     for spec in specs:
         overrides = [('timing_mode', timing_mode)] if timing_mode and spec.name == 'plant' else []
+        if start_paused and spec.name == 'plant':
+            overrides.append(('start_paused', 'true'))
         if program and spec.name == 'controller':
             overrides.append(('active_program', program))
         processes.append(subprocess.Popen(node_command(spec, params_file, overrides)))
@@ -358,7 +364,10 @@ def main(argv=None):
     if args.duration is None:
         processes += start_graph(params_file, args.timing_mode, program=args.program)
     else:
-        processes += start_graph(params_file, args.timing_mode, graph.SIMULATION[:1])
+        # The plant waits, paused, for the controller (the monitor resumes it): in real time
+        # it would otherwise run the arm uncontrolled while the controller starts.
+        processes += start_graph(params_file, args.timing_mode, graph.SIMULATION[:1],
+                                 start_paused=True)
     try:
         if args.duration is None:
             while all(p.poll() is None for p in processes):

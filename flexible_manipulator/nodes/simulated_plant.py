@@ -118,7 +118,14 @@ class SimulatedPlant(Node):
         self.last_command = np.zeros(self.model.nu)  # last valid command, model order
         self.last_command_time = -math.inf           # simulated time it arrived
         self.limit = self.input_limit()
-        self.paused = False
+        # A graph that starts its controller after the plant (the bring-up) holds time
+        # until the controller answers: a real-time plant would otherwise run the arm
+        # without control meanwhile (the soft arm fell 1.6 rad in the seconds its
+        # controller took to come up).
+        self.paused = bool(common.declare(
+            self, 'start_paused', False,
+            'Start with simulated time held (states published, nothing advanced) until '
+            '~/pause is called with false.'))
         self.fault = ''
         self.rejected = 0                    # commands refused (wrong length, not finite)
         self.dropped = 0                     # lockstep: valid commands that answer no state
