@@ -241,6 +241,7 @@ def test_a_real_time_plant_started_paused_holds_time_until_resumed(probe, start_
     from std_srvs.srv import SetBool
     states = probe.subscribe(JointState, '/joint_states')
     start_node(PLANT, parameters=[RIGID, ('timing_mode', 'realtime'), ('start_paused', 'true'),
+                                  ('wait_for_command', 'false'),
                                   ('initial_positions', '[0.7,-1.1]')])
     probe.spin_until(lambda: len(states) >= 20, 30, 'states of the paused plant')
     probe.spin_for(0.2)         # 100 update periods of wall time
@@ -249,6 +250,29 @@ def test_a_real_time_plant_started_paused_holds_time_until_resumed(probe, start_
     assert probe.call(SetBool, '/plant/pause', SetBool.Request(data=False)).success
     count = len(states)
     probe.spin_until(lambda: len(states) > count + 20, 30, 'states after the resume')
+    assert stamp_key(states[-1].header) > (0, 0)
+    assert list(states[-1].position) != [0.7, -1.1]
+
+
+def test_a_real_time_plant_waiting_for_its_controller_holds_time_until_a_command(
+        probe, start_node):
+    """wait_for_command: the initial state is published, nothing advances (the arm under
+    gravity would fall) until the first valid command; a malformed one does not count."""
+    from sensor_msgs.msg import JointState
+    from std_msgs.msg import Float64MultiArray
+    states = probe.subscribe(JointState, '/joint_states')
+    pub = probe.publisher(Float64MultiArray, '/effort_controller/commands')
+    start_node(PLANT, parameters=[RIGID, ('timing_mode', 'realtime'),
+                                  ('wait_for_command', 'true'),
+                                  ('initial_positions', '[0.7,-1.1]')])
+    probe.spin_until(lambda: len(states) >= 20 and pub.get_subscription_count(), 30,
+                     'states of the waiting plant')
+    pub.publish(Float64MultiArray(data=[1.0]))          # wrong length: refused
+    probe.spin_for(0.2)
+    assert {stamp_key(s.header) for s in states} == {(0, 0)}
+    count = len(states)
+    pub.publish(Float64MultiArray(data=[0.0, 0.0]))
+    probe.spin_until(lambda: len(states) > count + 20, 30, 'states after the command')
     assert stamp_key(states[-1].header) > (0, 0)
     assert list(states[-1].position) != [0.7, -1.1]
 

@@ -126,6 +126,11 @@ class SimulatedPlant(Node):
             self, 'start_paused', False,
             'Start with simulated time held (states published, nothing advanced) until '
             '~/pause is called with false.'))
+        # A controller started beside the plant (a launch file) takes seconds to come up:
+        # held until its first command, the arm does not run uncontrolled meanwhile.
+        self.waiting_for_command = bool(common.declare(
+            self, 'wait_for_command', False,
+            'Hold simulated time at the start until the first valid command arrives.'))
         self.fault = ''
         self.rejected = 0                    # commands refused (wrong length, not finite)
         self.dropped = 0                     # lockstep: valid commands that answer no state
@@ -229,6 +234,9 @@ class SimulatedPlant(Node):
         else:
             self.last_command[self.command_index] = data
             self.last_command_time = self.sim.time
+            if self.waiting_for_command:
+                self.waiting_for_command = False
+                self.restart_real_time_factor()
             if self.timing_mode == 'lockstep' and (self.paused or not self.awaiting_command):
                 # Kept as the last command, but it answers no state: time does not advance.
                 self.dropped += 1
@@ -299,7 +307,7 @@ class SimulatedPlant(Node):
 
         Called per wall-clock tick in realtime mode, per received command in lockstep.
         """
-        if not self.paused:
+        if not (self.paused or self.waiting_for_command):
             self.copies = 0             # a new state: its publications are counted afresh
             self.select_input()
             try:
