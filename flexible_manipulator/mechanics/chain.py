@@ -407,12 +407,7 @@ class SerialChain:
         is passed, defaults included, and arrays are float64 C-contiguous (the public
         methods coerce them), so that every call has the types of the first.
         """
-        entry = self._entries.get(kernel)
-        table = data_table(data)
-        if entry is None:
-            entry = self._entries[kernel] = compiled.entry_point(kernel, self._table, table,
-                                                                 *args)
-        return entry(self._table, table, *args)
+        return run_entry(self, kernel, data_table(data), *args)
 
     def _q(self, q):
         return arguments.vector('q', q, self.nq, self.name, 'coordinates (nq)')
@@ -611,6 +606,19 @@ class SerialChain:
                                       'potential_energy')
 
 
+def run_entry(model, kernel, table, *args):
+    """Run ``kernel`` on ``model``'s constants table and a workspace ``table``.
+
+    Through the kernel's compiled machine code (`compiled.entry_point`, kept in
+    ``model._entries``): every call passes arguments of the types of the first.
+    """
+    entry = model._entries.get(kernel)
+    if entry is None:
+        entry = model._entries[kernel] = compiled.entry_point(kernel, model._table, table,
+                                                              *args)
+    return entry(model._table, table, *args)
+
+
 def run_dynamics(model, kernel, what, data, table_of, q, v, u, out):
     """Run a forward-dynamics entry of ``model`` from Python: checks, call, result.
 
@@ -636,11 +644,7 @@ def run_dynamics(model, kernel, what, data, table_of, q, v, u, out):
         table = data.table
     except AttributeError:
         table = table_of(data)
-    entry = model._entries.get(kernel)
-    if entry is None:
-        entry = model._entries[kernel] = compiled.entry_point(kernel, model._table, table,
-                                                              q, v, u)
-    positive = entry(model._table, table, q, v, u)
+    positive = run_entry(model, kernel, table, q, v, u)
     if not (positive and arguments.finite(data.acceleration)):
         # The fast path did not look at the values: a non-finite one is named first.
         vector = arguments.vector

@@ -19,9 +19,9 @@ import dataclasses
 import numpy as np
 import transforms3d
 
-from .. import arguments, compiled, lie
+from .. import arguments, lie
 from ..chain import (ARTICULATED_FROM_LINKS, Beam, RigidBody, SectionKinematics, SerialChain,
-                     run_dynamics)
+                     run_dynamics, run_entry)
 from ..modal_beam import ModalBeam
 from ..chain_kernels.spatial import spatial_inertia
 from . import articulated, kernels
@@ -417,12 +417,7 @@ class CosseratChain:
         Through the kernel's compiled machine code (`compiled.entry_point`): every call
         passes arguments of the types of the first.
         """
-        entry = self._entries.get(kernel)
-        table = data_table(data)
-        if entry is None:
-            entry = self._entries[kernel] = compiled.entry_point(kernel, self._table, table,
-                                                                 *args)
-        return entry(self._table, table, *args)
+        return run_entry(self, kernel, data_table(data), *args)
 
     def neutral_configuration(self):
         """Joints at zero, links straight and unstrained; a floating base at its pose."""

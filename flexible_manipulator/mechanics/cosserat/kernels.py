@@ -304,6 +304,15 @@ def _add_potential(model_table, inertia, data_table):
 @_inline
 def _transport(R, p, data, count):
     """Carry J, eta, alpha and the pose to the frame g = (R, p) relative to the current one."""
+    _compose_pose(R, p, data)
+    adinv_columns(R, p, data.J, data.cols, count, data.column, data.carry)
+    adinv_apply(R, p, data.eta, data.eta, data.carry)
+    adinv_apply(R, p, data.alpha, data.alpha, data.carry)
+
+
+@_inline
+def _compose_pose(R, p, data):
+    """Move the current pose (pose_R, pose_p) by g = (R, p) relative to it."""
     for i in range(3):
         acc = data.pose_p[i]
         for c in range(3):
@@ -316,9 +325,6 @@ def _transport(R, p, data, count):
                                  + data.pose_R[i, 2] * R[2, c])
         for c in range(3):
             data.pose_R[i, c] = data.carry[3 + c]
-    adinv_columns(R, p, data.J, data.cols, count, data.column, data.carry)
-    adinv_apply(R, p, data.eta, data.eta, data.carry)
-    adinv_apply(R, p, data.alpha, data.alpha, data.carry)
 
 
 @_inline
@@ -682,19 +688,7 @@ def _rod_pose(h, B1, B2, reference, data_table, start, m, q):
     for i in range(6):
         data.omega[i] = 0.5 * h * (xi1[i] + xi2[i]) + c * data.t1[i]
     se3_exp(data.omega, data.R, data.p)
-    for i in range(3):
-        acc = data.pose_p[i]
-        for c_ in range(3):
-            acc += data.pose_R[i, c_] * data.p[c_]
-        data.carry[i] = acc
-    for i in range(3):
-        data.pose_p[i] = data.carry[i]
-        for c_ in range(3):
-            data.carry[3 + c_] = (data.pose_R[i, 0] * data.R[0, c_]
-                                  + data.pose_R[i, 1] * data.R[1, c_]
-                                  + data.pose_R[i, 2] * data.R[2, c_])
-        for c_ in range(3):
-            data.pose_R[i, c_] = data.carry[3 + c_]
+    _compose_pose(data.R, data.p, data)
 
 
 @_jit
