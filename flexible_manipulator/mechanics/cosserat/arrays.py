@@ -37,7 +37,7 @@ def model_arrays(chain):
         point_count=np.array(points, dtype=np.int64),
         point_x=np.zeros(sum(points)), point_phi=np.zeros((sum(points), width)),
         point_g=np.zeros((sum(points), width, width)),
-        point_inertia=np.zeros((sum(points), 6, 6)),
+        point_mass=np.zeros(sum(points)),
         mode_plane=np.zeros((n, width), dtype=np.int64), tip_phi=np.zeros((n, width)),
         tip_slope=np.zeros((n, width)), tip_g=np.zeros((n, width, width)),
         gravity=chain.gravity.copy(), stiffness=np.diag(chain.stiffness).copy(),
@@ -59,7 +59,7 @@ def model_arrays(chain):
             arrays['point_x'][span] = beam.x
             arrays['point_phi'][span, :beam.count] = beam.phi
             arrays['point_g'][span, :beam.count, :beam.count] = beam.g
-            arrays['point_inertia'][span] = link.point_inertias()
+            arrays['point_mass'][span] = beam.mass
             arrays['mode_plane'][j, :beam.count] = beam.planes
             phi, slope, g = beam.section(link.length)
             arrays['tip_phi'][j, :beam.count] = phi
@@ -80,6 +80,7 @@ def model_arrays(chain):
 def workspace(nv, width, links):
     """Allocate a `layout.Workspace`: nv coordinates, ``links`` links, bases <= ``width``."""
     data = allocate(Workspace, WORKSPACE, {'n': links, 'nv': nv, 'm': width, 'k': width + 1,
+                                           'g': width + 6,
                                            'terms': MAX_TERMS + 1})
     data_table(data)
     return data

@@ -116,7 +116,8 @@ def _add_child(data_table, j, k):
             acc += data.aba_IA[r, i] * data.aba_Tc[j, i]
         data.aba_f[r] = acc                        # I^A c_T + p^A
     adinv_matrix(data.aba_TR[j], data.aba_Tp[j], data.aba_X)
-    add_to_link(data.aba_IA, data.aba_X, data.aba_TJ[j], k, data.aba_f, data_table, j)
+    add_to_link(data.aba_IA, np.int64(6), data.aba_X, data.aba_TJ[j], k, data.aba_f,
+                data_table, j)
 
 
 @_jit

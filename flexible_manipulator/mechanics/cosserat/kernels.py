@@ -8,9 +8,9 @@ twist eta and bias acceleration alpha, and each body with inertia I adds
     M += J^T I J,    h += J^T (I alpha - ad*_eta I eta)
 
 on the columns that can be non-zero (the coordinates of the links passed so far). Then
-v' = M^-1 (B u - h) by Cholesky. A floating-frame link (``modal_beam``) branches: each of
-its point masses is reached from the link frame by its displacement, and the frame state
-is restored after it; its tip frame by the displacement and the two bending turns. A
+v' = M^-1 (B u - h) by Cholesky. A floating-frame link (``modal_beam``) adds its point
+masses summed in its frame, a generalized body of the frame's twist and its modal rates
+(`_modal_points`); its tip frame is reached by the displacement and the two bending turns. A
 free-floating base is the first body (its twist is v's last six entries); the steppers
 then move its pose on SO(3) x R^3 (``chain_kernels.steppers.integrate``). The rate of
 the tangent map J_r(Omega) =
@@ -212,21 +212,23 @@ def _accumulate(inertia, data_table, count):
 
 
 @_jit
-def add_to_link(inertia, X, J, k, force, data_table, j):
-    """Add a body to link j's articulated sums (``articulated`` module doc).
+def add_to_link(inertia, size, X, J, k, force, data_table, j):
+    """Add a body or a modal link frame to link j's articulated sums (``articulated`` doc).
 
-    The body: its inertia, X = Ad^-1 of its pose relative to the handle, J (6 x k) its
-    local Jacobian, ``force`` its wrench at zero local and handle acceleration (the
-    inertial wrench of a body, I^A c_T + p^A of a child): M_HH += X^T I X, M_Hl += X^T I J,
-    M_ll += J^T I J, p_H += X^T force, p_l += J^T force.
+    ``inertia`` (size x size): a body's 6 x 6 inertia, or a modal link's generalized mass
+    in (w, v, q') of its frame (size = 6 + modes; `_modal_points`); X = Ad^-1 of its pose
+    relative to the handle, J (size x k) its local Jacobian (the modal rows select the
+    link's modal rates), ``force`` (size) its wrench at zero local and handle acceleration
+    (a body's inertial wrench, I^A c_T + p^A of a child): with X padded by zero rows,
+    M_HH += X^T I X, M_Hl += X^T I J, M_ll += J^T I J, p_H += X^T force, p_l += J^T force.
     """
     data = unpack(data_table, DATA_TYPE)
     IJ, Hl, ll = data.aba_IJT, data.aba_Hl[j], data.aba_ll[j]
     add_transformed(inertia, X, data.aba_IX, data.aba_HH[j])
     for a in range(k):
-        for r in range(6):
+        for r in range(size):
             acc = 0.0
-            for i in range(6):
+            for i in range(size):
                 acc += inertia[r, i] * J[i, a]
             IJ[r, a] = acc
     for r in range(6):
@@ -242,11 +244,11 @@ def add_to_link(inertia, X, J, k, force, data_table, j):
     for a in range(k):
         for b in range(k):
             acc = 0.0
-            for i in range(6):
+            for i in range(size):
                 acc += J[i, a] * IJ[i, b]
             ll[a, b] += acc
         acc = 0.0
-        for i in range(6):
+        for i in range(size):
             acc += J[i, a] * force[i]
         data.aba_pl[j, a] += acc
 
@@ -263,8 +265,8 @@ def _accumulate_local(inertia, data_table, count, j):
         for i in range(6):
             data.aba_J[i, a] = data.J[i, data.cols[a]]
     adinv_matrix(data.pose_R, data.pose_p, data.aba_X)
-    add_to_link(inertia, data.aba_X, data.aba_J, count, _inertial_wrench(inertia, data),
-                data_table, j)
+    add_to_link(inertia, np.int64(6), data.aba_X, data.aba_J, count,
+                _inertial_wrench(inertia, data), data_table, j)
 
 
 @_inline
@@ -405,22 +407,6 @@ def _rod_segment(h, B1, B2, reference, data_table, start, m, q, v):
         data.alpha[i] += data.t3[i] + data.t1[i]
 
 
-@_inline
-def _copy_frame(J, eta, alpha, R, p, J_to, eta_to, alpha_to, R_to, p_to, cols, count):
-    """Copy a frame state (J's active columns, eta, alpha, pose R, p) into another."""
-    for k in range(count):
-        c = cols[k]
-        for i in range(6):
-            J_to[i, c] = J[i, c]
-    for i in range(6):
-        eta_to[i] = eta[i]
-        alpha_to[i] = alpha[i]
-    for i in range(3):
-        p_to[i] = p[i]
-        for c in range(3):
-            R_to[i, c] = R[i, c]
-
-
 @_jit        # not inlined: one copy for points, tips and sections (compile time)
 def _modal_shift(model_table, data_table, j, start, m, x, phi, g, q, v, count):
     """Step to a modal section at x: Trans(x e1 + u(x, q)) (``modal_beam``), its S and c.
@@ -430,34 +416,45 @@ def _modal_shift(model_table, data_table, j, start, m, x, phi, g, q, v, count):
     """
     model, data = unpack(model_table, MODEL_TYPE), unpack(data_table, DATA_TYPE)
     plane = model.mode_plane[j]
-    quad = 0.0
-    vgv = 0.0
+    vgv = _modal_offset(plane, start, m, x, phi, g, q, v, data.gq, data.p, data.beam_rd)
     for i in range(3):
-        data.p[i] = 0.0
+        data.s[i] = 0.0
+        data.s[3 + i] = data.beam_rd[i]
         for col in range(3):
             data.R[i, col] = 1.0 if i == col else 0.0
-    for k in range(m):
-        gq = 0.0
-        gv = 0.0
-        for c in range(m):
-            gq += g[k, c] * q[start + c]
-            gv += g[k, c] * v[start + c]
-        data.gq[k] = gq
-        quad += gq * q[start + k]
-        vgv += gv * v[start + k]
-        data.p[plane[k]] += phi[k] * q[start + k]
-    data.p[0] += x - 0.5 * quad
     _transport(data.R, data.p, data, count)
-    for i in range(6):
-        data.s[i] = 0.0
     for k in range(m):
         c = start + k
         data.J[3 + plane[k], c] += phi[k]
         data.J[3, c] -= data.gq[k]
-        data.s[3 + plane[k]] += phi[k] * v[c]
-        data.s[3] -= data.gq[k] * v[c]
     _add_motion(data, data.s)
     data.alpha[3] -= vgv
+
+
+@_inline
+def _modal_offset(plane, start, m, x, phi, g, q, v, gq, r, rd):
+    """Write a modal section's offset r = x e1 + u(x, q), its rate rd = S q' and G q.
+
+    u = (-1/2 q^T G q, W q on y-modes, W q on z-modes) (``modal_beam``); returns q'^T G q'.
+    """
+    quad = 0.0
+    vgv = 0.0
+    r[0], r[1], r[2] = x, 0.0, 0.0
+    rd[0], rd[1], rd[2] = 0.0, 0.0, 0.0
+    for k in range(m):
+        gqk = 0.0
+        gv = 0.0
+        for c in range(m):
+            gqk += g[k, c] * q[start + c]
+            gv += g[k, c] * v[start + c]
+        gq[k] = gqk
+        quad += gqk * q[start + k]
+        vgv += gv * v[start + k]
+        r[plane[k]] += phi[k] * q[start + k]
+        rd[plane[k]] += phi[k] * v[start + k]
+        rd[0] -= gqk * v[start + k]
+    r[0] -= 0.5 * quad
+    return vgv
 
 
 @_jit        # not inlined: four copies otherwise (compile time)
@@ -488,22 +485,133 @@ def _modal_turn(model_table, data_table, j, start, m, slope, plane, axis, sign, 
     _add_motion(data, data.s)
 
 
-@_inline
-def _modal_link(model_table, data_table, j, start, m, q, v, count, bodies):
-    """Bodies of floating-frame link j: its point masses (branches), then its tip frame."""
+@_jit        # not inlined: one copy serves the three uses of `_link`
+def _modal_points(model_table, data_table, j, start, m, q, v, count, bodies):
+    """Add the point masses of floating-frame link j, summed in its frame (``modal_beam``).
+
+    Point i (mass w, at r = x e1 + u(x, q) in the link frame, r' = S q', S = du/dq with
+    columns W_k e_plane - (G q)_k e1) moves at Gamma eta, Gamma = [-hat(r), I, S], for
+    eta = (w, v, q') of the link frame and its modes. Summed over the points:
+
+        M_b = sum w Gamma^T Gamma,  F_b = sum Gamma^T w a,
+        a = a_v + a_w x r + w x r' - (q'^T G q') e1 + w x (v + w x r + r')
+
+    (a: the point's acceleration at zero generalized acceleration, alpha = (a_w, a_v) the
+    frame's, gravity in it). ``bodies`` 1: M += E^T M_b E, h += E^T F_b, E the rows of
+    eta per active column (J's, then the modal rates); 2: link j's articulated sums
+    (`add_to_link`, the frame's pose relative to the handle); 3: the gravity energy.
+    The serial chain's `chain_kernels.mass_matrix._beam_mass` is the same sum.
+    """
     model, data = unpack(model_table, MODEL_TYPE), unpack(data_table, DATA_TYPE)
-    _copy_frame(data.J, data.eta, data.alpha, data.pose_R, data.pose_p, data.saved_J,
-                data.saved_eta, data.saved_alpha, data.saved_R, data.saved_p, data.cols,
-                count)                  # kept at the link frame
+    size = 6 + m
+    Mb, F, plane = data.beam_M, data.beam_F, model.mode_plane[j]
+    r, rd, acc, eta, alpha = data.beam_r, data.beam_rd, data.beam_a, data.eta, data.alpha
+    for a_ in range(size):
+        F[a_] = 0.0
+        for b_ in range(size):
+            Mb[a_, b_] = 0.0
+    total = 0.0
     for point in range(model.point_start[j], model.point_start[j] + model.point_count[j]):
-        _modal_shift(model_table, data_table, j, start, m, model.point_x[point],
-                     model.point_phi[point], model.point_g[point], q, v, count)
-        _body(model_table, model.point_inertia[point], data_table, count, j, bodies)
-        _copy_frame(data.saved_J, data.saved_eta, data.saved_alpha, data.saved_R,
-                    data.saved_p, data.J, data.eta, data.alpha, data.pose_R, data.pose_p,
-                    data.cols, count)   # back to the link frame
-    _modal_section(model_table, data_table, j, start, m, model.length[j], model.tip_phi[j],
-                   model.tip_slope[j], model.tip_g[j], q, v, count)
+        w, phi = model.point_mass[point], model.point_phi[point]
+        vgv = _modal_offset(plane, start, m, model.point_x[point], phi, model.point_g[point],
+                            q, v, data.gq, r, rd)
+        total += w
+        if bodies == 3:
+            for i in range(3):
+                F[3 + i] += w * r[i]              # first moment
+            continue
+        # velocity u = v + w x r + r' (t1), then a (module doc)
+        for i in range(3):
+            data.t1[i] = eta[3 + i] + rd[i]
+        data.t1[0] += eta[1] * r[2] - eta[2] * r[1]
+        data.t1[1] += eta[2] * r[0] - eta[0] * r[2]
+        data.t1[2] += eta[0] * r[1] - eta[1] * r[0]
+        for i in range(3):
+            acc[i] = alpha[3 + i]
+        acc[0] += (alpha[1] * r[2] - alpha[2] * r[1] + eta[1] * (rd[2] + data.t1[2])
+                   - eta[2] * (rd[1] + data.t1[1]) - vgv)
+        acc[1] += (alpha[2] * r[0] - alpha[0] * r[2] + eta[2] * (rd[0] + data.t1[0])
+                   - eta[0] * (rd[2] + data.t1[2]))
+        acc[2] += (alpha[0] * r[1] - alpha[1] * r[0] + eta[0] * (rd[1] + data.t1[1])
+                   - eta[1] * (rd[0] + data.t1[0]))
+        f0, f1, f2 = w * acc[0], w * acc[1], w * acc[2]
+        F[0] += r[1] * f2 - r[2] * f1
+        F[1] += r[2] * f0 - r[0] * f2
+        F[2] += r[0] * f1 - r[1] * f0
+        F[3] += f0
+        F[4] += f1
+        F[5] += f2
+        rr = r[0] * r[0] + r[1] * r[1] + r[2] * r[2]
+        for a_ in range(3):
+            Mb[a_, a_] += w * rr
+            for b_ in range(a_, 3):
+                Mb[a_, b_] -= w * r[a_] * r[b_]
+        Mb[0, 4] -= w * r[2]        # w hat(r): the (w, v) block
+        Mb[0, 5] += w * r[1]
+        Mb[1, 3] += w * r[2]
+        Mb[1, 5] -= w * r[0]
+        Mb[2, 3] -= w * r[1]
+        Mb[2, 4] += w * r[0]
+        S = data.phi                # S (3 x m) in its first three rows
+        for k in range(m):
+            S[0, k] = -data.gq[k]
+            S[1, k] = 0.0
+            S[2, k] = 0.0
+            S[plane[k], k] += phi[k]
+            s0, s1, s2 = S[0, k], S[1, k], S[2, k]
+            Mb[0, 6 + k] += w * (r[1] * s2 - r[2] * s1)
+            Mb[1, 6 + k] += w * (r[2] * s0 - r[0] * s2)
+            Mb[2, 6 + k] += w * (r[0] * s1 - r[1] * s0)
+            Mb[3, 6 + k] += w * s0
+            Mb[4, 6 + k] += w * s1
+            Mb[5, 6 + k] += w * s2
+            F[6 + k] += s0 * f0 + s1 * f1 + s2 * f2
+            for l_ in range(k + 1):
+                Mb[6 + l_, 6 + k] += w * (S[0, l_] * s0 + S[1, l_] * s1 + S[2, l_] * s2)
+    if bodies == 3:
+        for i in range(3):
+            position = data.pose_p[i] * total
+            for c in range(3):
+                position += data.pose_R[i, c] * F[3 + c]
+            data.energy[0] -= model.gravity[i] * position
+        return
+    for a_ in range(3):
+        Mb[3 + a_, 3 + a_] = total
+    for a_ in range(size):
+        for b_ in range(a_):
+            Mb[a_, b_] = Mb[b_, a_]
+    E = data.beam_E                 # rows of eta per active column
+    for a_ in range(count):
+        c = data.cols[a_]
+        for i in range(6):
+            E[i, a_] = data.J[i, c]
+        for k in range(m):
+            E[6 + k, a_] = 1.0 if c == start + k else 0.0
+    if bodies == 2:
+        adinv_matrix(data.pose_R, data.pose_p, data.aba_X)
+        add_to_link(Mb, size, data.aba_X, E, count, F, data_table, j)
+        return
+    ME = data.beam_ME
+    for a_ in range(count):
+        for r_ in range(size):
+            sum_ = 0.0
+            for i in range(size):
+                sum_ += Mb[r_, i] * E[i, a_]
+            ME[r_, a_] = sum_
+    for a_ in range(count):
+        ca = data.cols[a_]
+        for b_ in range(a_, count):
+            cb = data.cols[b_]
+            sum_ = 0.0
+            for i in range(size):
+                sum_ += E[i, a_] * ME[i, b_]
+            data.mass[ca, cb] += sum_
+            if cb != ca:
+                data.mass[cb, ca] += sum_
+        sum_ = 0.0
+        for i in range(size):
+            sum_ += E[i, a_] * F[i]
+        data.bias[ca] += sum_
 
 
 @_inline
@@ -592,10 +700,9 @@ def _link(model_table, data_table, j, q, v, count, bodies):
         _body(model_table, model.hub[j], data_table, count, j, bodies)
     if model.point_count[j] > 0:
         if bodies:
-            _modal_link(model_table, data_table, j, start, m, q, v, count, bodies)
-        else:
-            _modal_section(model_table, data_table, j, start, m, model.length[j],
-                           model.tip_phi[j], model.tip_slope[j], model.tip_g[j], q, v, count)
+            _modal_points(model_table, data_table, j, start, m, q, v, count, bodies)
+        _modal_section(model_table, data_table, j, start, m, model.length[j],
+                       model.tip_phi[j], model.tip_slope[j], model.tip_g[j], q, v, count)
     data.count[0] = count - m            # the new strain columns are zero until added
     for k in range(model.segment_start[j], model.segment_start[j] + model.segment_count[j]):
         _rod_segment(model.seg_h[k], model.seg_B1[k], model.seg_B2[k], model.seg_reference[k],

@@ -3,7 +3,8 @@
 One line per field (the convention of `tuple_tables`: name, kind and extents, meaning):
 n links, S Magnus segments in all, P mass points of the modal links, nv coordinates,
 m = the largest strain basis or mode count of a link (bases padded with zero columns),
-k = m + 1 local coordinates of a link, terms = MAX_TERMS + 1. Python builds them
+k = m + 1 local coordinates of a link, g = m + 6 generalized velocities of a modal link
+frame (its twist, then its modal rates), terms = MAX_TERMS + 1. Python builds them
 (`arrays`); the kernels take them as two tables (`tuple_tables`) and rebuild the tuples of
 the numba types `MODEL_TYPE` and `DATA_TYPE`.
 """
@@ -44,7 +45,7 @@ MODEL = (
     ('point_x', 'f8 P', 'abscissa of each mass point [m]'),
     ('point_phi', 'f8 P m', 'mode values W_k at each mass point'),
     ('point_g', 'f8 P m m', 'foreshortening matrix G at each mass point [1/m]'),
-    ('point_inertia', 'f8 P 6 6', 'inertia of each point mass at its frame'),
+    ('point_mass', 'f8 P', 'mass of each point [kg]'),
     ('mode_plane', 'i8 n m', 'plane of each mode of a modal link: 1 y, 2 z (0 otherwise)'),
     ('tip_phi', 'f8 n m', 'mode values at the tip of a modal link'),
     ('tip_slope', 'f8 n m', "mode slopes W_k'(L) at the tip [1/m]"),
@@ -94,18 +95,20 @@ WORKSPACE = (
     ('base_R', 'f8 3 3', "rotation of the base in the world (a floating base's from q)"),
     ('pose_R', 'f8 3 3', 'rotation of the current frame in the world'),
     ('pose_p', 'f8 3', 'position of the current frame in the world [m]'),
-    ('saved_J', 'f8 6 nv', "J kept at a modal link's frame while its points branch off"),
-    ('saved_eta', 'f8 6', 'eta kept there'),
-    ('saved_alpha', 'f8 6', 'alpha kept there'),
-    ('saved_R', 'f8 3 3', 'pose_R kept there'),
-    ('saved_p', 'f8 3', 'pose_p kept there [m]'),
+    ('beam_M', 'f8 g g', "generalized mass of a modal link's points in (w, v, q') of its frame"),
+    ('beam_F', 'f8 g', 'their generalized inertial force at zero acceleration'),
+    ('beam_E', 'f8 g nv', "(w, v, q') of the modal link frame per active column"),
+    ('beam_ME', 'f8 g nv', 'beam_M beam_E'),
+    ('beam_r', 'f8 3', 'position of a mass point in its link frame [m]'),
+    ('beam_rd', 'f8 3', 'its velocity relative to the link frame [m/s]'),
+    ('beam_a', 'f8 3', 'its acceleration at zero generalized acceleration [m/s^2]'),
     ('gq', 'f8 m', 'G q of a modal section'),
     ('energy', 'f8 1', 'gravity energy summed over the bodies [J]'),
     # -- articulated-body forward dynamics (``articulated``), k = m + 1 local coordinates
     ('aba_X', 'f8 6 6', "Ad_g^-1 of the current body or tip relative to its link's handle"),
     ('aba_IX', 'f8 6 6', 'I X of the same'),
     ('aba_J', 'f8 6 k', 'local Jacobian of the current body'),
-    ('aba_IJT', 'f8 6 k', 'I J of the current body or the child at a tip'),
+    ('aba_IJT', 'f8 g k', 'I J of the current body, modal link or the child at a tip'),
     ('aba_HH', 'f8 n 6 6', 'M_HH of each link (and then its child)'),
     ('aba_Hl', 'f8 n 6 k', 'M_Hl of each link'),
     ('aba_ll', 'f8 n k k', 'M_ll of each link (then D, armature added)'),
