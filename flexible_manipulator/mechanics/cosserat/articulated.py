@@ -29,7 +29,7 @@ import numpy as np
 from .. import compiled, group_kernels, integrators
 from ..chain_kernels.linalg import cholesky_factor, cholesky_substitute
 from ..chain_kernels.steppers import tangent_rates
-from ..chain_kernels.spatial import adinv_apply, adinv_matrix, coad_apply
+from ..chain_kernels.spatial import adinv_apply, coad_apply
 from ..tuple_tables import unpack
 from .kernels import _link, add_to_link, ARTICULATED, dexpinv_on_tables, integrate_on_tables
 from .layout import DATA_TYPE, MODEL_TYPE
@@ -115,9 +115,8 @@ def _add_child(data_table, j, k):
         for i in range(6):
             acc += data.aba_IA[r, i] * data.aba_Tc[j, i]
         data.aba_f[r] = acc                        # I^A c_T + p^A
-    adinv_matrix(data.aba_TR[j], data.aba_Tp[j], data.aba_X)
-    add_to_link(data.aba_IA, np.int64(6), data.aba_X, data.aba_TJ[j], k, data.aba_f,
-                data_table, j)
+    add_to_link(data.aba_IA, np.int64(6), data.aba_TR[j], data.aba_Tp[j], data.aba_TJ[j], k,
+                data.aba_f, data_table, j)
 
 
 @_jit

@@ -26,8 +26,8 @@ import numpy as np
 
 from .. import compiled, group_kernels, integrators
 from ..chain_kernels.linalg import cholesky_factor, cholesky_substitute
-from ..chain_kernels.spatial import (ad_apply, adinv_apply, adinv_columns, adinv_matrix,
-                                     coad_apply, cross, se3_exp)
+from ..chain_kernels.spatial import (ad_apply, add_transformed_inertia, adinv_apply,
+                                     adinv_columns, coad_apply, compose, cross, se3_exp)
 from ..chain_kernels.steppers import dexpinv, integrate, stiff_factor, stiff_solve, tangent_rates
 from ..tuple_tables import unpack
 from .layout import DATA_TYPE, MAX_TERMS, MODEL_TYPE
@@ -163,23 +163,6 @@ def _inertial_wrench(inertia, data):
     return force
 
 
-@_jit
-def add_transformed(inertia, X, IX, out):
-    """Add X^T I X to out (6 x 6) for an inertia I and a twist map X; IX = I X is kept."""
-    for r in range(6):
-        for c in range(6):
-            acc = 0.0
-            for i in range(6):
-                acc += inertia[r, i] * X[i, c]
-            IX[r, c] = acc
-    for r in range(6):
-        for c in range(6):
-            acc = 0.0
-            for i in range(6):
-                acc += X[i, r] * IX[i, c]
-            out[r, c] += acc
-
-
 @_jit        # not inlined: one copy for every body (compile time)
 def _accumulate(inertia, data_table, count):
     """Add J^T I J to M and J^T (I alpha - ad*_eta I eta) on the active columns."""
@@ -211,36 +194,54 @@ def _accumulate(inertia, data_table, count):
         data.bias[c] += acc
 
 
+@_inline
+def _to_handle(R, p, m0, m1, m2, f0, f1, f2):
+    """Return X^T (m, f) = (R m + p x R f, R f), X = Ad^-1 of (R, p), as six scalars."""
+    g0 = R[0, 0] * f0 + R[0, 1] * f1 + R[0, 2] * f2
+    g1 = R[1, 0] * f0 + R[1, 1] * f1 + R[1, 2] * f2
+    g2 = R[2, 0] * f0 + R[2, 1] * f1 + R[2, 2] * f2
+    return (R[0, 0] * m0 + R[0, 1] * m1 + R[0, 2] * m2 + p[1] * g2 - p[2] * g1,
+            R[1, 0] * m0 + R[1, 1] * m1 + R[1, 2] * m2 + p[2] * g0 - p[0] * g2,
+            R[2, 0] * m0 + R[2, 1] * m1 + R[2, 2] * m2 + p[0] * g1 - p[1] * g0, g0, g1, g2)
+
+
 @_jit
-def add_to_link(inertia, size, X, J, k, force, data_table, j):
+def add_to_link(inertia, size, R, p, J, k, force, data_table, j):
     """Add a body or a modal link frame to link j's articulated sums (``articulated`` doc).
 
     ``inertia`` (size x size): a body's 6 x 6 inertia, or a modal link's generalized mass
-    in (w, v, q') of its frame (size = 6 + modes; `_modal_points`); X = Ad^-1 of its pose
-    relative to the handle, J (size x k) its local Jacobian (the modal rows select the
-    link's modal rates), ``force`` (size) its wrench at zero local and handle acceleration
-    (a body's inertial wrench, I^A c_T + p^A of a child): with X padded by zero rows,
-    M_HH += X^T I X, M_Hl += X^T I J, M_ll += J^T I J, p_H += X^T force, p_l += J^T force.
+    in (w, v, q') of its frame (size = 6 + modes; `_modal_points`); (R, p) its pose
+    relative to the handle, X = Ad^-1 of it; J (size x k) its local Jacobian (the modal
+    rows select the link's modal rates); ``force`` (size) its wrench at zero local and
+    handle acceleration (a body's inertial wrench, I^A c_T + p^A of a child). With X
+    padded by zero rows: M_HH += X^T I X (`add_transformed_inertia`, by 3 x 3 blocks),
+    M_Hl += X^T I J, M_ll += J^T I J, p_H += X^T force, p_l += J^T force.
     """
     data = unpack(data_table, DATA_TYPE)
-    IJ, Hl, ll = data.aba_IJT, data.aba_Hl[j], data.aba_ll[j]
-    add_transformed(inertia, X, data.aba_IX, data.aba_HH[j])
+    IJ, Hl, ll, pH = data.aba_IJT, data.aba_Hl[j], data.aba_ll[j], data.aba_pH[j]
+    add_transformed_inertia(R, p, inertia, data.aba_HH[j])
     for a in range(k):
         for r in range(size):
             acc = 0.0
             for i in range(size):
                 acc += inertia[r, i] * J[i, a]
             IJ[r, a] = acc
-    for r in range(6):
-        for a in range(k):
-            acc = 0.0
-            for i in range(6):
-                acc += X[i, r] * IJ[i, a]
-            Hl[r, a] += acc
-        acc = 0.0
-        for i in range(6):
-            acc += X[i, r] * force[i]
-        data.aba_pH[j, r] += acc
+        h0, h1, h2, h3, h4, h5 = _to_handle(R, p, IJ[0, a], IJ[1, a], IJ[2, a], IJ[3, a],
+                                            IJ[4, a], IJ[5, a])
+        Hl[0, a] += h0
+        Hl[1, a] += h1
+        Hl[2, a] += h2
+        Hl[3, a] += h3
+        Hl[4, a] += h4
+        Hl[5, a] += h5
+    h0, h1, h2, h3, h4, h5 = _to_handle(R, p, force[0], force[1], force[2], force[3],
+                                        force[4], force[5])
+    pH[0] += h0
+    pH[1] += h1
+    pH[2] += h2
+    pH[3] += h3
+    pH[4] += h4
+    pH[5] += h5
     for a in range(k):
         for b in range(k):
             acc = 0.0
@@ -264,8 +265,7 @@ def _accumulate_local(inertia, data_table, count, j):
     for a in range(count):
         for i in range(6):
             data.aba_J[i, a] = data.J[i, data.cols[a]]
-    adinv_matrix(data.pose_R, data.pose_p, data.aba_X)
-    add_to_link(inertia, np.int64(6), data.aba_X, data.aba_J, count,
+    add_to_link(inertia, np.int64(6), data.pose_R, data.pose_p, data.aba_J, count,
                 _inertial_wrench(inertia, data), data_table, j)
 
 
@@ -313,6 +313,27 @@ def _transport(R, p, data, count):
 
 
 @_inline
+def _translate(p0, p1, p2, data, count):
+    """`_transport` by a pure translation p: (w, v) -> (w, v + w x p), pose_p += pose_R p."""
+    for i in range(3):
+        data.pose_p[i] += data.pose_R[i, 0] * p0 + data.pose_R[i, 1] * p1 + data.pose_R[i, 2] * p2
+    for k in range(count):
+        c = data.cols[k]
+        _translate_twist(p0, p1, p2, data.J[:, c])
+    _translate_twist(p0, p1, p2, data.eta)
+    _translate_twist(p0, p1, p2, data.alpha)
+
+
+@_inline
+def _translate_twist(p0, p1, p2, x):
+    """Move a twist x = (w, v) to (w, v + w x p), in place."""
+    w0, w1, w2 = x[0], x[1], x[2]
+    x[3] += w1 * p2 - w2 * p1
+    x[4] += w2 * p0 - w0 * p2
+    x[5] += w0 * p1 - w1 * p0
+
+
+@_inline
 def _compose_pose(R, p, data):
     """Move the current pose (pose_R, pose_p) by g = (R, p) relative to it."""
     for i in range(3):
@@ -349,6 +370,10 @@ def _rod_segment(h, B1, B2, reference, data_table, start, m, q, v):
     """
     data = unpack(data_table, DATA_TYPE)
     if m == 0:
+        if reference[0] == 0.0 and reference[1] == 0.0 and reference[2] == 0.0:
+            _translate(h * reference[3], h * reference[4], h * reference[5], data,
+                       data.count[0])
+            return
         for i in range(6):
             data.omega[i] = h * reference[i]
         se3_exp(data.omega, data.R, data.p)
@@ -588,8 +613,7 @@ def _modal_points(model_table, data_table, j, start, m, q, v, count, bodies):
         for k in range(m):
             E[6 + k, a_] = 1.0 if c == start + k else 0.0
     if bodies == 2:
-        adinv_matrix(data.pose_R, data.pose_p, data.aba_X)
-        add_to_link(Mb, size, data.aba_X, E, count, F, data_table, j)
+        add_to_link(Mb, size, data.pose_R, data.pose_p, E, count, F, data_table, j)
         return
     ME = data.beam_ME
     for a_ in range(count):
@@ -662,16 +686,21 @@ def _start(model, data, q, v, gravity):
 
 @_inline
 def _joint(model, data, j, q, v, count, bodies):
-    """Step to link j's joint frame (offset, joint motion); return the active columns."""
-    _transport(model.offset_R[j], model.offset_p[j], data, count)
+    """Step to link j's joint frame (offset, joint motion); return the active columns.
+
+    One transport by the offset composed with the joint's motion (one instead of two).
+    """
     ji = model.joint_index[j]
-    if ji >= 0:
+    if ji < 0:
+        _transport(model.offset_R[j], model.offset_p[j], data, count)
+    else:
         if bodies == 1:
             data.mass[ji, ji] += model.armature[j]
         for i in range(6):
             data.t2[i] = model.joint_motion[j, i] * q[ji]
         se3_exp(data.t2, data.R, data.p)
-        _transport(data.R, data.p, data, count)
+        compose(model.offset_R[j], model.offset_p[j], data.R, data.p, data.step_R, data.step_p)
+        _transport(data.step_R, data.step_p, data, count)
         data.cols[count] = ji
         count += 1
         for i in range(6):

@@ -70,6 +70,8 @@ WORKSPACE = (
     ('acceleration', 'f8 nv', "v', the forward dynamics' result"),
     ('R', 'f8 3 3', 'rotation of the current relative step'),
     ('p', 'f8 3', 'position of the current relative step [m]'),
+    ('step_R', 'f8 3 3', "rotation of a joint's offset and motion composed"),
+    ('step_p', 'f8 3', 'position of the same [m]'),
     ('omega', 'f8 6', 'Magnus Omega of the segment'),
     ('phi', 'f8 6 m', 'dOmega/dq of the segment'),
     ('rate', 'f8 6', "Omega' = Phi v"),
@@ -105,8 +107,6 @@ WORKSPACE = (
     ('gq', 'f8 m', 'G q of a modal section'),
     ('energy', 'f8 1', 'gravity energy summed over the bodies [J]'),
     # -- articulated-body forward dynamics (``articulated``), k = m + 1 local coordinates
-    ('aba_X', 'f8 6 6', "Ad_g^-1 of the current body or tip relative to its link's handle"),
-    ('aba_IX', 'f8 6 6', 'I X of the same'),
     ('aba_J', 'f8 6 k', 'local Jacobian of the current body'),
     ('aba_IJT', 'f8 g k', 'I J of the current body, modal link or the child at a tip'),
     ('aba_HH', 'f8 n 6 6', 'M_HH of each link (and then its child)'),
