@@ -16,7 +16,7 @@ import time
 import numpy as np
 import pytest
 
-from flexible_manipulator.mechanics import chain, compiled
+from flexible_manipulator.mechanics import compiled
 from flexible_manipulator.model_config import load_model
 
 MODELS = Path(__file__).resolve().parents[1] / 'config' / 'models'
@@ -101,17 +101,6 @@ def test_out_is_written_and_returned(arm):
     assert all(a is b for a, b in zip(again, first))
     with pytest.raises(ValueError, match=r'^out: mass_matrix needs an array of shape \(8, 8\)'):
         arm.mass_matrix(data, q, out=np.zeros(8))
-
-
-def test_every_workspace_field_is_documented_and_allocated(arm):
-    data = arm.create_data()
-    sizes = {'n': 2, 'nv': 8, 'k': 3, '6+k': 9}
-    assert chain.ChainData._fields == tuple(name for name, _, _ in chain.WORKSPACE)
-    for name, shape, meaning in chain.WORKSPACE:
-        assert meaning and len(meaning) > 10, name
-        expected = tuple(sizes[d] if d in sizes else int(d) for d in shape.split())
-        assert getattr(data, name).shape == expected, name
-    np.testing.assert_array_equal(data.eye3, np.eye(3))
 
 
 def test_cache_rule_drops_what_depends_on_an_edited_source(tmp_path):

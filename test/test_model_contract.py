@@ -138,6 +138,24 @@ def test_mass_and_bias_in_one_call_are_the_two_calls(model):
     np.testing.assert_array_equal(again[1], bias)
 
 
+def test_inverse_dynamics_is_the_equation_of_motion(model):
+    """rnea(q, v, a) = M(q) a + h(q, v) (the contract's definition), into ``out`` too; with
+    a = forward_dynamics(q, v, u) it returns B u."""
+    data = model.create_data()
+    q, v, u = state(model, seed=3)
+    a = np.random.default_rng(7).standard_normal(model.nv)
+    M, h = (x.copy() for x in model.mass_and_bias(data, q, v))
+    expected = M @ a + h
+    out = np.full(model.nv, np.nan)
+    assert model.rnea(data, q, v, a, out) is out
+    np.testing.assert_allclose(out, expected, rtol=0.0,
+                               atol=1e-12 * (1.0 + np.max(np.abs(expected))))
+    acceleration = model.forward_dynamics(data, q, v, u).copy()
+    force = model.input_matrix() @ u
+    np.testing.assert_allclose(model.rnea(data, q, v, acceleration), force, rtol=0.0,
+                               atol=1e-9 * (1.0 + np.max(np.abs(h))))
+
+
 def test_forward_dynamics_solves_the_equation_of_motion(model):
     """M(q) v' + h(q, v) = B u with v' = forward_dynamics(q, v, u)."""
     data = model.create_data()

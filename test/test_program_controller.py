@@ -556,7 +556,7 @@ def test_every_step_of_a_tick_is_guarded_and_names_itself(flexible):
         raise np.linalg.LinAlgError('Matrix is singular to machine precision.')
 
     steps = {'elastic-state estimator': (controller.estimator, 'advance'),
-             'control model': (controller.control_model, 'mass_matrix'),
+             'control model': (controller.control_model, 'mass_and_bias'),
              'control law': (controller.entry.realization, 'realize')}
     t = 0.0
     for step, (owner, method) in steps.items():

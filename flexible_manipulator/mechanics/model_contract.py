@@ -65,6 +65,13 @@ class ChainModel(Protocol):
         Cosserat chain's) computes them in one pass.
         """
 
+    def rnea(self, data, q, v, a, out=None):
+        """Return the inverse dynamics M(q) a + h(q, v) (nv) for accelerations ``a`` (nv).
+
+        On the joints the efforts that produce ``a``; on the elastic coordinates the
+        residual of their equations.
+        """
+
     def forward_dynamics(self, data, q, v, u, out=None):
         """Return v' = M(q)^-1 (B u - h(q, v)) (nv) for the inputs ``u`` (nu)."""
 

@@ -32,6 +32,10 @@ from .strain_basis import STRAINS, StrainBasis
 
 REVOLUTE, PRISMATIC, FIXED = 'revolute', 'prismatic', 'fixed'
 CURVATURES = ('torsion', 'bending_y', 'bending_z')      # kept by `with_modes`
+# With ARTICULATED_FROM_LINKS links or more, the coordinates from which the articulated
+# recursion beats the composite solve: rigid arms, composite faster at 12 joints, the
+# articulated one at 18 (`default_algorithm`).
+ARTICULATED_FROM_COORDINATES = 14
 
 
 def rigid_inertia(mass, com, inertia):
@@ -43,6 +47,17 @@ def rigid_inertia(mass, com, inertia):
     body = RigidBody(float(mass), tuple(np.asarray(com, dtype=float)), inertia)
     return np.array(spatial_inertia(body.mass, body.first_moment(),
                                     body.inertia_about_origin()))
+
+
+def default_algorithm(links, nv):
+    """Return the forward dynamics a chain of ``links`` links and nv coordinates runs.
+
+    'articulated' (O(n) in links) from ARTICULATED_FROM_LINKS links and
+    ARTICULATED_FROM_COORDINATES coordinates on, else 'composite' (M, h and a Cholesky
+    solve), the faster one on both sides (measured: bench/README.md, "Toward one walk").
+    """
+    return ('articulated' if links >= ARTICULATED_FROM_LINKS
+            and nv >= ARTICULATED_FROM_COORDINATES else 'composite')
 
 
 class CosseratLink:
@@ -193,8 +208,7 @@ class CosseratChain:
         self._shapes = ((self.nq,), (self.nv,), (self.nu,))   # q, v, u (`run_dynamics`)
         # Forward dynamics of the model API: 'composite' or 'articulated' (O(n)); may be set
         # after construction (``chain.SerialChain``'s attribute and threshold).
-        self.dynamics_algorithm = ('articulated' if len(self.parts) >= ARTICULATED_FROM_LINKS
-                                   else 'composite')
+        self.dynamics_algorithm = default_algorithm(len(self.parts), self.nv)
         self._section_tables = {}
         self._zero = np.zeros(self.nv)
         moving = [link for link in self.parts if link.joint != FIXED]
@@ -203,6 +217,9 @@ class CosseratChain:
         self.mode_names = tuple(self.coordinate_names[self.n_joints:])
         self.n_modes = len(self.mode_names)
         self._mode_frequencies = None
+        if not any(part.rod is not None for part in self.parts):   # beams only: their modes
+            self.MODE_FREQUENCY_MEANING = 'clamped-free'
+            self.FEWER_MODES = 'keep fewer modes per link in the control model (control_modes)'
         self.links, self.base_frame, self.tool_frame = None, 'base_link', 'tool0'
         self.geometric_stiffening = True
         self.base_xyz, self.base_rpy = np.zeros(3), np.zeros(3)
@@ -297,9 +314,8 @@ class CosseratChain:
     def rigid_twin(self):
         """Return the chain with every rod a rigid slender rod of the same mass: joints only.
 
-        A `chain.SerialChain` (the controller runs its kernels): rod j becomes
-        a beam without modes of the rod's rho A, that is mass rho A L at L/2 with the
-        slender rod's inertia (``Beam.as_rod``), as the floating-frame chains' rigid twins.
+        Rod j becomes a beam without modes of the rod's rho A, that is mass rho A L at L/2
+        with the slender rod's inertia (``Beam.as_rod``), as a beam's rigid twin.
         Only for chains built from a model file (`from_links`) without fixed joints or
         pre-curved rods.
         """
@@ -318,9 +334,7 @@ class CosseratChain:
             link.rod.section.linear_density, (1.0, 1.0), modes=(0, 0)))
             if link.rod is not None else dataclasses.replace(link, beam=_fewer_modes(link.beam, 0))
             for link in self.links]
-        return SerialChain(self.name, links, self.gravity_base, self.base_frame, self.base_xyz,
-                           self.base_rpy, self.tool_frame, self.geometric_stiffening,
-                           self.floating_base)
+        return self._rebuilt(links)
 
     def modes_of(self, link_index):
         """Return (count, names) of a link's elastic coordinates (0, () if rigid).
@@ -333,17 +347,21 @@ class CosseratChain:
 
     @property
     def mode_frequencies(self):
-        """Per strain coordinate k, sqrt(K_kk / M_kk) at q = 0 [rad/s] (others held).
+        """Per elastic coordinate, a frequency [rad/s]: a scale for rates and periods.
 
-        The frequency of one coordinate alone with the joints and the other strains held
-        (the role of the clamped-free frequencies of ``chain.SerialChain``): a scale for
-        rates and periods, not an eigenvalue of the chain. Computed once.
+        A beam's mode: its clamped-free omega_k; a rod's strain coordinate k: sqrt(K_kk /
+        M_kk) at q = 0, the coordinate alone with the joints and the other strains held
+        (not an eigenvalue of the chain). Computed once.
         """
         if self._mode_frequencies is None:
             n = self.n_joints
             mass = np.diag(self.mass_matrix(self.create_data(), self.neutral_configuration()))[n:]
             mass = mass[:self.n_modes]
             self._mode_frequencies = np.sqrt(np.diag(self.stiffness)[n:n + self.n_modes] / mass)
+            for j, part in enumerate(self.parts):     # a beam's modes: their clamped-free omega
+                if part.beam is not None:
+                    start = self.strain_start[j] - n
+                    self._mode_frequencies[start:start + part.size] = part.beam.frequencies
         return self._mode_frequencies
 
     def mode_start(self, link_index):
@@ -439,6 +457,17 @@ class CosseratChain:
         q, v = self._check(q, v)
         self._run(kernels.mass_bias_entry, data, q, v, True)
         return arguments.result(data.bias, out, 'bias_forces')
+
+    def rnea(self, data, q, v, a, out=None):
+        """Inverse dynamics M(q) a + h(q, v) (nv) [N m, N]: the efforts for accelerations a.
+
+        One walk as recursive Newton-Euler (``kernels.inverse_dynamics``); on the elastic
+        coordinates the residual forces. ``out`` (if given) receives it.
+        """
+        q, v = self._check(q, v)
+        a = arguments.vector('a', a, self.nv, self.name, 'accelerations (nv)')
+        self._run(kernels.inverse_entry, data, q, v, a)
+        return arguments.result(data.bias, out, 'rnea')
 
     def mass_and_bias(self, data, q, v, mass_out=None, bias_out=None):
         """(M(q), h(q, v)) from one walk of the chain (`mass_matrix`, `bias_forces`)."""

@@ -35,7 +35,7 @@ from .layout import DATA_TYPE, MAX_TERMS, MODEL_TYPE
 _jit, _inline = compiled.jit, compiled.inline
 # What `_link` does with the bodies it walks past. Callers pass np.int64(...) of these: a
 # literal int would compile one `_link` per value (numba types constants as literals).
-FRAMES_ONLY, MASS_AND_BIAS, ARTICULATED, POTENTIAL = 0, 1, 2, 3
+FRAMES_ONLY, MASS_AND_BIAS, ARTICULATED, POTENTIAL, INVERSE = 0, 1, 2, 3, 4
 SQRT3_12 = math.sqrt(3.0) / 12.0
 # (-1)^n / (n+1)!, the coefficients of J_r(Omega) = sum_n (-1)^n ad_Omega^n / (n+1)!
 SERIES_COEFFICIENTS = np.array([(-1.0) ** n / math.factorial(n + 1)
@@ -286,8 +286,34 @@ def _body(model_table, inertia, data_table, count, j, bodies):
         _accumulate(inertia, data_table, count)
     elif bodies == 2:
         _accumulate_local(inertia, data_table, count, j)
-    else:
+    elif bodies == 3:
         _add_potential(model_table, inertia, data_table)
+    else:
+        _accumulate_inverse(inertia, data_table, count)
+
+
+@_jit        # not inlined: one copy for every body (compile time)
+def _accumulate_inverse(inertia, data_table, count):
+    """Add J^T (I (J a + alpha) - ad*_eta I eta) to data.bias, a = data.given (RNEA)."""
+    data = unpack(data_table, DATA_TYPE)
+    J, cols, ja = data.J, data.cols, data.column
+    force = _inertial_wrench(inertia, data)
+    for i in range(6):
+        acc = 0.0
+        for k in range(count):
+            acc += J[i, cols[k]] * data.given[cols[k]]
+        ja[i] = acc
+    for r in range(6):
+        acc = 0.0
+        for i in range(6):
+            acc += inertia[r, i] * ja[i]
+        force[r] += acc
+    for k in range(count):
+        c = cols[k]
+        acc = 0.0
+        for r in range(6):
+            acc += J[r, c] * force[r]
+        data.bias[c] += acc
 
 
 @_jit
@@ -615,6 +641,23 @@ def _modal_points(model_table, data_table, j, start, m, q, v, count, bodies):
     if bodies == 2:
         add_to_link(Mb, size, data.pose_R, data.pose_p, E, count, F, data_table, j)
         return
+    if bodies == 4:                 # F += M_b E a, then h += E^T F
+        for i in range(size):
+            sum_ = 0.0
+            for a_ in range(count):
+                sum_ += E[i, a_] * data.given[data.cols[a_]]
+            data.beam_rate[i] = sum_
+        for r_ in range(size):
+            sum_ = 0.0
+            for i in range(size):
+                sum_ += Mb[r_, i] * data.beam_rate[i]
+            F[r_] += sum_
+        for a_ in range(count):
+            sum_ = 0.0
+            for i in range(size):
+                sum_ += E[i, a_] * F[i]
+            data.bias[data.cols[a_]] += sum_
+        return
     ME = data.beam_ME
     for a_ in range(count):
         for r_ in range(size):
@@ -696,6 +739,8 @@ def _joint(model, data, j, q, v, count, bodies):
     else:
         if bodies == 1:
             data.mass[ji, ji] += model.armature[j]
+        elif bodies == 4:
+            data.bias[ji] += model.armature[j] * data.given[ji]
         for i in range(6):
             data.t2[i] = model.joint_motion[j, i] * q[ji]
         se3_exp(data.t2, data.R, data.p)
@@ -759,6 +804,25 @@ def mass_and_bias(model_table, data_table, q, v, gravity):
         _accumulate(model.base_inertia, data_table, count)
     for j in range(model.joint_motion.shape[0]):
         count = _link(model_table, data_table, j, q, v, count, np.int64(MASS_AND_BIAS))
+
+
+@_jit
+def inverse_dynamics(model_table, data_table, q, v, a):
+    """Write M(q) a + h(q, v) into data.bias: the walk as Newton-Euler (RNEA), O(n) bodies.
+
+    Each body adds J^T (I (J a + alpha) - ad*_eta I eta); a modal link's points add
+    E^T (F_b + M_b E a) (`_modal_points`); the joints their armature times a.
+    """
+    model, data = unpack(model_table, MODEL_TYPE), unpack(data_table, DATA_TYPE)
+    nv = model.stiffness.shape[0]
+    for r in range(nv):
+        data.given[r] = a[r]
+        data.bias[r] = model.stiffness[r] * q[r] + model.damping[r] * v[r]
+    count = _start(model, data, q, v, True)
+    if model.floating:
+        _accumulate_inverse(model.base_inertia, data_table, count)
+    for j in range(model.joint_motion.shape[0]):
+        count = _link(model_table, data_table, j, q, v, count, np.int64(INVERSE))
 
 
 @_jit
@@ -953,6 +1017,12 @@ def stiff_solve_on_tables(model_table, data_table, gh, r, out):
 def mass_bias_entry(model_table, data_table, q, v, gravity):
     """`mass_and_bias` from Python, on the tables of the model and its workspace."""
     mass_and_bias(model_table, data_table, q, v, gravity)
+
+
+@_jit
+def inverse_entry(model_table, data_table, q, v, a):
+    """`inverse_dynamics` from Python, on the tables of the model and its workspace."""
+    inverse_dynamics(model_table, data_table, q, v, a)
 
 
 @_jit

@@ -4,8 +4,8 @@ A link (``chain.Link``) is rigid, a floating-frame beam (``beam:`` in a model fi
 ``chain.Beam``) or a geometrically exact rod (``rod:``, ``cosserat.rod.CosseratRod``).
 Each kind's module (`rigid`, `beam`, `rod`) defines its `LinkKind`; `kind_of` finds a
 link's, and whatever differs between kinds outside the kernels (the robot description's
-inertia and frames, the state ranges, the perturbed plants, which chain class runs a
-chain: `chain_from_links`) asks it instead of testing ``link.rod`` or ``link.beam``.
+inertia and frames, the state ranges, the perturbed plants) asks it instead of testing
+``link.rod`` or ``link.beam``; `chain_from_links` builds the one chain model of any mix.
 
 Adding a kind: its module here (a `LinkKind`), its entry in `KINDS`, its parser entry in
 ``model_config._link``, its tests; doc/architecture.md, "How to add a link kind".
@@ -20,7 +20,6 @@ class LinkKind(Protocol):
     """What a kind of link provides (SI units)."""
 
     name: str                   # 'rigid', 'beam' or 'rod'
-    needs_cosserat_chain: bool  # True: only `cosserat.chain.CosseratChain` runs it
 
     def matches(self, link):
         """Return True if ``link`` (a ``chain.Link``) is of this kind."""
@@ -58,16 +57,11 @@ def kind_of(link):
 
 
 def chain_from_links(name, links, gravity_base, **description):
-    """Build the chain model of a list of ``chain.Link``: the one place the class is chosen.
+    """Build the chain model of a list of ``chain.Link``, whatever their kinds.
 
-    A ``cosserat.chain.CosseratChain`` if a link's kind needs it (a rod), else a
-    ``chain.SerialChain`` (rigid links and beams). ``description``: the keyword arguments
-    both take (base_frame, base_xyz, base_rpy, tool_frame, geometric_stiffening,
-    floating_base; their defaults are theirs).
+    One model for every link kind: ``cosserat.chain.CosseratChain`` (its walk runs rigid
+    links, floating-frame beams and Cosserat rods in any mix). ``description``: base_frame,
+    base_xyz, base_rpy, tool_frame, geometric_stiffening, floating_base (`from_links`).
     """
-    links = list(links)
-    if any(kind_of(link).needs_cosserat_chain for link in links):
-        from ..cosserat.chain import CosseratChain
-        return CosseratChain.from_links(name, links, gravity_base, **description)
-    from ..chain import SerialChain
-    return SerialChain(name, links, gravity_base=gravity_base, **description)
+    from ..cosserat.chain import CosseratChain
+    return CosseratChain.from_links(name, list(links), gravity_base, **description)

@@ -7,7 +7,6 @@ class BeamKind:
     """`links.LinkKind` of a link with a ``beam``."""
 
     name = 'beam'
-    needs_cosserat_chain = False
 
     def matches(self, link):
         """Return True for a link with a beam."""

@@ -5,7 +5,6 @@ class RigidKind:
     """`links.LinkKind` of a link without beam or rod."""
 
     name = 'rigid'
-    needs_cosserat_chain = False
 
     def matches(self, link):
         """Return True for a link with neither a beam nor a rod."""

@@ -7,7 +7,6 @@ class RodKind:
     """`links.LinkKind` of a link with a ``rod``."""
 
     name = 'rod'
-    needs_cosserat_chain = True
 
     def matches(self, link):
         """Return True for a link with a rod."""
