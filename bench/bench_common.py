@@ -1,6 +1,6 @@
 """Shared helpers of the benchmarks: a chain's rigid twin in Pinocchio, timers, loops.
 
-`to_pinocchio` writes a rigid `SerialChain` (no modes) as a `pinocchio.Model` with
+`to_pinocchio` writes a rigid chain model (no modes) as a `pinocchio.Model` with
 Pinocchio's own SE3 and roll-pitch-yaw: joint j sits at Trans(L_(j-1) e_x) SE3(rpy, xyz) of
 the previous joint (our joint origin is given in the previous link's tip frame, at x = L),
 the link body is an `Inertia` on its joint, the payload one at Trans(L e_x) and a beam a
@@ -18,7 +18,8 @@ import numba
 import numpy as np
 import pinocchio
 
-from flexible_manipulator.mechanics import chain_kernels as kernels, compiled
+from flexible_manipulator.mechanics import compiled
+from flexible_manipulator.mechanics.cosserat import articulated, kernels
 
 
 def to_pinocchio(chain):
@@ -124,7 +125,7 @@ def machine():
 # Numba checks only this file's time stamp, but the loops embed the kernels they call.
 compiled.drop_stale_caches(os.path.dirname(os.path.abspath(__file__)))
 # Loops that call a kernel ``count`` times inside compiled code, on the model's and the
-# workspace's tables (`SerialChain.kernel_inputs`): the cost of the kernel itself, without
+# workspace's tables (the chain model's `kernel_inputs`): the cost of the kernel itself, without
 # the Python-to-numba call (same fastmath flags as the package's kernels). Cached on disk.
 _loop = numba.njit(cache=True, _nrt=False, fastmath=compiled.FASTMATH)
 
@@ -132,28 +133,28 @@ _loop = numba.njit(cache=True, _nrt=False, fastmath=compiled.FASTMATH)
 @_loop
 def forward_dynamics_loop(model_table, data_table, q, v, u, count):
     for _ in range(count):
-        kernels.forward_dynamics(model_table, data_table, q, v, u)
+        kernels.forward_dynamics_entry(model_table, data_table, q, v, u)
 
 
 @_loop
 def articulated_forward_dynamics_loop(model_table, data_table, q, v, u, count):
     for _ in range(count):
-        kernels.articulated_forward_dynamics(model_table, data_table, q, v, u)
+        articulated.forward_dynamics(model_table, data_table, q, v, u)
 
 
 @_loop
 def mass_matrix_loop(model_table, data_table, q, count):
     for _ in range(count):
-        kernels.mass_matrix(model_table, data_table, q, False)
+        kernels.mass_and_bias(model_table, data_table, q, q, False)   # M, whatever v
 
 
 @_loop
 def rnea_loop(model_table, data_table, q, v, a, count):
     for _ in range(count):
-        kernels.rnea(model_table, data_table, q, v, a, 1.0, True, False)
+        kernels.inverse_dynamics(model_table, data_table, q, v, a)
 
 
 @_loop
 def empty_kernel(arrays, data):
     """Do nothing with the model and workspace tuples: the bare cost of passing them."""
-    return arrays.length[0] + data.w[0, 0]
+    return arrays.length[0] + data.J[0, 0]

@@ -9,7 +9,7 @@ dynamics on random states (1e-9), it times per call, in one process with interle
 batches (median over the batches, and their range):
 
 * ``forward_dynamics`` vs ``pinocchio.aba``, and the two algorithms it may run: the
-  composite mass matrix and a Cholesky solve (``SerialChain.composite_forward_dynamics``)
+  composite mass matrix and a Cholesky solve (``composite_forward_dynamics``)
   and ``articulated_forward_dynamics`` (articulated-body algorithm),
 * ``mass_matrix`` vs ``pinocchio.crba``,
 * ``rnea`` vs ``pinocchio.rnea``,
@@ -29,7 +29,8 @@ import numpy as np
 import pinocchio
 
 import bench_common as common
-from flexible_manipulator.mechanics.chain import Joint, Link, RigidBody, SerialChain
+from flexible_manipulator.mechanics.chain import Joint, Link, RigidBody
+from flexible_manipulator.mechanics.links import chain_from_links
 
 HALF_PI = 0.5 * math.pi
 CALLS, REPEATS = 2000, 9
@@ -65,7 +66,7 @@ def ur_like_arm(joints=6):
         links.append(Link(name + '_link', Joint(name, axis=axis, xyz=xyz, rpy=rpy), length,
                           RigidBody(mass, com, tuple(map(tuple, inertia))), payload=payload))
     label = 'ur_like' if joints == len(ARM) else f'ur_like_{joints}'
-    return SerialChain(label, links, gravity_base=(0.0, 0.0, -9.80665))
+    return chain_from_links(label, links, (0.0, 0.0, -9.80665))
 
 
 def check_same(chain, data, pm, pd, rng):

@@ -4,9 +4,9 @@ Planar chains (vertical joint axes, gravity along -z) of 1, 2, 4, 6 and 8 identi
 every link a beam with 0 (rigid rod), 1, 2, 3 or 5 in-plane modes. For each chain, per call:
 
 * the composite forward dynamics (mass matrix + Cholesky,
-  ``SerialChain.composite_forward_dynamics``) called from Python, and the same kernel in
+  ``composite_forward_dynamics``) called from Python, and the same kernel in
   a compiled loop (no Python-to-numba call), and the mass matrix alone in a compiled loop;
-* the articulated-body forward dynamics (``chain_kernels.aba``) in a compiled loop;
+* the articulated-body forward dynamics (``cosserat.articulated``) in a compiled loop;
 * one RK4 step, inside ``Simulation.advance`` (compiled, many steps per call);
 * ``pinocchio.aba`` from Python on the rigid chain with the same links (beams as rods,
   built by hand, see ``bench_common``), and the ratio of our forward dynamics to it.
@@ -34,7 +34,8 @@ import numpy as np
 import pinocchio
 
 import bench_common as common
-from flexible_manipulator.mechanics.chain import Beam, Joint, Link, RigidBody, SerialChain
+from flexible_manipulator.mechanics.chain import Beam, Joint, Link, RigidBody
+from flexible_manipulator.mechanics.links import chain_from_links
 from flexible_manipulator.mechanics.simulation import Simulation
 
 LINKS = (1, 2, 4, 6, 8)
@@ -52,7 +53,7 @@ def planar_chain(links, modes):
     beam = Beam(0.243, (4.725, 472.5), (modes, 0), damping_ratio=0.005)
     chain = [Link(f'link{j}', Joint(f'joint{j}', damping=0.01, armature=0.002), 0.3, hub, beam,
                   payload) for j in range(links)]
-    return SerialChain(f'planar{links}x{modes}', chain, gravity_base=(0.0, 0.0, -9.80665))
+    return chain_from_links(f'planar{links}x{modes}', chain, (0.0, 0.0, -9.80665))
 
 
 def per_call(function, estimate):

@@ -59,7 +59,7 @@ def _chain():
 def _simulate(method, algorithm='composite'):
     from .mechanics.simulation import Simulation
     model, _, q, v = _chain()
-    model.dynamics_algorithm = algorithm       # the stepper a chain of 4+ links takes
+    model.dynamics_algorithm = algorithm       # the stepper long chains take
     Simulation(model, 1e-3, method, q, v).advance(np.zeros(model.nu), 1e-3)
 
 
@@ -96,32 +96,6 @@ def _control():
                                      np.zeros(count), np.zeros(count))
 
 
-def _cosserat():
-    from .mechanics.cosserat.chain import CosseratChain, CosseratLink
-    from .mechanics.cosserat.rod import CosseratRod, Section
-    from .mechanics.cosserat.strain_basis import StrainBasis
-    from .mechanics.simulation import Simulation
-    rod = CosseratRod(StrainBasis({'bending_z': 1}, 1.0), Section(1.0, [1.0] * 3, [1.0] * 6))
-    chain = CosseratChain([CosseratLink('link', rod)])
-    data, q = chain.create_data(), chain.neutral_configuration()
-    chain.composite_forward_dynamics(data, q, q, np.zeros(chain.nu))
-    chain.articulated_forward_dynamics(data, q, q, np.zeros(chain.nu))
-    chain.bias_forces(data, q, q)
-    chain.section_kinematics(data, q, q, 0, 0.5)
-    for method in ('rk4', 'rosenbrock2'):
-        Simulation(chain, 1e-3, method).advance(np.zeros(chain.nu), 1e-3)
-
-
-def _cosserat_articulated():
-    """Compile the explicit stepper of Cosserat chains on the O(n) recursion."""
-    from .mechanics.cosserat.chain import CosseratChain, CosseratLink, rigid_inertia
-    from .mechanics.simulation import Simulation
-    hub = rigid_inertia(1.0, (0.5, 0.0, 0.0), np.eye(3))
-    chain = CosseratChain([CosseratLink('link', None, length=1.0, hub=hub)])
-    chain.dynamics_algorithm = 'articulated'
-    Simulation(chain, 1e-3, 'rk4').advance(np.zeros(chain.nu), 1e-3)
-
-
 def _section(method):
     def run():
         model, data, q, v = _chain()
@@ -138,8 +112,10 @@ def _call(method):
         model, data, q, v = _chain()
         if method in ('composite_forward_dynamics', 'articulated_forward_dynamics'):
             getattr(model, method)(data, q, v, np.zeros(model.nu))
-        elif method == 'bias_forces':
-            model.bias_forces(data, q, v)
+        elif method == 'rnea':
+            model.rnea(data, q, v, v)
+        elif method == 'mass_and_bias':
+            model.mass_and_bias(data, q, v)
         else:
             getattr(model, method)(data, q)
     return run
@@ -147,42 +123,38 @@ def _call(method):
 
 Job = namedtuple('Job', 'kernel user demo cost run')
 Job.__doc__ = 'One kernel to compile.'
-Job.kernel.__doc__ = ('name of the compiled kernel: a stepper of chain_kernels, an entry of '
-                      'chain_kernels.entries, or as noted')
+Job.kernel.__doc__ = ('name of the compiled kernel: an entry of the chain model '
+                      '(cosserat.kernels, cosserat.articulated), or as noted')
 Job.user.__doc__ = 'what needs it'
 Job.demo.__doc__ = 'whether the demo nodes need it'
 Job.cost.__doc__ = 'compile time it adds in JOBS order, on one CPU [s] (the estimate)'
 Job.run.__doc__ = 'function that makes numba compile (or load) it'
 
-# In the order the jobs start. The kernels share compiled units (the forward pass, the
-# link masses, RNEA, the mass matrix), and a unit two processes need at once is compiled
-# by both: the first jobs of each worker share none (the chain's rk4 stepper, the Cosserat
-# kernels, the controller's solves), and the later ones find most of theirs cached.
+# In the order the jobs start. The chain model's kernels share compiled units (the walk
+# `_link`, M and h), and a unit two processes need at once is compiled by both: the
+# first jobs of each worker share as little as they can (the walk with its M and h, the
+# controller's solves), and the later ones find most of theirs cached.
 # ``cost``: the units a job adds when run in this order, on one CPU (bench_compile.py
 # --shared), for the time estimate.
 JOBS = tuple(Job(*job) for job in (
-    ('explicit_steps', 'plant: rk4/rk3/heun/euler stepper', True, 50, lambda: _simulate('rk4')),
-    ('cosserat.kernels', 'Cosserat chains: dynamics, steppers', False, 50, _cosserat),
+    ('explicit_steps', 'plant: rk4/rk3/heun/euler stepper (M, h and a Cholesky solve)',
+     True, 40, lambda: _simulate('rk4')),
     ('control_kernels', 'controller: servo solve, modal estimator step', True, 9, _control),
-    ('explicit_steps_articulated', 'plant: explicit steppers on chains of 4+ links', False,
-     30, lambda: _simulate('rk4', 'articulated')),
-    ('section_kinematics', 'controller: program rows', True, 15, _section('section_kinematics')),
-    ('rosenbrock_steps', 'plant: rosenbrock2 (stiff) stepper', False, 8,
+    ('section_motion', 'controller: program rows (section kinematics)', True, 10,
+     _section('section_kinematics')),
+    ('local_transforms', 'plant: TF frames', True, 6, _frame_transforms),
+    ('mass_bias_entry', 'controller: M(q) and h(q, v)', True, 1, _call('mass_and_bias')),
+    ('rosenbrock_steps', 'plant: rosenbrock2 (stiff) stepper', False, 6,
      lambda: _simulate('rosenbrock2')),
-    ('mass_matrix', 'controller: M(q)', True, 1, _call('mass_matrix')),
-    ('rnea', 'controller: bias forces h(q, v)', True, 1, _call('bias_forces')),
-    ('local_transforms', 'plant: TF frames', True, 4, _frame_transforms),
-    ('forward_dynamics', 'model API: composite forward dynamics', False, 1,
+    ('articulated.explicit_steps', 'plant: explicit steppers on long chains (O(n))', False,
+     20, lambda: _simulate('rk4', 'articulated')),
+    ('forward_dynamics_entry', 'model API: composite forward dynamics', False, 1,
      _call('composite_forward_dynamics')),
-    ('potential_energy', 'tests: energy', False, 2, _call('potential_energy')),
-    ('section_jacobian', 'tests: section Jacobian', False, 1, _section('section_jacobian')),
-    ('placements', 'tests: link placements', False, 1, _call('frame_placements')),
-    ('section_placement', 'tests: section pose', False, 1, _section('section_pose')),
-    ('servo_kernels', 'servo plant: Suslov top, sleigh', False, 4, _servo),
-    ('articulated_forward_dynamics', 'model API: O(n) forward dynamics', False, 1,
+    ('articulated.forward_dynamics_entry', 'model API: O(n) forward dynamics', False, 1,
      _call('articulated_forward_dynamics')),
-    ('cosserat.articulated', 'Cosserat chains of 4+ links: explicit steppers', False, 20,
-     _cosserat_articulated),
+    ('inverse_entry', 'model API: inverse dynamics (rnea)', False, 3, _call('rnea')),
+    ('potential_energy', 'tests: energy', False, 2, _call('potential_energy')),
+    ('servo_kernels', 'servo plant: Suslov top, sleigh', False, 4, _servo),
 ))
 
 

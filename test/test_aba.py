@@ -1,7 +1,7 @@
 """The articulated-body forward dynamics equals the composite-mass-matrix one.
 
-Expected: `SerialChain.articulated_forward_dynamics` (chain_kernels.aba, O(n) in links)
-and `SerialChain.composite_forward_dynamics` (M(q) from the composite form, Cholesky
+Expected: `articulated_forward_dynamics` (``cosserat.articulated``, O(n) in links)
+and `composite_forward_dynamics` (M(q) and h from the walk, Cholesky
 solve) solve the same equations M v' = B u - h, so on any state they agree to round-off:
 1e-10 relative to the largest acceleration. Checked on random states of every shipped
 chain model and of random chains that mix rigid and flexible links (modes in one or both
@@ -18,7 +18,8 @@ import os
 import numpy as np
 import pytest
 
-from flexible_manipulator.mechanics.chain import Beam, Joint, Link, RigidBody, SerialChain
+from flexible_manipulator.mechanics.chain import Beam, Joint, Link, RigidBody
+from flexible_manipulator.mechanics.links import chain_from_links
 from flexible_manipulator.model_config import load_model
 
 MODELS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 'config',
@@ -52,8 +53,8 @@ def random_chain(seed, n, floating=False, stiffening=True):
                           payload))
     base = random_body(rng, (5.0, 20.0)) if floating else None
     gravity = tuple(rng.normal(size=3) * 5.0)        # a floating base falls freely
-    return SerialChain(f'random{seed}', links, gravity_base=gravity,
-                       geometric_stiffening=stiffening, floating_base=base)
+    return chain_from_links(f'random{seed}', links, gravity_base=gravity,
+                            geometric_stiffening=stiffening, floating_base=base)
 
 
 def random_state(model, rng):
@@ -138,7 +139,7 @@ def test_forward_dynamics_takes_the_algorithm_the_chain_names():
     (chains of ARTICULATED_FROM_LINKS links or more) and the composite one otherwise:
     a singular articulated inertia names the articulated inertia, a singular M the mass
     matrix (a massless chain, links with no inertia at all)."""
-    model = SerialChain('massless', [Link(f'l{i}', Joint(f'j{i}'), 1.0) for i in range(2)])
+    model = chain_from_links('massless', [Link(f'l{i}', Joint(f'j{i}'), 1.0) for i in range(2)])
     data, zero = model.create_data(), np.zeros(2)
     for algorithm, named in (('composite', 'mass matrix'), ('articulated', 'articulated')):
         model.dynamics_algorithm = algorithm

@@ -1,4 +1,4 @@
-"""Rigid limit of `SerialChain` against Pinocchio, built by hand for the same robot.
+"""Rigid limit of the chain model against Pinocchio, built by hand for the same robot.
 
 Pinocchio is an independent implementation of Featherstone's algorithms (CRBA, RNEA, ABA,
 forward kinematics, frame Jacobians, energies). Each robot below is written once as a list
@@ -18,7 +18,8 @@ import numpy as np
 import pinocchio
 import pytest
 
-from flexible_manipulator.mechanics.chain import Beam, Joint, Link, RigidBody, SerialChain
+from flexible_manipulator.mechanics.chain import Beam, Joint, Link, RigidBody
+from flexible_manipulator.mechanics.links import chain_from_links
 
 TOL = 1e-9
 STATES = 20
@@ -37,7 +38,7 @@ def planar_chain(seed, n, gravity):
     rng = np.random.default_rng(seed)
     links = [Link(f'link{j}', Joint(f'joint{j}'), rng.uniform(0.2, 1.0), random_body(rng))
              for j in range(n)]
-    return SerialChain(f'planar{n}', links, gravity_base=gravity)
+    return chain_from_links(f'planar{n}', links, gravity_base=gravity)
 
 
 def spatial_chain(seed):
@@ -52,7 +53,7 @@ def spatial_chain(seed):
                       tuple(rng.uniform(-np.pi, np.pi, 3)))
         links.append(Link(f'link{j}', joint, rng.uniform(0.1, 0.6), random_body(rng, 0.5),
                           payload=random_body(rng, 0.3) if j == 5 else RigidBody()))
-    return SerialChain('spatial6', links, gravity_base=(1.3, -2.1, -9.3))
+    return chain_from_links('spatial6', links, gravity_base=(1.3, -2.1, -9.3))
 
 
 def flexible_chain(seed):
@@ -64,7 +65,7 @@ def flexible_chain(seed):
                                     rpy=(0.3, -0.2, 0.5)),
                   rng.uniform(0.4, 1.0), random_body(rng, 0.5), beams[j], random_body(rng, 0.2))
              for j in range(3)]
-    return SerialChain('flexible3', links, gravity_base=(0.4, -9.5, 1.1))
+    return chain_from_links('flexible3', links, gravity_base=(0.4, -9.5, 1.1))
 
 
 def to_pinocchio(chain):
@@ -260,7 +261,7 @@ def test_zero_mode_beam_is_refused_or_a_rigid_rod():
     links = [Link(f'link{j}', Joint(f'joint{j}'), 0.8, random_body(rng),
                   Beam(2.0, (50.0, 50.0), (0, 0))) for j in range(2)]
     try:
-        chain = SerialChain('rods', links, gravity_base=(0.0, -9.81, 0.0))
+        chain = chain_from_links('rods', links, gravity_base=(0.0, -9.81, 0.0))
     except ValueError:
         return
     case = Case(chain)
@@ -282,7 +283,7 @@ def test_joint_damping_and_armature(name):
     armature = rng.uniform(0.01, 0.5, base.n_joints)
     links = [replace(link, joint=replace(link.joint, damping=b, armature=r))
              for link, b, r in zip(base.links, damping, armature)]
-    case = Case(SerialChain(name, links, gravity_base=base.gravity_base))
+    case = Case(chain_from_links(name, links, gravity_base=base.gravity_base))
     case.model.armature = armature
     c, d = case.chain, case.data
     for q, v, a in case.states(4):
@@ -298,8 +299,8 @@ def test_joint_damping_and_armature(name):
 def floating(chain, seed):
     """The same links on a free-floating base with a random body, gravity in the world."""
     rng = np.random.default_rng(seed)
-    return SerialChain(chain.name + '_floating', chain.links, gravity_base=chain.gravity_base,
-                       floating_base=random_body(rng, 2.0))
+    return chain_from_links(chain.name + '_floating', chain.links, gravity_base=chain.gravity_base,
+                            floating_base=random_body(rng, 2.0))
 
 
 def floating_permutation(chain):

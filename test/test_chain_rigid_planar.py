@@ -14,7 +14,8 @@ import numpy as np
 import pytest
 from scipy.special import ellipj, ellipk
 
-from flexible_manipulator.mechanics.chain import Beam, Joint, Link, RigidBody, SerialChain
+from flexible_manipulator.mechanics.chain import Beam, Joint, Link, RigidBody
+from flexible_manipulator.mechanics.links import chain_from_links
 from flexible_manipulator.mechanics.integrators import METHODS, Stepper, TABLEAUS
 from flexible_manipulator.mechanics.simulation import NonFiniteStateError, Simulation
 from flexible_manipulator.mechanics.step_check import StepStabilityWarning
@@ -56,7 +57,7 @@ def random_chain(rng, n, gravity_base=(0.0, -G, 0.0), damping=True):
             f'link{i}', f'joint{i}', length, mass=rng.uniform(0.3, 3.0),
             com=rng.uniform(0.1, 0.9) * length, inertia=rng.uniform(0.005, 0.2),
             damping=rng.uniform(0.05, 0.5) if damping else 0.0))
-    return SerialChain(f'chain{n}', links, gravity_base=gravity_base)
+    return chain_from_links(f'chain{n}', links, gravity_base=gravity_base)
 
 
 # --------------------------------------------------------------------------------------
@@ -113,8 +114,8 @@ def test_two_link_gravity_and_damping_parts_separate():
     rng = np.random.default_rng(21)
     full = random_chain(rng, 2)
     links = full.links
-    weightless = SerialChain('weightless', links, gravity_base=(0.0, 0.0, 0.0))
-    undamped = SerialChain('undamped', [
+    weightless = chain_from_links('weightless', links, gravity_base=(0.0, 0.0, 0.0))
+    undamped = chain_from_links('undamped', [
         Link(link.name, Joint(link.joint.name), link.length, link.body) for link in links],
         gravity_base=full.gravity_base)
     datas = [model.create_data() for model in (full, weightless, undamped)]
@@ -146,9 +147,9 @@ def test_two_link_gravity_sign_in_horizontal_pose():
     Statics by hand: with q = 0 both links lie along +x and gravity pulls along -y, so the
     shoulder must supply (m1 c1 + m2 (l1 + c2)) g and the elbow m2 c2 g, both positive.
     """
-    model = SerialChain('arm', [rigid_link('a', 'j1', 1.0, 2.0, 0.5, 0.1),
-                                rigid_link('b', 'j2', 0.8, 1.0, 0.4, 0.05)],
-                        gravity_base=(0.0, -G, 0.0))
+    model = chain_from_links('arm', [rigid_link('a', 'j1', 1.0, 2.0, 0.5, 0.1),
+                                     rigid_link('b', 'j2', 0.8, 1.0, 0.4, 0.05)],
+                             gravity_base=(0.0, -G, 0.0))
     data = model.create_data()
     tau = model.bias_forces(data, np.zeros(2), np.zeros(2))
     np.testing.assert_allclose(tau, [(2.0 * 0.5 + 1.0 * 1.4) * G, 1.0 * 0.4 * G], rtol=1e-13)
@@ -376,7 +377,7 @@ def test_frame_placements_closed_form_kinematics():
 
 def lab_arm(damping):
     """Two-link arm with the parameters of config/models/two_link_rigid.yaml."""
-    return SerialChain('arm', [
+    return chain_from_links('arm', [
         rigid_link('upper_arm', 'shoulder', 0.5, 1.2, 0.25, 0.025, damping=damping),
         rigid_link('forearm', 'elbow', 0.4, 0.8, 0.2, 0.010667, damping=damping)],
         gravity_base=(0.0, -G, 0.0))
@@ -438,7 +439,7 @@ def damped_disc():
 
     Its motion is v' = -(d / J) v = -v: v = v0 exp(-t), q = q0 + v0 (1 - exp(-t)).
     """
-    return SerialChain('disc', [rigid_link('disc', 'spin', 1.0, 1.0, 0.5, 0.75, damping=1.0)])
+    return chain_from_links('disc', [rigid_link('disc', 'spin', 1.0, 1.0, 0.5, 0.75, damping=1.0)])
 
 
 def sliding_beam():
@@ -453,7 +454,7 @@ def sliding_beam():
     beam = Beam(1.0, (BETA1_L ** -4, 1.0), modes=(1, 0))
     link = Link('beam', Joint('slide', type='prismatic', axis=(1.0, 0.0, 0.0)), 1.0,
                 RigidBody(0.5), beam=beam)
-    return SerialChain('sliding_beam', [link], geometric_stiffening=False)
+    return chain_from_links('sliding_beam', [link], geometric_stiffening=False)
 
 
 def pendulum():
@@ -463,9 +464,9 @@ def pendulum():
     rest at phi0 its exact motion (e.g. Lawden, "Elliptic functions and applications", 5.2)
     is phi = 2 arcsin(k sn(K - t, k)), phi' = -2 k cn(K - t, k), k = sin(phi0 / 2), K = K(k).
     """
-    return SerialChain('pendulum', [Link('bob', Joint('pivot'), 1.0,
+    return chain_from_links('pendulum', [Link('bob', Joint('pivot'), 1.0,
                                          RigidBody(1.0, (1.0, 0.0, 0.0)))],
-                       gravity_base=(0.0, -1.0, 0.0))
+                            gravity_base=(0.0, -1.0, 0.0))
 
 
 def pendulum_exact(phi0, t):
@@ -586,7 +587,7 @@ def stiff_blade():
     hub = RigidBody(0.5, (0.0, 0.0, 0.0), tuple(map(tuple, 0.01 * np.eye(3))))
     blade = Link('blade', Joint('hub'), 0.5, hub, beam=Beam(0.5, (2.5e5, 2.5e5), modes=(2, 0)),
                  payload=RigidBody(0.1))
-    return SerialChain('stiff_blade', [blade], gravity_base=(0.0, -G, 0.0))
+    return chain_from_links('stiff_blade', [blade], gravity_base=(0.0, -G, 0.0))
 
 
 def test_ros2_stays_stable_where_rk4_blows_up_on_a_stiff_blade():
@@ -676,9 +677,9 @@ def test_blow_up_raises_and_keeps_last_finite_state():
     overflow within a few steps. advance must raise NonFiniteStateError, restore the state
     and time from before the call, and leave the simulation usable.
     """
-    model = SerialChain('light', [rigid_link('a', 'j1', 1.0, 1.0, 0.5, 0.1),
-                                  rigid_link('b', 'j2', 1.0, 1e-6, 0.5, 1e-9)],
-                        gravity_base=(0.0, -G, 0.0))
+    model = chain_from_links('light', [rigid_link('a', 'j1', 1.0, 1.0, 0.5, 0.1),
+                                       rigid_link('b', 'j2', 1.0, 1e-6, 0.5, 1e-9)],
+                             gravity_base=(0.0, -G, 0.0))
     sim = Simulation(model, 0.1, 'euler', q0=[0.1, 0.2])
     sim.advance(np.zeros(2), 0.2)
     before, time_before = sim.state.copy(), sim.time
@@ -701,7 +702,7 @@ def test_blow_up_through_velocity_overflow_raises_non_finite_state_error():
     rates (inf - inf gives nan). Expected per the advance docstring:
     NonFiniteStateError, with the last finite state and time restored.
     """
-    model = SerialChain('stiff', [
+    model = chain_from_links('stiff', [
         rigid_link('a', 'j1', 1.0, 0.01, 0.5, 0.001, damping=1.0),
         rigid_link('b', 'j2', 1.0, 1.0, 0.5, 1e-12)])
     sim = Simulation(model, 0.1, 'euler', q0=[0.5, 0.5], v0=[1.0, 1.0])
@@ -734,8 +735,8 @@ def test_simulation_matches_free_fall_of_a_pendulum_at_small_angle():
     so after exactly one linear period the angle returns to its start within 1e-8 rad.
     """
     mass, com, inertia = 2.0, 0.3, 0.04
-    model = SerialChain('pendulum', [rigid_link('a', 'j', 0.6, mass, com, inertia)],
-                        gravity_base=(0.0, -G, 0.0))
+    model = chain_from_links('pendulum', [rigid_link('a', 'j', 0.6, mass, com, inertia)],
+                             gravity_base=(0.0, -G, 0.0))
     period = 2 * math.pi * math.sqrt((inertia + mass * com ** 2) / (mass * G * com))
     steps = 2000
     q0 = -math.pi / 2 + 1e-3

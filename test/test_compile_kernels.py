@@ -1,9 +1,9 @@
 """The set-up's compile step covers every compiled kernel the model API calls.
 
 A kernel left out of `compile_kernels.JOBS` would be compiled inside a node or a test the
-first time it runs (minutes, silently). Expected: every numba dispatcher of chain_kernels
-(and of its entries) that chain.py calls appears as a job, and the demo's jobs are a
-subset of all jobs.
+first time it runs (minutes, silently). Expected: every numba dispatcher of the chain
+model's kernels (``cosserat.kernels``, ``cosserat.articulated``) that its class calls
+appears as a job, and the demo's jobs are a subset of all jobs.
 """
 
 import inspect
@@ -13,18 +13,20 @@ import numba
 import numpy as np
 
 from flexible_manipulator import compile_kernels
-from flexible_manipulator.mechanics import chain, chain_kernels
-from flexible_manipulator.mechanics.chain_kernels import entries
+from flexible_manipulator.mechanics.cosserat import articulated, chain, kernels
 from flexible_manipulator.mechanics.simulation import Simulation
 
 
 def test_every_kernel_the_chain_api_calls_is_compiled_at_set_up():
     source = inspect.getsource(chain)
     dispatcher = numba.core.dispatcher.Dispatcher
-    compiled = {name for module, prefix in ((chain_kernels, 'kernels'), (entries, 'entries'))
-                for name in re.findall(prefix + r'\.(\w+)', source)
+    compiled = {(prefix + name if prefix == 'articulated.' else name)
+                for module, prefix in ((kernels, ''), (articulated, 'articulated.'))
+                for name in re.findall(prefix.rstrip('.') + r'\.(\w+)'
+                                       if prefix else r'kernels\.(\w+)', source)
                 if isinstance(getattr(module, name, None), dispatcher)}
-    assert {'explicit_steps', 'mass_matrix', 'local_transforms'} <= compiled
+    assert {'explicit_steps', 'mass_bias_entry', 'local_transforms',
+            'articulated.explicit_steps'} <= compiled
     jobs = {job.kernel for job in compile_kernels.JOBS}
     assert compiled - jobs == set()
 
@@ -51,10 +53,10 @@ def test_one_model_of_each_kind_compiles_the_kernels_of_all_shipped_models():
     from flexible_manipulator.mechanics.cosserat import kernels as cosserat_kernels
     from flexible_manipulator.mechanics.servo import ServoSystem
     from flexible_manipulator.model_config import load_model
-    for name in ('explicit_steps', 'forward_dynamics', 'local_transforms', 'servo_kernels',
-                 'cosserat.kernels'):
+    for name in ('explicit_steps', 'rosenbrock_steps', 'forward_dynamics_entry',
+                 'local_transforms', 'servo_kernels'):
         next(job for job in compile_kernels.JOBS if job.kernel == name).run()
-    kinds = (chain_kernels, entries, servo_kernels, cosserat_kernels)
+    kinds = (servo_kernels, cosserat_kernels)
     before = [signatures(kind) for kind in kinds]
     models = os.path.dirname(compile_kernels.model_file('two_link_rigid'))
     for path in sorted(glob.glob(os.path.join(models, '*.yaml'))):
@@ -62,7 +64,7 @@ def test_one_model_of_each_kind_compiles_the_kernels_of_all_shipped_models():
         data, q = model.create_data(), model.neutral_configuration()
         v, u = np.zeros(model.nv), np.zeros(model.nu)
         # a step within every model's rk4 limit (step_check); soft rods are overdamped
-        method = 'rosenbrock2' if getattr(model, 'kind', '') == 'cosserat_chain' else 'rk4'
+        method = 'rosenbrock2' if 'rod:' in open(path).read() else 'rk4'
         Simulation(model, 1e-4, method, q, v).advance(u, 1e-4)
         if isinstance(model, ServoSystem):
             model.outputs(data, q, v, u if model.nu else None)

@@ -1,8 +1,10 @@
 """Mixed chains: Cosserat rods, floating-frame beams and rigid links, on a fixed or floating base.
 
-References, none from this code's own output: the floating-frame `SerialChain` (its O(n)
-kernels checked against Pinocchio in test_chain_pinocchio.py and test_floating_base.py),
-whose links a Cosserat chain must reproduce to round-off when it carries them; Lagrange's
+References, none from this code's own output: the NumPy reference chain
+(``mechanics.reference.cosserat_chain``, body by body), which the compiled walk must
+reproduce to round-off on beams and rigid links too (the walk on those is checked against
+Pinocchio in test_chain_pinocchio.py and closed forms in test_flexible_validation.py);
+Lagrange's
 equations (finite differences of M and of the potential energy); conservation of the
 world momentum under internal forces and of energy without damping.
 """
@@ -15,7 +17,8 @@ import pytest
 import yaml
 
 from flexible_manipulator.mechanics import lie
-from flexible_manipulator.mechanics.chain import Beam, Joint, Link, RigidBody, SerialChain
+from flexible_manipulator.mechanics.chain import Beam, Joint, Link, RigidBody
+from flexible_manipulator.mechanics.links import chain_from_links
 from flexible_manipulator.mechanics.cosserat.chain import CosseratChain
 from flexible_manipulator.mechanics.simulation import Simulation
 from flexible_manipulator.model_config import load_model, model_from_dict
@@ -61,13 +64,14 @@ def random_state(model, seed, scale=0.3):
 @pytest.mark.parametrize('floating', [False, True])
 @pytest.mark.parametrize('stiffening', [True, False])
 def test_beam_and_rigid_links_equal_the_floating_frame_chain(floating, stiffening):
-    """A Cosserat chain carrying floating-frame and rigid links has the SerialChain's M,
-    h, v', potential energy and tip frames (reference and kernels), to round-off."""
+    """A chain of floating-frame and rigid links, built from a model's links either way
+    (`chain_from_links`, `CosseratChain.from_links`): the compiled walk's M and h equal the
+    NumPy reference's, and v', energy, tip frames and sections agree, to round-off."""
     base = BASE if floating else None
     pose = dict(base_xyz=(0.1, 0.2, 0.3), base_rpy=(0.3, 0.2, 0.1))
     gravity = (0.0, -3.0, -9.81)
-    serial = SerialChain('arm', beam_links(), gravity_base=gravity, floating_base=base,
-                         geometric_stiffening=stiffening, **pose)
+    serial = chain_from_links('arm', beam_links(), gravity_base=gravity, floating_base=base,
+                              geometric_stiffening=stiffening, **pose)
     mixed = CosseratChain.from_links('arm', beam_links(), gravity, floating_base=base,
                                      geometric_stiffening=stiffening, **pose)
     assert mixed.coordinate_names == serial.coordinate_names and mixed.nq == serial.nq

@@ -17,7 +17,8 @@ from scipy.integrate import solve_ivp
 from scipy.linalg import eigh
 from scipy.optimize import brentq
 
-from flexible_manipulator.mechanics.chain import Beam, Joint, Link, RigidBody, SerialChain
+from flexible_manipulator.mechanics.chain import Beam, Joint, Link, RigidBody
+from flexible_manipulator.mechanics.links import chain_from_links
 
 G = 9.80665
 BETA_L = np.array([1.875104, 4.694091, 7.854757, 10.995541])   # 1 + cos b cosh b = 0
@@ -38,7 +39,7 @@ def single_link(length, rho_a, ei, modes, hub=0.0, payload=0.0, gravity=(0.0, 0.
     link = Link('arm', Joint('hub'), length, body=RigidBody(1.0, inertia=np.diag([1, 1, hub])),
                 payload=RigidBody(payload),
                 beam=Beam(rho_a, ei if isinstance(ei, tuple) else (ei, ei), modes=modes))
-    return SerialChain('one', [link], gravity_base=gravity, geometric_stiffening=stiffening)
+    return chain_from_links('one', [link], gravity_base=gravity, geometric_stiffening=stiffening)
 
 
 def body(mass, com=(0.0, 0.0, 0.0), *inertia):
@@ -53,7 +54,7 @@ def planar_two_link(stiffening):
              Link('l2', Joint('j2', xyz=(0.03, 0, 0)), 0.6, body=body(0.1, (0, 0, 0), *[1e-4] * 3),
                   beam=Beam(0.2, (4.0, 4.0), modes=(2, 0)),
                   payload=body(0.1, (0.02, 0.01, 0), 2e-4, 3e-4, 4e-4))]
-    return SerialChain('planar2', links, (0, -G, 0), geometric_stiffening=stiffening)
+    return chain_from_links('planar2', links, (0, -G, 0), geometric_stiffening=stiffening)
 
 
 def spatial_three_link(stiffening, armature=0.0, prismatic=False, damping=0.0):
@@ -75,7 +76,7 @@ def spatial_three_link(stiffening, armature=0.0, prismatic=False, damping=0.0):
                          damping=damping), 0.4, body=body(0.05, (0, 0, 0), *[1e-4] * 3),
              beam=Beam(0.15, (1.0, 1.5), modes=(1, 2), damping_ratio=damping),
              payload=body(0.1, (0.05, 0, -0.02), 3e-4, 3e-4, 2e-4))]
-    return SerialChain('spatial3', links, (0.3, -G, 0.5), geometric_stiffening=stiffening)
+    return chain_from_links('spatial3', links, (0.3, -G, 0.5), geometric_stiffening=stiffening)
 
 
 def build(name, stiffening, damping=0.0):

@@ -16,7 +16,8 @@ import pytest
 from scipy.spatial.transform import Rotation
 
 from flexible_manipulator.mechanics import group_kernels, lie
-from flexible_manipulator.mechanics.chain import Beam, Joint, Link, RigidBody, SerialChain
+from flexible_manipulator.mechanics.chain import Beam, Joint, Link, RigidBody
+from flexible_manipulator.mechanics.links import chain_from_links
 from flexible_manipulator.mechanics.simulation import Simulation
 from flexible_manipulator.model_config import load_model, model_from_dict
 
@@ -34,7 +35,7 @@ def spacecraft(gravity=(0.0, 0.0, 0.0), damping_ratio=0.01):
                   Beam(0.4, (15.0, 15.0), (2, 0), damping_ratio=damping_ratio))]
     inertia = ((2.0, 0.1, 0.0), (0.1, 3.0, -0.2), (0.0, -0.2, 2.5))
     base = RigidBody(40.0, (0.02, -0.01, 0.03), inertia)
-    return SerialChain('spacecraft', links, gravity_base=gravity, floating_base=base)
+    return chain_from_links('spacecraft', links, gravity_base=gravity, floating_base=base)
 
 
 def initial_state(model, seed=0):

@@ -21,7 +21,8 @@ from flexible_manipulator.control.programs import (
 from flexible_manipulator.control.trajectories import (
     CirclePath, ConstantRateTiming, ConstantReference, LinePath, OrientationTrajectory,
     QuinticTiming, SplinePath, Trajectory, rotation_exp)
-from flexible_manipulator.mechanics.chain import Joint, Link, RigidBody, SerialChain
+from flexible_manipulator.mechanics.chain import Joint, Link, RigidBody
+from flexible_manipulator.mechanics.links import chain_from_links
 from flexible_manipulator.model_config import load_model
 
 MODELS = Path(__file__).resolve().parents[1] / 'config' / 'models'
@@ -42,8 +43,8 @@ def point_mass_arm(l1=1.0, l2=1.0, m1=1.0, m2=1.0):
     def link(name, joint, length, mass, xyz):
         return Link(name, Joint(joint, xyz=xyz), length,
                     body=RigidBody(0.0), payload=RigidBody(mass))
-    return SerialChain('point_mass_arm', [link('l1', 'j1', l1, m1, (0.0, 0.0, 0.0)),
-                                          link('l2', 'j2', l2, m2, (0.0, 0.0, 0.0))])
+    return chain_from_links('point_mass_arm', [link('l1', 'j1', l1, m1, (0.0, 0.0, 0.0)),
+                                               link('l2', 'j2', l2, m2, (0.0, 0.0, 0.0))])
 
 
 def check_rows(program, t, q, v, jacobian_tol=1e-6, rate_tol=1e-6, bias_tol=1e-5):

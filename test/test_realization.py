@@ -21,7 +21,8 @@ from flexible_manipulator.control.realization import (
 from flexible_manipulator.control.stabilization import Stabilization
 from flexible_manipulator.control.trajectories import (
     CirclePath, ConstantRateTiming, ConstantReference, Trajectory)
-from flexible_manipulator.mechanics.chain import Joint, Link, RigidBody, SerialChain
+from flexible_manipulator.mechanics.chain import Joint, Link, RigidBody
+from flexible_manipulator.mechanics.links import chain_from_links
 from flexible_manipulator.model_config import load_model
 
 MODELS = Path(__file__).resolve().parents[1] / 'config' / 'models'
@@ -102,7 +103,7 @@ def point_mass_arm(l1, l2, m1, m2):
     """Planar arm, massless links, point masses m1 at the elbow and m2 at the end."""
     def link(name, joint, length, mass):
         return Link(name, Joint(joint), length, body=RigidBody(0.0), payload=RigidBody(mass))
-    return SerialChain('point_mass_arm', [link('l1', 'j1', l1, m1), link('l2', 'j2', l2, m2)])
+    return chain_from_links('point_mass_arm', [link('l1', 'j1', l1, m1), link('l2', 'j2', l2, m2)])
 
 
 def hand_torque(t, l1, l2, m1, m2, center, radius, rate):

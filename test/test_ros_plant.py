@@ -307,7 +307,7 @@ def test_bad_model_file_is_refused_with_the_field_named(start_node, tmp_path):
 def test_flexible_plant_publishes_modal_states_and_deformed_frames(probe, start_node):
     """The flexible arm's modal coordinates and section frames follow its model.
 
-    The expected tip pose comes from `SerialChain.section_pose` at the published state
+    The expected tip pose comes from the model's `section_pose` at the published state
     (joint_states + modal_states of the same stamp); that model is validated against
     Pinocchio and a brute-force Lagrangian in the unit tests.
     """

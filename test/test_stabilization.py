@@ -22,7 +22,8 @@ from flexible_manipulator.control.stabilization import (
     velocity_critical_period)
 from flexible_manipulator.control.trajectories import (
     CirclePath, ConstantRateTiming, ConstantReference, Trajectory)
-from flexible_manipulator.mechanics.chain import Joint, Link, RigidBody, SerialChain
+from flexible_manipulator.mechanics.chain import Joint, Link, RigidBody
+from flexible_manipulator.mechanics.links import chain_from_links
 from flexible_manipulator.mechanics.simulation import Simulation
 from flexible_manipulator.model_config import load_model
 
@@ -153,7 +154,7 @@ def one_joint_link():
     """A rigid bar turning about z, no gravity, no friction: M constant, h = 0."""
     inertia = 0.02
     body = RigidBody(1.0, (0.2, 0.0, 0.0), ((1e-4, 0, 0), (0, inertia, 0), (0, 0, inertia)))
-    return SerialChain('bar', [Link('bar', Joint('hinge'), 0.4, body=body)])
+    return chain_from_links('bar', [Link('bar', Joint('hinge'), 0.4, body=body)])
 
 
 def sampled_error_growth(alpha, beta, period, periods):

@@ -15,7 +15,8 @@ import numpy as np
 import pytest
 from scipy.optimize import brentq
 
-from flexible_manipulator.mechanics.chain import Beam, Joint, Link, RigidBody, SerialChain
+from flexible_manipulator.mechanics.chain import Beam, Joint, Link, RigidBody
+from flexible_manipulator.mechanics.links import chain_from_links
 from flexible_manipulator.mechanics.cosserat.chain import CosseratChain, CosseratLink
 from flexible_manipulator.mechanics.cosserat.rod import CosseratRod, Section
 from flexible_manipulator.mechanics.cosserat.strain_basis import StrainBasis
@@ -34,7 +35,7 @@ def clamped_free_roots(count):
 def beam_chain(modes):
     """A floating-frame cantilever along x bending in x-y, its joint held, no gravity."""
     link = Link('beam', Joint('clamp'), L, RigidBody(0.0), Beam(RHO_A, (EI, EI), (modes, 0)))
-    return SerialChain('beam', [link])
+    return chain_from_links('beam', [link])
 
 
 def rod_chain():
@@ -96,6 +97,6 @@ def test_it_raises_rather_than_return_short_of_the_residual():
 
 
 def test_a_floating_base_is_refused():
-    chain = SerialChain('free', beam_chain(1).links, floating_base=RigidBody(1.0))
+    chain = chain_from_links('free', beam_chain(1).links, floating_base=RigidBody(1.0))
     with pytest.raises(ValueError, match='fixed base'):
         static_equilibrium(chain, chain.neutral_configuration())

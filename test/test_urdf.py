@@ -2,7 +2,7 @@
 
 yourdfpy parses the URDF and does its own forward kinematics. For planar chains the
 expected poses are computed here in closed form (URDF rpy convention, planar kinematics);
-for spatial rigid chains yourdfpy must agree with ``SerialChain.frame_placements`` (itself
+for spatial rigid chains yourdfpy must agree with the model's ``frame_placements`` (itself
 checked against the closed form on the planar chains). Inertial values are the parallel-axis
 theorem written out here.
 """
@@ -16,7 +16,8 @@ import pytest
 import yourdfpy
 
 from flexible_manipulator.description.urdf import joint_frames, urdf
-from flexible_manipulator.mechanics.chain import Beam, Joint, Link, RigidBody, SerialChain
+from flexible_manipulator.mechanics.chain import Beam, Joint, Link, RigidBody
+from flexible_manipulator.mechanics.links import chain_from_links
 from flexible_manipulator.model_config import load_model
 
 MODELS = Path(__file__).resolve().parents[1] / 'config' / 'models'
@@ -86,7 +87,7 @@ def rigid(name, joint, length, mass, com, inertia, frames=0, **joint_args):
 
 def general_model():
     """Three planar links, a base pose with all rpy angles non-zero, one unbounded joint."""
-    return SerialChain('three_link', [
+    return chain_from_links('three_link', [
         rigid('l1', 'j1', 0.7, 1.0, (0.3, 0.02, -0.01), (1e-3, 0.05, 0.05, 1e-4, 0, 2e-4),
               damping=0.1, effort_limit=30.0, velocity_limit=5.0, lower=-2.0, upper=2.5),
         rigid('l2', 'j2', 0.45, 0.6, (0.2, 0, 0), (1e-4, 0.02, 0.02, 0, 0, 0), frames=3,
@@ -100,7 +101,7 @@ def general_model():
 def spatial_model():
     """Rigid spatial chain: tilted axes, joint origin offsets, a prismatic joint, a rod beam."""
     axis = (0.6, 0.0, 0.8)
-    return SerialChain('spatial', [
+    return chain_from_links('spatial', [
         rigid('a', 'ja', 0.4, 1.0, (0.2, 0.01, 0.0), (1e-3, 0.02, 0.02, 0, 0, 0),
               axis=axis, xyz=(0.1, 0.2, 0.05), rpy=(0.3, -0.2, 0.5), effort_limit=9.0,
               velocity_limit=2.0, lower=-3.0, upper=3.0),

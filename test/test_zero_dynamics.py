@@ -23,7 +23,8 @@ from scipy.optimize import brentq
 from flexible_manipulator.control.zero_dynamics import (
     analyze_output, assess_point_program, lambda_limit, linearize, link_angle_output,
     point_output, transmission_zeros)
-from flexible_manipulator.mechanics.chain import Beam, Joint, Link, RigidBody, SerialChain
+from flexible_manipulator.mechanics.chain import Beam, Joint, Link, RigidBody
+from flexible_manipulator.mechanics.links import chain_from_links
 from flexible_manipulator.model_config import load_model
 
 MODELS = Path(__file__).resolve().parents[1] / 'config' / 'models'
@@ -34,7 +35,7 @@ def hub_beam(modes):
     """One flexible link on a hub (no gravity, no damping, no payload)."""
     hub = RigidBody(0.0, (0.0, 0.0, 0.0), ((1e-4, 0, 0), (0, 1e-4, 0), (0, 0, HUB)))
     link = Link('beam', Joint('hub'), LENGTH, body=hub, beam=Beam(RHO_A, (EI, EI), (modes, 0)))
-    return SerialChain('hub_beam', [link])
+    return chain_from_links('hub_beam', [link])
 
 
 def continuum_determinant(omega, fraction):

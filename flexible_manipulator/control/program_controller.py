@@ -321,7 +321,7 @@ class ProgramController(LatchedSafety):
     def __init__(self, model, programs, settings=None, default=None, source='programs'):
         """Build and check every program; the active one is ``default`` (or the first).
 
-        :param model: the arm's model (a fixed-base `SerialChain`, flexible or rigid).
+        :param model: the arm's model (a fixed-base chain model, flexible or rigid).
         :param programs: mapping name -> program spec (module doc).
         :param settings: `ControllerSettings`.
         :param source: prefix of error messages (e.g. the program file's path).

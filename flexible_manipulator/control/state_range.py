@@ -36,7 +36,7 @@ class StateRange:
     """Bounds of the joint and modal coordinates of one chain model (module doc)."""
 
     def __init__(self, model, velocity_limit):
-        """Derive the bounds of ``model`` (a `SerialChain`).
+        """Derive the bounds of ``model`` (a chain model).
 
         ``velocity_limit``: the joint velocity limits in force (n_joints) [rad/s or m/s].
         """

@@ -2,11 +2,10 @@
 
 `ChainModel` is what the simulation, the plants, the controllers and the descriptions use
 of a chain model, whatever its links (rigid, floating-frame modal beams, Cosserat rods) and
-its base (fixed or free-floating). Today two classes implement it:
-``chain.SerialChain`` (rigid links and modal beams) and ``cosserat.chain.CosseratChain``
-(any chain with a Cosserat rod); ``model_config.load_model`` returns the one a file
-needs. The contract test (test/test_model_contract.py) checks every chain model file of
-config/models/ and seeded random mixed chains against it.
+its base (fixed or free-floating). One class implements it for every link kind:
+``cosserat.chain.CosseratChain``, which ``model_config.load_model`` and
+``links.chain_from_links`` build. The contract test (test/test_model_contract.py) checks
+every chain model file of config/models/ and seeded random mixed chains against it.
 
 Coordinates: q (nq) holds the joint coordinates first (n_joints, model joint order), then
 the links' elastic coordinates (modal amplitudes or strain coefficients, `coordinate_names`

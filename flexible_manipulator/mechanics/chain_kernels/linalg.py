@@ -12,31 +12,6 @@ _jit = compiled.jit
 
 
 @_jit
-def product(A, B, rows, inner, cols, out):
-    """out[:rows, :cols] = A[:rows, :inner] B[:inner, :cols]."""
-    for r in range(rows):
-        for c in range(cols):
-            acc = 0.0
-            for k in range(inner):
-                acc += A[r, k] * B[k, c]
-            out[r, c] = acc
-
-
-@_jit
-def add_projected(E, rows, cols, M_link, W, M):
-    """M[:cols, :cols] += E^T M_link E for E (rows x cols); W = M_link E is scratch."""
-    product(M_link, E, rows, rows, cols, W)
-    for a_ in range(cols):
-        for b_ in range(a_, cols):
-            acc = 0.0
-            for r in range(rows):
-                acc += E[r, a_] * W[r, b_]
-            M[a_, b_] += acc
-            if b_ != a_:
-                M[b_, a_] += acc
-
-
-@_jit
 def cholesky_factor(M, L, n):
     """Lower-triangular L with L L^T = M on the leading n x n block; False if not SPD."""
     for c in range(n):

@@ -11,10 +11,10 @@ For a child frame c at pose (R, p) in its parent P:
     (m_P, f_P) = (R m + p x R f, R f)                    (wrench of c carried to P),
     ad_(w,v)(a, b) = (w x a, w x b + v x a).
 
-The compiled SE(3) algebra of every chain kernel (the floating-frame chain's and the
-Cosserat chain's) lives here; ``group_kernels`` holds the quaternion and SO(3) pieces of
-the steppers, ``lie`` the readable NumPy forms the tests check them against. Every kernel
-writes into preallocated ``out`` arrays and allocates nothing.
+The compiled SE(3) algebra of the chain model's kernels lives here; ``group_kernels`` holds
+the quaternion and SO(3) pieces of the steppers, ``lie`` the readable NumPy forms the
+tests check them against. Every kernel writes into preallocated ``out`` arrays and
+allocates nothing.
 """
 
 import math
@@ -32,61 +32,6 @@ def cross(a, b, out):
 
 
 @_jit
-def axis_rotation(axis, angle, out):
-    """Rodrigues: R = I + sin(angle) [e]x + (1 - cos(angle)) [e]x^2 for a unit axis e."""
-    c, s = math.cos(angle), math.sin(angle)
-    t = 1.0 - c
-    x, y, z = axis[0], axis[1], axis[2]
-    out[0, 0] = c + t * x * x
-    out[0, 1] = t * x * y - s * z
-    out[0, 2] = t * x * z + s * y
-    out[1, 0] = t * x * y + s * z
-    out[1, 1] = c + t * y * y
-    out[1, 2] = t * y * z - s * x
-    out[2, 0] = t * x * z - s * y
-    out[2, 1] = t * y * z + s * x
-    out[2, 2] = c + t * z * z
-
-
-@_jit
-def rotate_step(axis_index, angle, rate, accel, w, v, dw, dv, Rot, t1, reuse):
-    """Child frame rotated by ``angle`` about its parent's e_(axis_index); updates in place.
-
-    w <- R^T w + e s',  v <- R^T v,  dw <- R^T dw + e s'' + w x e s',  dv <- R^T dv + v x e s'.
-    With ``reuse`` the rotation Rot of a previous pass at the same angle is read, not built.
-    """
-    a0 = (axis_index + 1) % 3
-    a1 = (axis_index + 2) % 3
-    if reuse:
-        c, s = Rot[a0, a0], Rot[a1, a0]
-    else:
-        c, s = math.cos(angle), math.sin(angle)
-        for r in range(3):
-            for k in range(3):
-                Rot[r, k] = 0.0
-        Rot[axis_index, axis_index] = 1.0
-        Rot[a0, a0] = c
-        Rot[a1, a1] = c
-        Rot[a1, a0] = s
-        Rot[a0, a1] = -s
-    for vec in (w, v, dw, dv):
-        x0 = c * vec[a0] + s * vec[a1]     # R^T vec in the plane of rotation
-        x1 = -s * vec[a0] + c * vec[a1]
-        vec[a0] = x0
-        vec[a1] = x1
-    w[axis_index] += rate
-    dw[axis_index] += accel
-    # w x (e rate) and v x (e rate), with e the unit vector along axis_index.
-    t1[axis_index] = 0.0
-    t1[a0] = w[a1] * rate
-    t1[a1] = -w[a0] * rate
-    dw[a0] += t1[a0]
-    dw[a1] += t1[a1]
-    dv[a0] += v[a1] * rate
-    dv[a1] -= v[a0] * rate
-
-
-@_jit
 def transport_twist(R, p, w, v, w_out, v_out, tmp):
     """(w_out, v_out) = Ad^-1_(R,p) (w, v) = (R^T w, R^T (v + w x p))."""
     cross(w, p, tmp)
@@ -94,41 +39,6 @@ def transport_twist(R, p, w, v, w_out, v_out, tmp):
         w_out[i] = R[0, i] * w[0] + R[1, i] * w[1] + R[2, i] * w[2]
         v_out[i] = (R[0, i] * (v[0] + tmp[0]) + R[1, i] * (v[1] + tmp[1])
                     + R[2, i] * (v[2] + tmp[2]))
-
-
-@_jit
-def transport_wrench(R, p, m, f, m_out, f_out, tmp):
-    """(m_out, f_out) = (R m + p x R f, R f): a child-frame wrench in the parent frame."""
-    for i in range(3):
-        f_out[i] = R[i, 0] * f[0] + R[i, 1] * f[1] + R[i, 2] * f[2]
-    cross(p, f_out, tmp)
-    for i in range(3):
-        m_out[i] = R[i, 0] * m[0] + R[i, 1] * m[1] + R[i, 2] * m[2] + tmp[i]
-
-
-@_jit
-def rigid_wrench(mass, first_moment, inertia, w, dw, gamma, m_out, f_out, t1, t2):
-    """Inertial wrench about the frame origin of a rigid body, added to (m_out, f_out).
-
-    f = m gamma + dw x (m c) + w x (w x (m c)),   m = I_O dw + w x (I_O w) + (m c) x gamma,
-    with m c the first moment and I_O the inertia tensor about the frame origin.
-    """
-    if mass == 0.0:
-        return
-    cross(dw, first_moment, t1)
-    cross(w, first_moment, t2)
-    for i in range(3):
-        f_out[i] += mass * gamma[i] + t1[i]
-    cross(w, t2, t1)
-    for i in range(3):
-        f_out[i] += t1[i]
-    for i in range(3):
-        t2[i] = inertia[i, 0] * w[0] + inertia[i, 1] * w[1] + inertia[i, 2] * w[2]
-    cross(w, t2, t1)
-    cross(first_moment, gamma, t2)
-    for i in range(3):
-        m_out[i] += (inertia[i, 0] * dw[0] + inertia[i, 1] * dw[1] + inertia[i, 2] * dw[2]
-                     + t1[i] + t2[i])
 
 
 @_jit
@@ -267,12 +177,6 @@ def add_transformed_inertia(R, p, inertia, out):
                  _rotated(R, _block(inertia, 3, 3)), out)
 
 
-@_inline
-def add_shifted_inertia(p, inertia, out):
-    """`add_transformed_inertia` for R = 1: a pure translation by p (~60 multiply-adds)."""
-    _add_shifted(p, _block(inertia, 0, 0), _block(inertia, 0, 3), _block(inertia, 3, 3), out)
-
-
 @_jit
 def ad_apply(x, y, out):
     """Write ad_x y = (w_x * w_y, w_x * v_y - w_y * v_x) for twists (w, v); out not x, y."""
@@ -353,17 +257,3 @@ def adinv_columns(R, p, J, cols, count, column, tmp):
         adinv_apply(R, p, column, column, tmp)
         for i in range(6):
             J[i, c] = column[i]
-
-
-@_jit
-def adinv_matrix(R, p, X):
-    """Write X = Ad_g^-1 (6 x 6) for g = (R, p): X = [[R^T, 0], [-R^T hat(p), R^T]]."""
-    for i in range(3):
-        for c in range(3):
-            X[i, c] = R[c, i]
-            X[i, 3 + c] = 0.0
-            X[3 + i, 3 + c] = R[c, i]
-        # row i of R^T hat(p) is R[:, i]^T hat(p) = (p x R[:, i])^T
-        X[3 + i, 0] = -(R[1, i] * p[2] - R[2, i] * p[1])
-        X[3 + i, 1] = -(R[2, i] * p[0] - R[0, i] * p[2])
-        X[3 + i, 2] = -(R[0, i] * p[1] - R[1, i] * p[0])

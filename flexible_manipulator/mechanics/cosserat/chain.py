@@ -6,7 +6,7 @@ theta_j, joint frame = offset * exp(theta_j axis)), a rigid hub at the joint fra
 rod (``rod.CosseratRod``, its root at the joint frame, E_1 along the link) and a rigid
 payload at its tip frame, the parent of the next link. Coordinates: the n joint
 coordinates first, then each link's strain coordinates (``StrainBasis.names``), so
-nq = nv = n + sum of the links' basis sizes (the layout of ``chain.SerialChain``).
+nq = nv = n + sum of the links' basis sizes (then a floating base's pose).
 
 The model API runs on compiled kernels: ``kernels`` (M and h summed over the bodies,
 section frames, TF transforms, energy, steppers) and ``articulated`` (the O(n) forward
@@ -20,7 +20,7 @@ import numpy as np
 import transforms3d
 
 from .. import arguments, lie
-from ..chain import (ARTICULATED_FROM_LINKS, Beam, RigidBody, SectionKinematics, SerialChain,
+from ..chain import (ARTICULATED_FROM_LINKS, Beam, RigidBody, SectionKinematics,
                      run_dynamics, run_entry)
 from ..modal_beam import ModalBeam
 from ..chain_kernels.spatial import spatial_inertia
@@ -139,7 +139,7 @@ class CosseratChain:
 
     ``base``: 4x4 pose of the base frame in the world; ``gravity``: world gravity [m/s^2].
     Built from a model file (`from_links`), it also carries the description the nodes use,
-    as ``chain.SerialChain`` does: ``name``, ``links`` (``chain.Link``), ``joint_names``
+    as the one chain model: ``name``, ``links`` (``chain.Link``), ``joint_names``
     (moving joints), ``mode_names`` (the strain coordinates, ``<link>_<strain>_<order>``,
     e.g. ``forearm_bending_z_0``), ``base_frame``, ``base_xyz``, ``base_rpy``,
     ``tool_frame``, joint limits.
@@ -159,7 +159,7 @@ class CosseratChain:
         of a free-floating base (its inertia about the base frame), whose pose then is
         state: position [m] and unit quaternion (w, x, y, z) after the chain's coordinates
         in q, body angular and linear velocity [rad/s, m/s] after them in v (the layout of
-        ``chain.SerialChain``); ``base`` is its initial pose and gravity stays in world
+        the model contract); ``base`` is its initial pose and gravity stays in world
         axes.
         """
         if not parts:
@@ -207,7 +207,7 @@ class CosseratChain:
         self._entries = {}
         self._shapes = ((self.nq,), (self.nv,), (self.nu,))   # q, v, u (`run_dynamics`)
         # Forward dynamics of the model API: 'composite' or 'articulated' (O(n)); may be set
-        # after construction (``chain.SerialChain``'s attribute and threshold).
+        # after construction (`default_algorithm`).
         self.dynamics_algorithm = default_algorithm(len(self.parts), self.nv)
         self._section_tables = {}
         self._zero = np.zeros(self.nv)
@@ -234,8 +234,8 @@ class CosseratChain:
         """Build the chain of a model file's ``chain.Link`` list: rigid, beam or rod links.
 
         A link with a ``rod`` is a Cosserat link, one with a ``beam`` a floating-frame link
-        (``modal_beam.ModalBeam``; with ``geometric_stiffening`` its foreshortening, as in
-        ``chain.SerialChain``; a beam without modes is a rigid slender rod), others are
+        (``modal_beam.ModalBeam``; with ``geometric_stiffening`` its foreshortening; a beam
+        without modes is a rigid slender rod), others are
         rigid. Dynamics in the base frame (``gravity_base`` in its components [m/s^2]; in
         world components for a ``floating_base``, ``chain.RigidBody``); base_xyz and
         base_rpy place the base in the world (the initial pose of a floating one).
@@ -247,13 +247,14 @@ class CosseratChain:
             offset[:3, :3] = transforms3d.euler.euler2mat(*joint.rpy, axes='sxyz')
             offset[:3, 3] = joint.xyz
             hub = rigid_inertia(link.body.mass, link.body.com, link.body.inertia)
+            axis = np.asarray(joint.axis, dtype=float)      # a URDF axis: its direction
             beam = (None if link.beam is None
                     else ModalBeam(link.beam, link.length, geometric_stiffening))
             if beam is not None and not beam.count:
                 mass, first_moment, inertia = link.beam.as_rod(link.length)
                 hub = hub + np.array(spatial_inertia(mass, first_moment, inertia))
             parts.append(CosseratLink(
-                link.name, link.rod, joint.type, joint.axis, offset, hub,
+                link.name, link.rod, joint.type, axis / np.linalg.norm(axis), offset, hub,
                 rigid_inertia(link.payload.mass, link.payload.com, link.payload.inertia),
                 joint.damping, joint.armature, link.length, beam, joint.name))
         base = np.eye(4)
@@ -276,7 +277,7 @@ class CosseratChain:
     def with_modes(self, modes):
         """Return the chain keeping at most ``modes`` coordinates per curvature strain.
 
-        A control model (the role of ``chain.SerialChain.with_modes``): torsion and
+        A control model (a beam keeps at most ``modes`` per plane): torsion and
         bending keep their Legendre orders 0 .. modes - 1 (the L2 projection of the strain:
         the basis is orthogonal), extension and shear are dropped (inextensible,
         unshearable: their fast modes are left unmodelled); same section and Gauss points.
@@ -430,7 +431,7 @@ class CosseratChain:
         return self._table, data_table(data)
 
     def _run(self, kernel, data, *args):
-        """Run a kernel on this model's table and ``data``'s (`SerialChain._run`'s rule).
+        """Run a kernel on this model's table and ``data``'s (`chain.run_entry`).
 
         Through the kernel's compiled machine code (`compiled.entry_point`): every call
         passes arguments of the types of the first.
@@ -461,7 +462,7 @@ class CosseratChain:
     def rnea(self, data, q, v, a, out=None):
         """Inverse dynamics M(q) a + h(q, v) (nv) [N m, N]: the efforts for accelerations a.
 
-        One walk as recursive Newton-Euler (``kernels.inverse_dynamics``); on the elastic
+        One walk as recursive Newton-Euler (the kernels' ``inverse_dynamics``); on the elastic
         coordinates the residual forces. ``out`` (if given) receives it.
         """
         q, v = self._check(q, v)
@@ -499,7 +500,21 @@ class CosseratChain:
             'articulated inertia'
         return run_dynamics(self, kernel, what, data, data_table, q, v, u, out)
 
-    base_momentum = SerialChain.base_momentum      # the same law on the same layout
+    def base_momentum(self, data, q, v):
+        """Momentum of a free-floating system in the world: (angular about the origin, linear).
+
+        The base rows of M v are the momentum at the base frame in base axes, (L_b, P_b)
+        [N m s, N s]; in the world P = R P_b and L_O = R L_b + p x R P_b. Conserved without
+        gravity and external forces (joint efforts are internal).
+        """
+        if self.floating_base is None:
+            raise ValueError(f'{self.name!r} has a fixed base: its momentum is not conserved')
+        b = self.nv - 6
+        h = self.mass_matrix(data, q)[b:] @ v
+        p, quat = q[b:b + 3], q[b + 3:b + 7]
+        R = transforms3d.quaternions.quat2mat(quat)
+        linear = R @ h[3:]
+        return np.concatenate([R @ h[:3] + np.cross(p, linear), linear])
 
     def kinetic_energy(self, data, q, v):
         """T = v^T M(q) v / 2 [J] (the kernels' M)."""
@@ -517,7 +532,7 @@ class CosseratChain:
         """Orientation R (3x3) and position p (3) [m] of the section at x [m] of a link.
 
         Base-frame components (the world's with a floating base), as
-        ``chain.SerialChain.section_pose``; the compiled pass of `section_kinematics`.
+        the model contract's; the compiled pass of `section_kinematics`.
         """
         here = self.section_kinematics(data, q, self._zero, link_index, x)
         return here.R, here.p
@@ -546,7 +561,7 @@ class CosseratChain:
     def section_kinematics(self, data, q, v, link_index, x, out=None):
         """Pose, Jacobian, twist and J' v of a section in base-frame components, one call.
 
-        The API of ``chain.SerialChain.section_kinematics`` (what the controller's program
+        The model contract's ``section_kinematics`` (what the controller's program
         rows read): a `chain.SectionKinematics` (R, p, J, twist, accel), J (6 x nv) with
         angular rows first mapping v to (omega, p') [rad/s, m/s] in base components (world
         ones on a floating base), and accel = J' v (omega', p'') at zero generalized
@@ -612,7 +627,7 @@ class CosseratChain:
 
 
 class FrameTransforms:
-    """Parent-to-child transforms of a fixed list of frames (``chain.FrameTransforms``'s API).
+    """Parent-to-child transforms of a fixed list of frames (``frame_transforms``).
 
     Entry (j, None) is joint j (link frame j in the tip frame of link j-1); (j, x) is the
     section at abscissa x of link j in link frame j. After ``update(data, q)``, ``R[i]``,

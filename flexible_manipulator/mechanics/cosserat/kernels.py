@@ -551,7 +551,6 @@ def _modal_points(model_table, data_table, j, start, m, q, v, count, bodies):
     frame's, gravity in it). ``bodies`` 1: M += E^T M_b E, h += E^T F_b, E the rows of
     eta per active column (J's, then the modal rates); 2: link j's articulated sums
     (`add_to_link`, the frame's pose relative to the handle); 3: the gravity energy.
-    The serial chain's `chain_kernels.mass_matrix._beam_mass` is the same sum.
     """
     model, data = unpack(model_table, MODEL_TYPE), unpack(data_table, DATA_TYPE)
     size = 6 + m
@@ -914,7 +913,7 @@ def potential_energy(model_table, data_table, q, v):
 @_jit
 def local_transforms(model_table, data_table, q, v, links, is_section, segments, h, B1, B2,
                      phi, slope, g, xs, R_out, p_out, quat_out):
-    """Write the parent-to-child transforms of frame entries (``chain.FrameTransforms``).
+    """Write the parent-to-child transforms of frame entries (``cosserat.chain.FrameTransforms``).
 
     Entry i: joint ``links[i]`` (its frame in the parent's tip frame: the offset, then
     the joint's motion) or, if ``is_section[i]``, the section at xs[i] of that link in

@@ -56,11 +56,12 @@ def kind_of(link):
     return next(kind for kind in KINDS if kind.matches(link))
 
 
-def chain_from_links(name, links, gravity_base, **description):
+def chain_from_links(name, links, gravity_base=(0.0, 0.0, 0.0), **description):
     """Build the chain model of a list of ``chain.Link``, whatever their kinds.
 
     One model for every link kind: ``cosserat.chain.CosseratChain`` (its walk runs rigid
-    links, floating-frame beams and Cosserat rods in any mix). ``description``: base_frame,
+    links, floating-frame beams and Cosserat rods in any mix). ``gravity_base``: gravity in
+    the base frame [m/s^2] (world axes for a floating base). ``description``: base_frame,
     base_xyz, base_rpy, tool_frame, geometric_stiffening, floating_base (`from_links`).
     """
     from ..cosserat.chain import CosseratChain
