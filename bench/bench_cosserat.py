@@ -54,7 +54,7 @@ import pyelastica_link  # noqa: E402
 import test_cosserat_pyelastica as soft  # noqa: E402  (the rod's one definition)
 
 from flexible_manipulator.mechanics.cosserat.chain import (  # noqa: E402
-    CosseratChain, CosseratLink)
+    Chain, CosseratLink)
 from flexible_manipulator.mechanics.cosserat.rod import CosseratRod, Section  # noqa: E402
 from flexible_manipulator.mechanics.cosserat.strain_basis import StrainBasis  # noqa: E402
 from flexible_manipulator.mechanics.simulation import Simulation  # noqa: E402
@@ -194,7 +194,7 @@ def planar_chain(links, order):
     parts = [CosseratLink(f'link{j}', CosseratRod(StrainBasis(
         {'bending_y': order, 'extension': 1, 'shear_z': 1}, 0.3), section), axis=(0, 1, 0))
         for j in range(links)]
-    return CosseratChain(parts, gravity=soft.GRAVITY)
+    return Chain(parts, gravity=soft.GRAVITY)
 
 
 def scaling():
@@ -294,7 +294,7 @@ def metal_link(order):
                       [c['shear_modulus'] * c['torsion'], young * c['inertia_y'],
                        young * c['inertia_z'], young * c['area'], shear, shear])
     rod = CosseratRod(StrainBasis({'bending_z': order}, pyelastica_link.LENGTH), section)
-    return CosseratChain([CosseratLink('strip', rod)], gravity=(0.0, 0.0, 0.0))
+    return Chain([CosseratLink('strip', rod)], gravity=(0.0, 0.0, 0.0))
 
 
 def metal_tips(order, step):

@@ -9,7 +9,7 @@ import math
 
 import numpy as np
 
-from flexible_manipulator.mechanics.cosserat.chain import FIXED, CosseratChain, CosseratLink
+from flexible_manipulator.mechanics.cosserat.chain import FIXED, Chain, CosseratLink
 from flexible_manipulator.mechanics.cosserat.rod import CosseratRod, Section
 from flexible_manipulator.mechanics.cosserat.strain_basis import StrainBasis
 from flexible_manipulator.mechanics.simulation import Simulation
@@ -33,7 +33,7 @@ def circular_section(shear_factor=4.0 / 3.0):
 def modal_tips(orders, section, step=1e-4):
     """Tip position every PERIOD [m]: a clamped link, rosenbrock2 with ``step`` [s]."""
     link = CosseratLink('rod', CosseratRod(StrainBasis(orders, LENGTH), section), joint=FIXED)
-    chain = CosseratChain([link], gravity=GRAVITY)
+    chain = Chain([link], gravity=GRAVITY)
     simulation = Simulation(chain, step, 'rosenbrock2')
     tips = []
     for _ in range(round(DURATION / PERIOD)):

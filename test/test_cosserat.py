@@ -16,7 +16,7 @@ from scipy.linalg import eigh
 from scipy.optimize import brentq
 
 from flexible_manipulator.mechanics import lie
-from flexible_manipulator.mechanics.cosserat.chain import (PRISMATIC, CosseratChain,
+from flexible_manipulator.mechanics.cosserat.chain import (PRISMATIC, Chain,
                                                            CosseratLink, rigid_inertia)
 from flexible_manipulator.mechanics.cosserat.rod import CosseratRod, Section
 from flexible_manipulator.mechanics.equilibrium import (
@@ -32,7 +32,7 @@ def cantilever(orders, points=None, rotary=1e-12, length=L):
     """A horizontal clamped link (its joint held) along x, bending in the x-y plane."""
     section = Section(RHO_A, [rotary] * 3, [1.0, EI, EI, STIFF, STIFF, STIFF])
     rod = CosseratRod(StrainBasis(orders, length), section, points)
-    return CosseratChain([CosseratLink('beam', rod)], gravity=(0.0, 0.0, 0.0))
+    return Chain([CosseratLink('beam', rod)], gravity=(0.0, 0.0, 0.0))
 
 
 def tip_under(chain, loads):
@@ -144,7 +144,7 @@ def mixed_chain(gravity=(0.0, 0.0, -9.81)):
              CosseratLink('rigid', None, axis=(0.0, 1.0, 0.0), length=0.3,
                           hub=rigid_inertia(0.2, [0.15, 0.01, 0.0], np.eye(3) * 1e-3),
                           payload=rigid_inertia(0.05, [0.0, 0.0, 0.02], np.eye(3) * 1e-5))]
-    return CosseratChain(links, gravity=gravity)
+    return Chain(links, gravity=gravity)
 
 
 def test_the_equations_are_lagrangian():
@@ -182,7 +182,7 @@ def test_the_equations_are_lagrangian():
 
 
 def test_the_kernels_equal_the_reference():
-    """The kernels' M, h and v' equal `CosseratChain.forward_pass`'s on random states."""
+    """The kernels' M, h and v' equal `Chain.forward_pass`'s on random states."""
     chain = mixed_chain()
     data = chain.create_data()
     rng = np.random.default_rng(2)
@@ -228,13 +228,12 @@ def test_energy_is_conserved_without_damping():
     def rod(length, orders):
         section = Section(0.2, [1e-5] * 3, [0.05, 0.05, 0.05, 50.0, 40.0, 40.0])
         return CosseratRod(StrainBasis(orders, length), section, points=4)
-    chain = CosseratChain([
+    chain = Chain(gravity=(0.0, 0.0, -9.81), parts=[
         CosseratLink('upper', rod(0.5, {'bending_z': 1, 'bending_y': 1, 'torsion': 0}),
                      hub=rigid_inertia(0.1, [0, 0, 0], np.eye(3) * 1e-4),
                      payload=rigid_inertia(0.05, [0, 0, 0], np.eye(3) * 1e-5)),
         CosseratLink('fore', rod(0.4, {'bending_z': 1, 'extension': 0}), axis=(0, 1, 0),
-                     payload=rigid_inertia(0.05, [0.01, 0, 0], np.eye(3) * 1e-5))],
-        gravity=(0.0, 0.0, -9.81))
+                     payload=rigid_inertia(0.05, [0.01, 0, 0], np.eye(3) * 1e-5))])
     n, data = chain.nq, chain.create_data()
     y0 = np.zeros(2 * n)
     y0[:2], y0[n] = (0.3, 0.5), 1.0
@@ -304,7 +303,7 @@ def spin_up_deflection(model, spin):
     if model == 'cosserat':
         rod = CosseratRod(StrainBasis({'bending_z': 3}, length),
                           Section(1.2, [1e-9] * 3, [1e6, 1e9, 1.4e4, 1e9, 1e9, 1e9]))
-        chain = CosseratChain([CosseratLink('beam', rod)], gravity=(0.0, 0.0, 0.0))
+        chain = Chain([CosseratLink('beam', rod)], gravity=(0.0, 0.0, 0.0))
 
         def tip(x):
             return reference_chain.section_pose(chain, x, 0, length)[1, 3]
@@ -384,7 +383,7 @@ def test_a_soft_spatial_rod_under_a_tilted_dead_moment_meets_the_promised_residu
     section = Section(RHO_A, [1e-12] * 3, [0.5 * soft, soft, soft, STIFF, STIFF, STIFF])
     rod = CosseratRod(StrainBasis({'torsion': 2, 'bending_y': 3, 'bending_z': 3}, L),
                       section)
-    chain = CosseratChain([CosseratLink('beam', rod)], gravity=(0.0, 0.0, 0.0))
+    chain = Chain([CosseratLink('beam', rod)], gravity=(0.0, 0.0, 0.0))
     axis = np.array([0.0, math.sin(tilt), math.cos(tilt)])
     moment = 1.5 * math.pi * soft / L * axis                  # three quarters of a turn
     loads = [Load(0, L, [*moment, 0.0, 0.0, 0.0], False)]

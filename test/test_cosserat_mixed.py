@@ -19,7 +19,7 @@ import yaml
 from flexible_manipulator.mechanics import lie
 from flexible_manipulator.mechanics.chain import Beam, Joint, Link, RigidBody
 from flexible_manipulator.mechanics.links import chain_from_links
-from flexible_manipulator.mechanics.cosserat.chain import CosseratChain
+from flexible_manipulator.mechanics.cosserat.chain import Chain
 from flexible_manipulator.mechanics.simulation import Simulation
 from flexible_manipulator.model_config import load_model, model_from_dict
 from flexible_manipulator.mechanics.reference import cosserat_chain as reference_chain
@@ -65,15 +65,15 @@ def random_state(model, seed, scale=0.3):
 @pytest.mark.parametrize('stiffening', [True, False])
 def test_beam_and_rigid_links_equal_the_floating_frame_chain(floating, stiffening):
     """A chain of floating-frame and rigid links, built from a model's links either way
-    (`chain_from_links`, `CosseratChain.from_links`): the compiled walk's M and h equal the
+    (`chain_from_links`, `Chain.from_links`): the compiled walk's M and h equal the
     NumPy reference's, and v', energy, tip frames and sections agree, to round-off."""
     base = BASE if floating else None
     pose = dict(base_xyz=(0.1, 0.2, 0.3), base_rpy=(0.3, 0.2, 0.1))
     gravity = (0.0, -3.0, -9.81)
     serial = chain_from_links('arm', beam_links(), gravity_base=gravity, floating_base=base,
                               geometric_stiffening=stiffening, **pose)
-    mixed = CosseratChain.from_links('arm', beam_links(), gravity, floating_base=base,
-                                     geometric_stiffening=stiffening, **pose)
+    mixed = Chain.from_links('arm', beam_links(), gravity, floating_base=base,
+                             geometric_stiffening=stiffening, **pose)
     assert mixed.coordinate_names == serial.coordinate_names and mixed.nq == serial.nq
     np.testing.assert_allclose(mixed.neutral_configuration(), serial.neutral_configuration(),
                                atol=1e-15)
@@ -121,7 +121,7 @@ def test_the_satellite_file_is_one_mixed_chain_on_a_floating_base():
     """The model file builds a rod, a beam and a rigid link on a free-floating base: the
     coordinates are named by link, strain and mode, and the base's pose comes last."""
     model = load_model(SATELLITE)
-    assert model.kind == 'cosserat_chain' and model.floating_base.mass == 40.0
+    assert model.kind == 'serial_chain' and model.floating_base.mass == 40.0
     assert model.joint_names == ('slew', 'elbow', 'wrist')
     assert model.mode_names[:3] == ('boom_torsion_0', 'boom_torsion_1', 'boom_bending_y_0')
     assert model.mode_names[-4:] == ('arm_y1', 'arm_y2', 'arm_z1', 'arm_z2')
@@ -294,7 +294,7 @@ def test_the_articulated_recursion_equals_the_composite_solve_on_a_long_chain(fl
     """Twelve mixed links: v' of the O(n) articulated-body recursion equals M^-1 (B u - h)
     (the composite solve, checked against the NumPy reference above) to round-off."""
     model = long_chain(12, floating)
-    assert model.kind == 'cosserat_chain' and model.dynamics_algorithm == 'articulated'
+    assert model.kind == 'serial_chain' and model.dynamics_algorithm == 'articulated'
     data = model.create_data()
     for seed in range(3):
         q, v, u = random_state(model, seed)
@@ -310,8 +310,8 @@ def test_a_massless_moving_link_is_refused_by_both_algorithms(algorithm):
     forward dynamics raise LinAlgError naming the model, not return a non-finite v'."""
     from flexible_manipulator.mechanics.cosserat.chain import CosseratLink, rigid_inertia
     hub = rigid_inertia(1.0, (0.1, 0.0, 0.0), np.eye(3) * 1e-3)
-    model = CosseratChain([CosseratLink('a', None, length=0.3, hub=hub),
-                           CosseratLink('b', None, length=0.2)], name='massless')
+    model = Chain([CosseratLink('a', None, length=0.3, hub=hub),
+                   CosseratLink('b', None, length=0.2)], name='massless')
     with pytest.raises(np.linalg.LinAlgError, match="'massless'"):
         getattr(model, f'{algorithm}_forward_dynamics')(
             model.create_data(), np.zeros(2), np.zeros(2), np.zeros(2))

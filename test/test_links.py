@@ -18,7 +18,7 @@ import pytest
 import yaml
 
 from flexible_manipulator.mechanics.chain import Beam, Joint, Link, RigidBody
-from flexible_manipulator.mechanics.cosserat.chain import CosseratChain
+from flexible_manipulator.mechanics.cosserat.chain import Chain
 from flexible_manipulator.mechanics.links import chain_from_links, KINDS, kind_of
 from flexible_manipulator.model_config import load_model
 
@@ -39,16 +39,16 @@ def test_every_link_of_every_model_file_has_the_kind_of_its_key(path):
         expected = 'rod' if 'rod' in entry else 'beam' if 'beam' in entry else 'rigid'
         assert [kind.name for kind in KINDS if kind.matches(link)][0] == expected
         assert kind_of(link).name == expected
-    assert isinstance(model, CosseratChain)
+    assert isinstance(model, Chain)
 
 
 def test_chain_from_links_builds_the_one_chain_model_of_any_kinds():
     rigid = Link('a', Joint('j1'), 0.5, RigidBody(1.0, (0.25, 0.0, 0.0)))
     beam = Link('b', Joint('j2'), 0.4, RigidBody(0.5), Beam(0.3, (5.0, 5.0), (2, 0)))
-    assert type(chain_from_links('arm', [rigid, beam], (0, 0, -9.81))) is CosseratChain
+    assert type(chain_from_links('arm', [rigid, beam], (0, 0, -9.81))) is Chain
     rod_arm = load_model(os.path.join(ROOT, 'config', 'models', 'two_link_soft.yaml'))
     model = chain_from_links('soft', list(rod_arm.links), (0, 0, -9.81))
-    assert type(model) is CosseratChain and model.nv == rod_arm.nv
+    assert type(model) is Chain and model.nv == rod_arm.nv
 
 
 def test_the_deprecated_serial_chain_builds_the_one_model():
@@ -58,8 +58,11 @@ def test_the_deprecated_serial_chain_builds_the_one_model():
     links = [Link('a', Joint('j1'), 0.5, RigidBody(1.0, (0.25, 0.0, 0.0)))]
     with pytest.warns(DeprecationWarning, match='chain_from_links'):
         model = SerialChain('arm', links, gravity_base=(0.0, -9.81, 0.0))
-    assert type(model) is CosseratChain
+    assert type(model) is Chain
     np.testing.assert_allclose(model.gravity_base, (0.0, -9.81, 0.0))
+    from flexible_manipulator.mechanics.cosserat import chain as chain_module
+    with pytest.warns(DeprecationWarning, match='cosserat.chain.Chain'):
+        assert chain_module.CosseratChain is Chain
 
 
 def test_the_kinds_state_their_own_closed_forms():

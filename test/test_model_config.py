@@ -339,7 +339,7 @@ def test_the_soft_arm_has_cosserat_links_with_the_sections_of_its_file():
     6 (1 + nu)/(7 + 6 nu) with nu = E/2G - 1; strain coordinates named <link>_<strain>_<k>."""
     spec = raw_spec(SOFT_FILE)
     model = load_model(str(SOFT_FILE))
-    assert model.kind == 'cosserat_chain' and model.joint_names == ('shoulder', 'elbow')
+    assert model.kind == 'serial_chain' and model.joint_names == ('shoulder', 'elbow')
     assert model.mode_names[:7] == tuple(f'upper_arm_bending_y_{k}' for k in range(5)) + (
         'upper_arm_extension_0', 'upper_arm_extension_1')
     for link, raw in zip(model.links, spec['links']):

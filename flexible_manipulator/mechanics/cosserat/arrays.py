@@ -7,7 +7,7 @@ from .layout import MAX_TERMS, MODEL, Model, Workspace, WORKSPACE, data_table
 
 
 def model_arrays(chain):
-    """Build the ``Model`` of a ``chain.CosseratChain`` (K and D must be diagonal)."""
+    """Build the ``Model`` of a ``chain.Chain`` (K and D must be diagonal)."""
     links = chain.parts
     n = len(links)
     width = max([1] + [link.size for link in links])

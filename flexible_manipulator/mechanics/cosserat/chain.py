@@ -1,10 +1,11 @@
-"""Serial chain of one-axis joints and Cosserat links: M(q), h(q, v), energies, poses.
+"""The one chain model (`Chain`): rigid, floating-frame and Cosserat links in any mix.
 
-Link j, in order from the fixed base: a fixed offset from the parent's tip frame (the
-base frame for the first link), a revolute or prismatic joint about ``axis`` (coordinate
-theta_j, joint frame = offset * exp(theta_j axis)), a rigid hub at the joint frame, the
-rod (``rod.CosseratRod``, its root at the joint frame, E_1 along the link) and a rigid
-payload at its tip frame, the parent of the next link. Coordinates: the n joint
+Link j, in order from the base: a fixed offset from the parent's tip frame (the
+base frame for the first link), a revolute, prismatic or fixed joint about ``axis``
+(coordinate theta_j, joint frame = offset * exp(theta_j axis)), a rigid hub at the joint
+frame, then a Cosserat rod (``rod.CosseratRod``, its root at the joint frame, E_1 along
+the link), a floating-frame beam (``modal_beam.ModalBeam``) or a rigid step to the tip,
+and a rigid payload at its tip frame, the parent of the next link. Coordinates: the n joint
 coordinates first, then each link's strain coordinates (``StrainBasis.names``), so
 nq = nv = n + sum of the links' basis sizes (then a floating base's pose).
 
@@ -15,6 +16,7 @@ is ``mechanics.reference.cosserat_chain`` (tests only).
 """
 
 import dataclasses
+import warnings
 
 import numpy as np
 import transforms3d
@@ -61,7 +63,7 @@ def default_algorithm(links, nv):
 
 
 class CosseratLink:
-    """One link of a ``CosseratChain``: offset, joint, hub, rod, payload (module doc).
+    """One link of a ``Chain``: offset, joint, hub, rod, payload (module doc).
 
     ``rod``: its ``CosseratRod``, or None for a rigid link of ``length`` [m] (its tip frame
     at (length, 0, 0) of the joint frame) or, with ``beam`` (a ``modal_beam.ModalBeam``), a
@@ -134,8 +136,8 @@ class CosseratLink:
         arguments.abscissa(X, self.length, self.name)
 
 
-class CosseratChain:
-    """A fixed-base serial chain of ``CosseratLink`` (module doc).
+class Chain:
+    """The chain model of every link kind: a serial chain of ``CosseratLink`` (module doc).
 
     ``base``: 4x4 pose of the base frame in the world; ``gravity``: world gravity [m/s^2].
     Built from a model file (`from_links`), it also carries the description the nodes use,
@@ -145,13 +147,13 @@ class CosseratChain:
     ``tool_frame``, joint limits.
     """
 
-    kind = 'cosserat_chain'
+    kind = 'serial_chain'       # the model file's type
     # what `mode_frequencies` are, and how to keep fewer coordinates (advice in messages)
     MODE_FREQUENCY_MEANING = 'one strain coordinate alone'
     FEWER_MODES = ('leave the stiff strains out of the control model (control_modes: k keeps '
                    'torsion and bending to k coefficients, drops extension and shear)')
 
-    def __init__(self, parts, base=None, gravity=(0.0, 0.0, -9.80665), name='cosserat_chain',
+    def __init__(self, parts, base=None, gravity=(0.0, 0.0, -9.80665), name='chain',
                  floating_base=None):
         """Lay out the coordinates: joints first, then each link's strains (then the base's).
 
@@ -290,7 +292,7 @@ class CosseratChain:
             return self.rigid_twin()
         if self.links is None:
             raise ValueError(f'{self.name!r}: a reduced chain needs the model file\'s links '
-                             '(CosseratChain.from_links)')
+                             '(Chain.from_links)')
         links = []
         for link in self.links:
             rod = link.rod
@@ -308,9 +310,9 @@ class CosseratChain:
 
     def _rebuilt(self, links):
         """Build the chain of the same base and options with other ``chain.Link`` s."""
-        return CosseratChain.from_links(self.name, links, self.gravity_base, self.base_frame,
-                                        self.base_xyz, self.base_rpy, self.tool_frame,
-                                        self.geometric_stiffening, self.floating_base)
+        return Chain.from_links(self.name, links, self.gravity_base, self.base_frame,
+                                self.base_xyz, self.base_rpy, self.tool_frame,
+                                self.geometric_stiffening, self.floating_base)
 
     def rigid_twin(self):
         """Return the chain with every rod a rigid slender rod of the same mass: joints only.
@@ -322,7 +324,7 @@ class CosseratChain:
         """
         if self.links is None:
             raise ValueError(f'{self.name!r}: a rigid twin needs the model file\'s links '
-                             '(CosseratChain.from_links)')
+                             '(Chain.from_links)')
         if self.n_joints != len(self.parts):
             raise ValueError(f'{self.name!r}: the rigid twin of a chain with fixed joints '
                              '(clamps) is not built: merge the clamped rods into one link')
@@ -632,7 +634,7 @@ class FrameTransforms:
     Entry (j, None) is joint j (link frame j in the tip frame of link j-1); (j, x) is the
     section at abscissa x of link j in link frame j. After ``update(data, q)``, ``R[i]``,
     its unit quaternion ``quat[i]`` (w, x, y, z; w >= 0) and ``p[i]`` hold entry i. Each
-    section's tables are found once (`CosseratChain.section_table`); one compiled call
+    section's tables are found once (`Chain.section_table`); one compiled call
     (`kernels.local_transforms`) computes them all.
     """
 
@@ -669,3 +671,12 @@ def _fewer_modes(beam, modes):
     if beam is None:
         return None
     return dataclasses.replace(beam, modes=tuple(min(modes, count) for count in beam.modes))
+
+
+def __getattr__(name):
+    """Serve ``CosseratChain``, the deprecated name of `Chain` (kept for one release)."""
+    if name == 'CosseratChain':
+        warnings.warn('CosseratChain is deprecated: the one chain model is '
+                      'cosserat.chain.Chain', DeprecationWarning, stacklevel=2)
+        return Chain
+    raise AttributeError(f'module {__name__!r} has no attribute {name!r}')

@@ -59,10 +59,10 @@ def kind_of(link):
 def chain_from_links(name, links, gravity_base=(0.0, 0.0, 0.0), **description):
     """Build the chain model of a list of ``chain.Link``, whatever their kinds.
 
-    One model for every link kind: ``cosserat.chain.CosseratChain`` (its walk runs rigid
+    One model for every link kind: ``cosserat.chain.Chain`` (its walk runs rigid
     links, floating-frame beams and Cosserat rods in any mix). ``gravity_base``: gravity in
     the base frame [m/s^2] (world axes for a floating base). ``description``: base_frame,
     base_xyz, base_rpy, tool_frame, geometric_stiffening, floating_base (`from_links`).
     """
-    from ..cosserat.chain import CosseratChain
-    return CosseratChain.from_links(name, list(links), gravity_base, **description)
+    from ..cosserat.chain import Chain
+    return Chain.from_links(name, list(links), gravity_base, **description)
