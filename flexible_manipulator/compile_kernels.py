@@ -140,7 +140,7 @@ JOBS = tuple(Job(*job) for job in (
     ('explicit_steps', 'plant: rk4/rk3/heun/euler stepper (M, h and a Cholesky solve)',
      True, 40, lambda: _simulate('rk4')),
     ('control_kernels', 'controller: servo solve, modal estimator step', True, 9, _control),
-    ('section_motion', 'controller: program rows (section kinematics)', True, 10,
+    ('section_kinematics', 'controller: program rows (section kinematics)', True, 10,
      _section('section_kinematics')),
     ('local_transforms', 'plant: TF frames', True, 6, _frame_transforms),
     ('mass_bias_entry', 'controller: M(q) and h(q, v)', True, 1, _call('mass_and_bias')),

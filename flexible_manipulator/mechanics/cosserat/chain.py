@@ -569,7 +569,7 @@ class Chain:
         ones on a floating base), and accel = J' v (omega', p'') at zero generalized
         acceleration, without gravity. With R the section's orientation and the body
         Jacobian J_b, twist eta_b = (w_b, u_b) and bias alpha_b = J_b' v of the compiled
-        pass to the section (`kernels.section_motion`),
+        pass to the section (`kernels.section_kinematics`),
 
             J = diag(R, R) J_b,   accel = (R w_b', R (w_b x u_b + u_b')),   eta_b' = alpha_b.
 
@@ -580,23 +580,20 @@ class Chain:
             motion = np.zeros(12)
             out = SectionKinematics(np.zeros((3, 3)), np.zeros(3), np.zeros((6, self.nv)),
                                     motion[:6], motion[6:])
-        self._run(kernels.section_motion, data, q, v, int(link_index),
-                  *self.section_table(link_index, x))
-        R, body, eta, rate = data.pose_R, data.J, data.eta, data.alpha
-        out.R[:] = R
-        out.p[:] = data.pose_p
-        out.J[:3] = R @ body[:3]
-        out.J[3:] = R @ body[3:]
-        out.twist[:3] = R @ eta[:3]
-        out.twist[3:] = R @ eta[3:]
-        out.accel[:3] = R @ rate[:3]
-        out.accel[3:] = R @ (np.cross(eta[:3], eta[3:]) + rate[3:])
-        for array in (out.R, out.p, out.J, out.twist, out.accel):
-            arguments.checked(array, 'section_kinematics')
+        motion = out.twist.base
+        if motion is None or motion.shape != (12,) or out.accel.base is not motion:
+            motion = np.zeros(12)           # an ``out`` built elsewhere: write, then copy
+        if not self._run(kernels.section_kinematics, data, q, v, int(link_index),
+                         *self.section_table(link_index, x), out.R, out.p, out.J, motion):
+            for array in (out.R, out.p, out.J, motion):
+                arguments.checked(array, 'section_kinematics')
+        if motion is not out.twist.base:
+            out.twist[:] = motion[:6]
+            out.accel[:] = motion[6:]
         return out
 
     def section_table(self, link_index, x):
-        """Constant arguments of `kernels.section_motion` for the section at x [m] (cached).
+        """Constant arguments of `kernels.section_kinematics` for the section at x [m] (cached).
 
         (segments, h, B1, B2, phi, slope, g, x): a rod's whole segments before x and the
         partial step to it; a modal link's mode tables at x; a rigid link's step h = x.

@@ -844,6 +844,43 @@ def section_motion(model_table, data_table, q, v, j, segments, h, B1, B2, phi, s
                   v)
 
 
+@_jit
+def section_kinematics(model_table, data_table, q, v, j, segments, h, B1, B2, phi, slope, g,
+                       x, R, p, J, motion):
+    """`section_motion`, then its results in base-frame components; False if not finite.
+
+    With the section's orientation R and the body Jacobian J_b, twist (w_b, u_b) and bias
+    alpha_b = (w_b', u_b') of the pass: J = diag(R, R) J_b (6 x nv), motion[:6] = the
+    twist (R w_b, R u_b) and motion[6:] = J' v = (R w_b', R (w_b x u_b + u_b')).
+    """
+    section_motion(model_table, data_table, q, v, j, segments, h, B1, B2, phi, slope, g, x)
+    data = unpack(data_table, DATA_TYPE)
+    Rb, eta, alpha = data.pose_R, data.eta, data.alpha
+    total = 0.0
+    for r in range(3):
+        p[r] = data.pose_p[r]
+        total += p[r]
+        for c in range(3):
+            R[r, c] = Rb[r, c]
+            total += R[r, c]
+    cx = (eta[1] * eta[5] - eta[2] * eta[4], eta[2] * eta[3] - eta[0] * eta[5],
+          eta[0] * eta[4] - eta[1] * eta[3])
+    for r in range(3):
+        for c in range(J.shape[1]):
+            a0 = Rb[r, 0] * data.J[0, c] + Rb[r, 1] * data.J[1, c] + Rb[r, 2] * data.J[2, c]
+            a1 = Rb[r, 0] * data.J[3, c] + Rb[r, 1] * data.J[4, c] + Rb[r, 2] * data.J[5, c]
+            J[r, c] = a0
+            J[3 + r, c] = a1
+            total += a0 + a1
+        motion[r] = Rb[r, 0] * eta[0] + Rb[r, 1] * eta[1] + Rb[r, 2] * eta[2]
+        motion[3 + r] = Rb[r, 0] * eta[3] + Rb[r, 1] * eta[4] + Rb[r, 2] * eta[5]
+        motion[6 + r] = Rb[r, 0] * alpha[0] + Rb[r, 1] * alpha[1] + Rb[r, 2] * alpha[2]
+        motion[9 + r] = (Rb[r, 0] * (cx[0] + alpha[3]) + Rb[r, 1] * (cx[1] + alpha[4])
+                         + Rb[r, 2] * (cx[2] + alpha[5]))
+        total += motion[r] + motion[3 + r] + motion[6 + r] + motion[9 + r]
+    return math.isfinite(total)
+
+
 @_inline
 def _section_tail(model_table, data_table, j, count, segments, h, B1, B2, phi, slope, g, x, q,
                   v):
