@@ -28,7 +28,7 @@ MODELS = ('two_link_flexible', 'two_link_rigid', 'two_link_soft')
 _LOADED = {}
 # What a ValueError of the model API may start with (module doc).
 ARGUMENTS = ('q:', 'v:', 'u:', 'a:', 'link_index:', 'abscissa', 'out:')
-FUNCTIONS = ('mass_matrix', 'bias_forces', 'mass_and_bias', 'forward_dynamics',
+FUNCTIONS = ('mass_matrix', 'bias_forces', 'mass_and_bias', 'forward_dynamics', 'rnea',
              'section_kinematics', 'kinetic_energy', 'potential_energy')
 
 
@@ -41,8 +41,8 @@ def model(name):
     return _LOADED[name]
 
 
-def call(chain, data, function, q, v, u, link, x):
-    """Call one model function with the drawn arguments."""
+def call(chain, data, function, q, v, u, link, x, a=None):
+    """Call one model function with the drawn arguments (``a``: rnea's accelerations)."""
     if function == 'mass_matrix':
         return [chain.mass_matrix(data, q)]
     if function == 'bias_forces':
@@ -51,6 +51,8 @@ def call(chain, data, function, q, v, u, link, x):
         return list(chain.mass_and_bias(data, q, v))
     if function == 'forward_dynamics':
         return [chain.forward_dynamics(data, q, v, u)]
+    if function == 'rnea':
+        return [chain.rnea(data, q, v, a)]
     if function == 'section_kinematics':
         return list(chain.section_kinematics(data, q, v, link, x))
     if function == 'kinetic_energy':
@@ -74,11 +76,12 @@ def test_model_api_returns_finite_results_or_names_the_argument(name, function, 
     q = data.draw(vectors(chain.nq), 'q')
     v = data.draw(vectors(chain.nv), 'v')
     u = data.draw(vectors(chain.nu), 'u')
+    a = data.draw(vectors(chain.nv), 'a')
     link = data.draw(st.one_of(st.integers(0, len(chain.links) - 1), st.integers(-3, 5)),
                      'link')
     x = data.draw(st.one_of(st.floats(0.0, 0.3), ANY_FLOAT), 'x')
     try:
-        results = call(chain, workspace, function, q, v, u, link, x)
+        results = call(chain, workspace, function, q, v, u, link, x, a)
     except np.linalg.LinAlgError:
         assert function == 'forward_dynamics' and not in_range(chain, limits, q, v)
         return
@@ -86,7 +89,9 @@ def test_model_api_returns_finite_results_or_names_the_argument(name, function, 
         message = str(error)
         assert message.startswith(ARGUMENTS + FUNCTIONS), message
         assert not (in_range(chain, limits, q, v) and u.shape == (chain.nu,)
-                    and all_finite(u) and 0 <= link < len(chain.links)
+                    and all_finite(u) and a.shape == (chain.nv,) and all_finite(a)
+                    and np.max(np.abs(a), initial=0.0) < 1e100     # M a stays finite
+                    and 0 <= link < len(chain.links)
                     and 0.0 <= x <= 0.3), message
         return
     for value in results:
