@@ -119,7 +119,7 @@ def test_explicit_stepper_on_either_algorithm_gives_the_same_motion(seed, n, flo
     under constant efforts: the state integrated with the articulated-body right-hand side
     equals the composite one to round-off (1e-9 of the state's size), and a chain of 4 or
     more links takes the articulated one by default."""
-    from flexible_manipulator.mechanics.chain import ARTICULATED_FROM_LINKS
+    from flexible_manipulator.mechanics.cosserat.chain import ARTICULATED_FROM_LINKS
     from flexible_manipulator.mechanics.simulation import Simulation
     model = random_chain(seed, n, floating)
     assert n >= ARTICULATED_FROM_LINKS and model.dynamics_algorithm == 'articulated'

@@ -26,20 +26,16 @@ inertia loads (centrifugal, gravity, payload) to bending: the rotating-beam stif
 Without it the model is the classical linear floating-frame model, which diverges when
 spun up fast (Kane, Ryan & Banerjee 1987).
 
-This module holds the description (`Link`, `Joint`, `RigidBody`, `Beam`) and what the
-model API shares (`run_entry`, `run_dynamics`); the one chain model of every link kind is
-``cosserat.chain.Chain`` (built by `links.chain_from_links`), its kernels in
-``cosserat``. `SerialChain` is the deprecated name of that builder.
+This module holds the description (`Link`, `Joint`, `RigidBody`, `Beam`); the one chain
+model of every link kind is ``cosserat.chain.Chain`` (built by `links.chain_from_links`),
+its kernels in ``cosserat``. `SerialChain` is the deprecated name of that builder.
 """
 
-from collections import namedtuple
 from dataclasses import dataclass, field
 import math
 import warnings
 
 import numpy as np
-
-from . import arguments, compiled
 
 
 @dataclass(frozen=True)
@@ -121,26 +117,6 @@ class Link:
     rod: object = None                        # a cosserat.rod.CosseratRod (Cosserat chains)
 
 
-# Links from which the articulated-body algorithm is faster than the composite mass
-# matrix (measured with 2 modes per link, bench/bench_scaling.py).
-ARTICULATED_FROM_LINKS = 4
-
-SectionKinematics = namedtuple('SectionKinematics', 'R p J twist accel')
-SectionKinematics.__doc__ = ('Result of `section_kinematics`: pose (R, p), '
-                             "Jacobian J, twist J v and J' v (two halves of one array).")
-
-
-@dataclass(frozen=True)
-class SectionTable:
-    """Mode values at one abscissa x of a link: W_k(x), W_k'(x) and G(x) (see beam_modes)."""
-
-    link: int
-    x: float
-    phi: np.ndarray
-    slope: np.ndarray
-    g: np.ndarray
-
-
 def SerialChain(name, links, gravity_base=(0.0, 0.0, 0.0), base_frame='base_link',
                 base_xyz=(0.0, 0.0, 0.0), base_rpy=(0.0, 0.0, 0.0), tool_frame='tool0',
                 geometric_stiffening=True, floating_base=None):
@@ -160,56 +136,3 @@ def SerialChain(name, links, gravity_base=(0.0, 0.0, 0.0), base_frame='base_link
                             base_xyz=base_xyz, base_rpy=base_rpy, tool_frame=tool_frame,
                             geometric_stiffening=geometric_stiffening,
                             floating_base=floating_base)
-
-
-def run_entry(model, kernel, table, *args):
-    """Run ``kernel`` on ``model``'s constants table and a workspace ``table``.
-
-    Through the kernel's compiled machine code (`compiled.entry_point`, kept in
-    ``model._entries``): every call passes arguments of the types of the first.
-    """
-    entry = model._entries.get(kernel)
-    if entry is None:
-        entry = model._entries[kernel] = compiled.entry_point(kernel, model._table, table,
-                                                              *args)
-    return entry(model._table, table, *args)
-
-
-def run_dynamics(model, kernel, what, data, table_of, q, v, u, out):
-    """Run a forward-dynamics entry of ``model`` from Python: checks, call, result.
-
-    Shared by the chain classes: ``model`` has ``_table`` (its constants' table),
-    ``_entries`` (the compiled entry points by kernel), ``_shapes`` ((nq,), (nv,), (nu,)),
-    ``nq``, ``nv``, ``nu`` and ``name``; ``table_of(data)`` gives the workspace's table;
-    ``what`` names the inertia whose factorization may fail. Written out, since the whole
-    kernel of a 6-joint arm takes ~4 us: the common case (float64 C-contiguous vectors of
-    the right sizes) is checked at once, anything else goes through `arguments.vector`
-    (conversion or a message naming it). Raises `numpy.linalg.LinAlgError` when the kernel
-    reports the inertia not positive definite.
-    """
-    name, shapes = model.name, model._shapes
-    if not (q.__class__ is v.__class__ is u.__class__ is np.ndarray
-            and q.dtype is v.dtype is u.dtype is arguments.FLOAT
-            and (q.shape, v.shape, u.shape) == shapes
-            and q.strides == v.strides == u.strides == arguments.UNIT_STRIDE):
-        vector = arguments.vector
-        q = vector('q', q, model.nq, name, 'coordinates (nq)')
-        v = vector('v', v, model.nv, name, 'velocity entries (nv)')
-        u = vector('u', u, model.nu, name, 'actuator efforts (nu)')
-    try:
-        table = data.table
-    except AttributeError:
-        table = table_of(data)
-    positive = run_entry(model, kernel, table, q, v, u)
-    if not (positive and arguments.finite(data.acceleration)):
-        # The fast path did not look at the values: a non-finite one is named first.
-        vector = arguments.vector
-        vector('q', q, model.nq, name, 'coordinates (nq)')
-        vector('v', v, model.nv, name, 'velocity entries (nv)')
-        vector('u', u, model.nu, name, 'actuator efforts (nu)')
-        if not positive:
-            raise np.linalg.LinAlgError(f'{"an " if what[0] == "a" else "the "}{what} of '
-                                        f'{name!r} is not positive definite at q = '
-                                        f'{q.tolist()}')
-        return arguments.result(data.acceleration, out, 'forward_dynamics')
-    return arguments.copied(data.acceleration, out, 'forward_dynamics')   # checked above

@@ -15,6 +15,7 @@ dynamics); ``layout`` holds their arrays. The readable NumPy form of the same eq
 is ``mechanics.reference.cosserat_chain`` (tests only).
 """
 
+from collections import namedtuple
 import dataclasses
 import warnings
 
@@ -22,8 +23,8 @@ import numpy as np
 import transforms3d
 
 from .. import arguments, lie
-from ..chain import (ARTICULATED_FROM_LINKS, Beam, RigidBody, SectionKinematics,
-                     run_dynamics, run_entry)
+from .. import compiled
+from ..chain import Beam, RigidBody
 from ..modal_beam import ModalBeam
 from ..chain_kernels.spatial import spatial_inertia
 from . import articulated, kernels
@@ -34,10 +35,15 @@ from .strain_basis import STRAINS, StrainBasis
 
 REVOLUTE, PRISMATIC, FIXED = 'revolute', 'prismatic', 'fixed'
 CURVATURES = ('torsion', 'bending_y', 'bending_z')      # kept by `with_modes`
-# With ARTICULATED_FROM_LINKS links or more, the coordinates from which the articulated
-# recursion beats the composite solve: rigid arms, composite faster at 12 joints, the
-# articulated one at 18 (`default_algorithm`).
+# Links and, with that many links or more, coordinates from which the articulated
+# recursion beats the composite solve (`default_algorithm`): measured with 2 modes per
+# link (bench_scaling.py) and on rigid arms, composite faster at 12 joints, the
+# articulated one at 18.
+ARTICULATED_FROM_LINKS = 4
 ARTICULATED_FROM_COORDINATES = 14
+SectionKinematics = namedtuple('SectionKinematics', 'R p J twist accel')
+SectionKinematics.__doc__ = ('Result of `Chain.section_kinematics`: pose (R, p), '
+                             "Jacobian J, twist J v and J' v (two halves of one array).")
 
 
 def rigid_inertia(mass, com, inertia):
@@ -207,7 +213,7 @@ class Chain:
         self.arrays = model_arrays(self)
         self._table = MODEL_LAYOUT.table(self.arrays)      # addresses of self.arrays
         self._entries = {}
-        self._shapes = ((self.nq,), (self.nv,), (self.nu,))   # q, v, u (`run_dynamics`)
+        self._shapes = ((self.nq,), (self.nv,), (self.nu,))   # q, v, u (`_dynamics`)
         # Forward dynamics of the model API: 'composite' or 'articulated' (O(n)); may be set
         # after construction (`default_algorithm`).
         self.dynamics_algorithm = default_algorithm(len(self.parts), self.nv)
@@ -433,12 +439,17 @@ class Chain:
         return self._table, data_table(data)
 
     def _run(self, kernel, data, *args):
-        """Run a kernel on this model's table and ``data``'s (`chain.run_entry`).
+        """Run a kernel on this model's table and ``data``'s.
 
-        Through the kernel's compiled machine code (`compiled.entry_point`): every call
-        passes arguments of the types of the first.
+        Through the kernel's compiled machine code (`compiled.entry_point`, kept in
+        ``_entries``): every call passes arguments of the types of the first.
         """
-        return run_entry(self, kernel, data_table(data), *args)
+        table = data_table(data)
+        entry = self._entries.get(kernel)
+        if entry is None:
+            entry = self._entries[kernel] = compiled.entry_point(kernel, self._table, table,
+                                                                 *args)
+        return entry(self._table, table, *args)
 
     def neutral_configuration(self):
         """Joints at zero, links straight and unstrained; a floating base at its pose."""
@@ -498,9 +509,35 @@ class Chain:
         return self._dynamics(articulated.forward_dynamics_entry, data, q, v, u, out)
 
     def _dynamics(self, kernel, data, q, v, u, out):
-        what = 'mass matrix' if kernel is kernels.forward_dynamics_entry else \
-            'articulated inertia'
-        return run_dynamics(self, kernel, what, data, data_table, q, v, u, out)
+        """Run a forward-dynamics entry from Python: checks, call, result.
+
+        Written out, since the whole kernel of a 6-joint arm takes a few us: the common
+        case (float64 C-contiguous vectors of the right sizes) is checked at once, anything
+        else goes through `arguments.vector` (conversion or a message naming it). Raises
+        `numpy.linalg.LinAlgError` when the kernel reports the inertia it factors (the mass
+        matrix, or a link's articulated inertia) not positive definite.
+        """
+        if not (q.__class__ is v.__class__ is u.__class__ is np.ndarray
+                and q.dtype is v.dtype is u.dtype is arguments.FLOAT
+                and (q.shape, v.shape, u.shape) == self._shapes
+                and q.strides == v.strides == u.strides == arguments.UNIT_STRIDE):
+            q, v, u = self._vectors(q, v, u)
+        positive = self._run(kernel, data, q, v, u)
+        if not (positive and arguments.finite(data.acceleration)):
+            self._vectors(q, v, u)      # the fast path did not look at the values
+            if not positive:
+                what = ('the mass matrix' if kernel is kernels.forward_dynamics_entry
+                        else 'an articulated inertia')
+                raise np.linalg.LinAlgError(f'{what} of {self.name!r} is not positive '
+                                            f'definite at q = {q.tolist()}')
+            return arguments.result(data.acceleration, out, 'forward_dynamics')
+        return arguments.copied(data.acceleration, out, 'forward_dynamics')   # checked
+
+    def _vectors(self, q, v, u):
+        """(q, v, u) as float64 vectors of the model's sizes, or ValueError naming one."""
+        return (arguments.vector('q', q, self.nq, self.name, 'coordinates (nq)'),
+                arguments.vector('v', v, self.nv, self.name, 'velocity entries (nv)'),
+                arguments.vector('u', u, self.nu, self.name, 'actuator efforts (nu)'))
 
     def base_momentum(self, data, q, v):
         """Momentum of a free-floating system in the world: (angular about the origin, linear).

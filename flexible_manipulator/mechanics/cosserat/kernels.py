@@ -185,13 +185,18 @@ def _accumulate(inertia, data_table, count):
             data.mass[ca, cb] += acc
             if cb != ca:
                 data.mass[cb, ca] += acc
-    force = _inertial_wrench(inertia, data)
+    _add_projected(J, cols, count, _inertial_wrench(inertia, data), data.bias)
+
+
+@_inline
+def _add_projected(J, cols, count, force, bias):
+    """Add J^T force to bias on the active columns cols[:count] (a body's generalized force)."""
     for k in range(count):
         c = cols[k]
         acc = 0.0
         for r in range(6):
             acc += J[r, c] * force[r]
-        data.bias[c] += acc
+        bias[c] += acc
 
 
 @_inline
@@ -308,12 +313,7 @@ def _accumulate_inverse(inertia, data_table, count):
         for i in range(6):
             acc += inertia[r, i] * ja[i]
         force[r] += acc
-    for k in range(count):
-        c = cols[k]
-        acc = 0.0
-        for r in range(6):
-            acc += J[r, c] * force[r]
-        data.bias[c] += acc
+    _add_projected(J, cols, count, force, data.bias)
 
 
 @_jit
@@ -550,7 +550,8 @@ def _modal_points(model_table, data_table, j, start, m, q, v, count, bodies):
     (a: the point's acceleration at zero generalized acceleration, alpha = (a_w, a_v) the
     frame's, gravity in it). ``bodies`` 1: M += E^T M_b E, h += E^T F_b, E the rows of
     eta per active column (J's, then the modal rates); 2: link j's articulated sums
-    (`add_to_link`, the frame's pose relative to the handle); 3: the gravity energy.
+    (`add_to_link`, the frame's pose relative to the handle); 3: the gravity energy;
+    4 (inverse dynamics): h += E^T (F_b + M_b E a).
     """
     model, data = unpack(model_table, MODEL_TYPE), unpack(data_table, DATA_TYPE)
     size = 6 + m
@@ -602,7 +603,7 @@ def _modal_points(model_table, data_table, j, start, m, q, v, count, bodies):
         Mb[1, 5] -= w * r[0]
         Mb[2, 3] -= w * r[1]
         Mb[2, 4] += w * r[0]
-        S = data.phi                # S (3 x m) in its first three rows
+        S = data.beam_S
         for k in range(m):
             S[0, k] = -data.gq[k]
             S[1, k] = 0.0
@@ -640,7 +641,7 @@ def _modal_points(model_table, data_table, j, start, m, q, v, count, bodies):
     if bodies == 2:
         add_to_link(Mb, size, data.pose_R, data.pose_p, E, count, F, data_table, j)
         return
-    if bodies == 4:                 # F += M_b E a, then h += E^T F
+    if bodies == 4:                 # inverse dynamics: F += M_b E a
         for i in range(size):
             sum_ = 0.0
             for a_ in range(count):
@@ -651,33 +652,29 @@ def _modal_points(model_table, data_table, j, start, m, q, v, count, bodies):
             for i in range(size):
                 sum_ += Mb[r_, i] * data.beam_rate[i]
             F[r_] += sum_
+    else:                           # M += E^T M_b E
+        ME = data.beam_ME
         for a_ in range(count):
-            sum_ = 0.0
-            for i in range(size):
-                sum_ += E[i, a_] * F[i]
-            data.bias[data.cols[a_]] += sum_
-        return
-    ME = data.beam_ME
-    for a_ in range(count):
-        for r_ in range(size):
-            sum_ = 0.0
-            for i in range(size):
-                sum_ += Mb[r_, i] * E[i, a_]
-            ME[r_, a_] = sum_
-    for a_ in range(count):
-        ca = data.cols[a_]
-        for b_ in range(a_, count):
-            cb = data.cols[b_]
-            sum_ = 0.0
-            for i in range(size):
-                sum_ += E[i, a_] * ME[i, b_]
-            data.mass[ca, cb] += sum_
-            if cb != ca:
-                data.mass[cb, ca] += sum_
+            for r_ in range(size):
+                sum_ = 0.0
+                for i in range(size):
+                    sum_ += Mb[r_, i] * E[i, a_]
+                ME[r_, a_] = sum_
+        for a_ in range(count):
+            ca = data.cols[a_]
+            for b_ in range(a_, count):
+                cb = data.cols[b_]
+                sum_ = 0.0
+                for i in range(size):
+                    sum_ += E[i, a_] * ME[i, b_]
+                data.mass[ca, cb] += sum_
+                if cb != ca:
+                    data.mass[cb, ca] += sum_
+    for a_ in range(count):         # h += E^T F
         sum_ = 0.0
         for i in range(size):
             sum_ += E[i, a_] * F[i]
-        data.bias[ca] += sum_
+        data.bias[data.cols[a_]] += sum_
 
 
 @_inline
@@ -830,9 +827,9 @@ def section_motion(model_table, data_table, q, v, j, segments, h, B1, B2, phi, s
 
     One forward pass to the section, without bodies: data.pose_R, pose_p (its pose in
     the base frame, or the world for a floating base), data.J (6 x nv, body axes), eta
-    and alpha (= J' v at zero acceleration). The section's tables (`chain.SectionTable`
-    of the Cosserat chain): a rod's first ``segments`` whole segments, then a partial
-    Magnus step of length h with the basis B1, B2 at its Gauss points; a modal link's
+    and alpha (= J' v at zero acceleration). The section's tables (`Chain.section_table`):
+    a rod's first ``segments`` whole segments, then a partial Magnus step of length h with
+    the basis B1, B2 at its Gauss points; a modal link's
     W, W', G at x (phi, slope, g); a rigid link is one partial step, h = x, B zero.
     """
     model, data = unpack(model_table, MODEL_TYPE), unpack(data_table, DATA_TYPE)

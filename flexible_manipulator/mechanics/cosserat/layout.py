@@ -106,6 +106,7 @@ WORKSPACE = (
     ('beam_r', 'f8 3', 'position of a mass point in its link frame [m]'),
     ('beam_rd', 'f8 3', 'its velocity relative to the link frame [m/s]'),
     ('beam_a', 'f8 3', 'its acceleration at zero generalized acceleration [m/s^2]'),
+    ('beam_S', 'f8 3 m', 'S = du/dq of a mass point: its displacement per modal coordinate'),
     ('gq', 'f8 m', 'G q of a modal section'),
     ('energy', 'f8 1', 'gravity energy summed over the bodies [J]'),
     # -- articulated-body forward dynamics (``articulated``), k = m + 1 local coordinates
