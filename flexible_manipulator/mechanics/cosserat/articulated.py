@@ -31,7 +31,8 @@ from ..chain_kernels.linalg import cholesky_factor, cholesky_substitute
 from ..chain_kernels.steppers import tangent_rates
 from ..chain_kernels.spatial import adinv_apply, coad_apply
 from ..tuple_tables import unpack
-from .kernels import _link, add_to_link, ARTICULATED, dexpinv_on_tables, integrate_on_tables
+from .kernels import (_link, add_to_link, ARTICULATED, at_handle, at_tip, dexpinv_on_tables,
+                      integrate_on_tables)
 from .layout import DATA_TYPE, MODEL_TYPE
 
 _jit, _inline = compiled.jit, compiled.inline
@@ -43,7 +44,7 @@ def forward_dynamics(model_table, data_table, q, v, u):
     model, data = unpack(model_table, MODEL_TYPE), unpack(data_table, DATA_TYPE)
     nv = model.stiffness.shape[0]
     n = model.joint_motion.shape[0]
-    J, cols = data.J, data.cols
+    J = data.J
     for r in range(6):
         for c in range(nv):
             J[r, c] = 0.0
@@ -54,35 +55,19 @@ def forward_dynamics(model_table, data_table, q, v, u):
             data.eta[i] = v[b + i]
     count = 0
     for j in range(n):           # pass 1: each link from its handle, alone
-        for a in range(count):
-            for i in range(6):
-                J[i, cols[a]] = 0.0
-        for i in range(3):
-            data.pose_p[i] = 0.0
-            for c in range(3):
-                data.pose_R[i, c] = 1.0 if i == c else 0.0
+        at_handle(data_table, j, count)
         for i in range(6):
             data.alpha[i] = 0.0
-            data.aba_pH[j, i] = 0.0
             for c in range(6):
                 data.aba_HH[j, i, c] = 0.0
         for a in range(data.aba_pl.shape[1]):
-            data.aba_pl[j, a] = 0.0
             for i in range(6):
                 data.aba_Hl[j, i, a] = 0.0
             for c in range(data.aba_pl.shape[1]):
                 data.aba_ll[j, a, c] = 0.0
         # n - n: an int64 zero; a literal 0 would compile a second `_link` (kernels module)
         count = _link(model_table, data_table, j, q, v, n - n, np.int64(ARTICULATED))
-        data.aba_count[j] = count
-        for a in range(count):
-            data.aba_cols[j, a] = cols[a]
-            for i in range(6):
-                data.aba_TJ[j, i, a] = J[i, cols[a]]
-        for i in range(3):
-            data.aba_Tp[j, i] = data.pose_p[i]
-            for c in range(3):
-                data.aba_TR[j, i, c] = data.pose_R[i, c]
+        at_tip(data_table, j, count)
         for i in range(6):
             data.aba_Tc[j, i] = data.alpha[i]
     for j in range(n - 1, -1, -1):          # pass 2: condense each link, tip inwards

@@ -220,10 +220,10 @@ def add_to_link(inertia, size, R, p, J, k, force, data_table, j):
     rows select the link's modal rates); ``force`` (size) its wrench at zero local and
     handle acceleration (a body's inertial wrench, I^A c_T + p^A of a child). With X
     padded by zero rows: M_HH += X^T I X (`add_transformed_inertia`, by 3 x 3 blocks),
-    M_Hl += X^T I J, M_ll += J^T I J, p_H += X^T force, p_l += J^T force.
+    M_Hl += X^T I J, M_ll += J^T I J, and the force's share (`add_force_to_link`).
     """
     data = unpack(data_table, DATA_TYPE)
-    IJ, Hl, ll, pH = data.aba_IJT, data.aba_Hl[j], data.aba_ll[j], data.aba_pH[j]
+    IJ, Hl, ll = data.aba_IJT, data.aba_Hl[j], data.aba_ll[j]
     add_transformed_inertia(R, p, inertia, data.aba_HH[j])
     for a in range(k):
         for r in range(size):
@@ -239,6 +239,24 @@ def add_to_link(inertia, size, R, p, J, k, force, data_table, j):
         Hl[3, a] += h3
         Hl[4, a] += h4
         Hl[5, a] += h5
+    for a in range(k):
+        for b in range(k):
+            acc = 0.0
+            for i in range(size):
+                acc += J[i, a] * IJ[i, b]
+            ll[a, b] += acc
+    add_force_to_link(size, R, p, J, k, force, data_table, j)
+
+
+@_jit
+def add_force_to_link(size, R, p, J, k, force, data_table, j):
+    """Add ``force`` (size rows) at pose (R, p) to link j: p_H += X^T force, p_l += J^T force.
+
+    The same frames and shapes as `add_to_link`: the body's share of the link's handle
+    wrench and local generalized forces (articulated pass 1, and inverse dynamics).
+    """
+    data = unpack(data_table, DATA_TYPE)
+    pH = data.aba_pH[j]
     h0, h1, h2, h3, h4, h5 = _to_handle(R, p, force[0], force[1], force[2], force[3],
                                         force[4], force[5])
     pH[0] += h0
@@ -248,11 +266,6 @@ def add_to_link(inertia, size, R, p, J, k, force, data_table, j):
     pH[4] += h4
     pH[5] += h5
     for a in range(k):
-        for b in range(k):
-            acc = 0.0
-            for i in range(size):
-                acc += J[i, a] * IJ[i, b]
-            ll[a, b] += acc
         acc = 0.0
         for i in range(size):
             acc += J[i, a] * force[i]
@@ -294,12 +307,17 @@ def _body(model_table, inertia, data_table, count, j, bodies):
     elif bodies == 3:
         _add_potential(model_table, inertia, data_table)
     else:
-        _accumulate_inverse(inertia, data_table, count)
+        _accumulate_inverse(inertia, data_table, count, j)
 
 
 @_jit        # not inlined: one copy for every body (compile time)
-def _accumulate_inverse(inertia, data_table, count):
-    """Add J^T (I (J a + alpha) - ad*_eta I eta) to data.bias, a = data.given (RNEA)."""
+def _accumulate_inverse(inertia, data_table, count, j):
+    """Add a body's f = I (alpha + J a) - ad*_eta I eta to link j's p_H and p_l (RNEA).
+
+    In the link-local walk of `inverse_dynamics`: alpha already holds the handle's
+    acceleration carried to the body, J a (a = data.given) adds the link's own
+    coordinates' share; the pose is relative to the handle (`add_force_to_link`).
+    """
     data = unpack(data_table, DATA_TYPE)
     J, cols, ja = data.J, data.cols, data.column
     force = _inertial_wrench(inertia, data)
@@ -307,13 +325,15 @@ def _accumulate_inverse(inertia, data_table, count):
         acc = 0.0
         for k in range(count):
             acc += J[i, cols[k]] * data.given[cols[k]]
+            data.aba_J[i, k] = J[i, cols[k]]
         ja[i] = acc
     for r in range(6):
         acc = 0.0
         for i in range(6):
             acc += inertia[r, i] * ja[i]
         force[r] += acc
-    _add_projected(J, cols, count, force, data.bias)
+    add_force_to_link(np.int64(6), data.pose_R, data.pose_p, data.aba_J, count, force,
+                      data_table, j)
 
 
 @_jit
@@ -551,7 +571,7 @@ def _modal_points(model_table, data_table, j, start, m, q, v, count, bodies):
     frame's, gravity in it). ``bodies`` 1: M += E^T M_b E, h += E^T F_b, E the rows of
     eta per active column (J's, then the modal rates); 2: link j's articulated sums
     (`add_to_link`, the frame's pose relative to the handle); 3: the gravity energy;
-    4 (inverse dynamics): h += E^T (F_b + M_b E a).
+    4 (inverse dynamics): F_b + M_b E a to link j's p_H and p_l (`add_force_to_link`).
     """
     model, data = unpack(model_table, MODEL_TYPE), unpack(data_table, DATA_TYPE)
     size = 6 + m
@@ -652,24 +672,25 @@ def _modal_points(model_table, data_table, j, start, m, q, v, count, bodies):
             for i in range(size):
                 sum_ += Mb[r_, i] * data.beam_rate[i]
             F[r_] += sum_
-    else:                           # M += E^T M_b E
-        ME = data.beam_ME
-        for a_ in range(count):
-            for r_ in range(size):
-                sum_ = 0.0
-                for i in range(size):
-                    sum_ += Mb[r_, i] * E[i, a_]
-                ME[r_, a_] = sum_
-        for a_ in range(count):
-            ca = data.cols[a_]
-            for b_ in range(a_, count):
-                cb = data.cols[b_]
-                sum_ = 0.0
-                for i in range(size):
-                    sum_ += E[i, a_] * ME[i, b_]
-                data.mass[ca, cb] += sum_
-                if cb != ca:
-                    data.mass[cb, ca] += sum_
+        add_force_to_link(size, data.pose_R, data.pose_p, E, count, F, data_table, j)
+        return
+    ME = data.beam_ME               # M += E^T M_b E
+    for a_ in range(count):
+        for r_ in range(size):
+            sum_ = 0.0
+            for i in range(size):
+                sum_ += Mb[r_, i] * E[i, a_]
+            ME[r_, a_] = sum_
+    for a_ in range(count):
+        ca = data.cols[a_]
+        for b_ in range(a_, count):
+            cb = data.cols[b_]
+            sum_ = 0.0
+            for i in range(size):
+                sum_ += E[i, a_] * ME[i, b_]
+            data.mass[ca, cb] += sum_
+            if cb != ca:
+                data.mass[cb, ca] += sum_
     for a_ in range(count):         # h += E^T F
         sum_ = 0.0
         for i in range(size):
@@ -802,23 +823,103 @@ def mass_and_bias(model_table, data_table, q, v, gravity):
         count = _link(model_table, data_table, j, q, v, count, np.int64(MASS_AND_BIAS))
 
 
+@_inline
+def at_handle(data_table, j, count):
+    """Start link j's walk at its handle: pose identity, J and link j's p_H, p_l zero.
+
+    J's columns are zeroed where the previous link's ``count`` local ones were
+    (articulated pass 1, inverse dynamics).
+    """
+    data = unpack(data_table, DATA_TYPE)
+    for k in range(count):
+        for i in range(6):
+            data.J[i, data.cols[k]] = 0.0
+    for i in range(3):
+        data.pose_p[i] = 0.0
+        for c in range(3):
+            data.pose_R[i, c] = 1.0 if i == c else 0.0
+    for i in range(6):
+        data.aba_pH[j, i] = 0.0
+    for k in range(data.aba_pl.shape[1]):
+        data.aba_pl[j, k] = 0.0
+
+
+@_inline
+def at_tip(data_table, j, count):
+    """Keep link j's tip frame relative to its handle: (R_T, p_T), J_T and its columns."""
+    data = unpack(data_table, DATA_TYPE)
+    data.aba_count[j] = count
+    for k in range(count):
+        data.aba_cols[j, k] = data.cols[k]
+        for i in range(6):
+            data.aba_TJ[j, i, k] = data.J[i, data.cols[k]]
+    for i in range(3):
+        data.aba_Tp[j, i] = data.pose_p[i]
+        for c in range(3):
+            data.aba_TR[j, i, c] = data.pose_R[i, c]
+
+
 @_jit
 def inverse_dynamics(model_table, data_table, q, v, a):
-    """Write M(q) a + h(q, v) into data.bias: the walk as Newton-Euler (RNEA), O(n) bodies.
+    """Write M(q) a + h(q, v) into data.bias: recursive Newton-Euler, O(n) in links.
 
-    Each body adds J^T (I (J a + alpha) - ad*_eta I eta); a modal link's points add
-    E^T (F_b + M_b E a) (`_modal_points`); the joints their armature times a.
+    Outwards, each link is walked from its handle as in articulated pass 1 (``articulated``
+    doc) but with alpha the handle's whole acceleration a_H (gravity as an upward base
+    acceleration): each body adds its wrench f_b = I_b (alpha_b + J_b a_l) - ad*_eta I_b
+    eta to the link's p_H = sum X_b^T f_b and p_l = sum J_b^T f_b (`_accumulate_inverse`;
+    a modal link's points F_b + M_b E a, `_modal_points`), and the child's handle
+    acceleration is a_T = alpha_T + J_T a_l. Inwards, the child's handle wrench f_c acts
+    on the tip: f_H = p_H + X_T^T f_c, tau_l = p_l + J_T^T f_c, added to K q + D v and the
+    armature's share. A floating base adds its own I_0 a_0 - ad* I_0 eta to f_H of the
+    first link, a_0 = v'_b - (0, R^T g).
     """
     model, data = unpack(model_table, MODEL_TYPE), unpack(data_table, DATA_TYPE)
     nv = model.stiffness.shape[0]
+    n = model.joint_motion.shape[0]
+    J, cols, alpha = data.J, data.cols, data.alpha
     for r in range(nv):
         data.given[r] = a[r]
         data.bias[r] = model.stiffness[r] * q[r] + model.damping[r] * v[r]
-    count = _start(model, data, q, v, True)
+    for r in range(6):
+        for c in range(nv):
+            J[r, c] = 0.0
+        data.eta[r] = 0.0
+        alpha[r] = 0.0
+    R = model.base_R
     if model.floating:
-        _accumulate_inverse(model.base_inertia, data_table, count)
-    for j in range(model.joint_motion.shape[0]):
-        count = _link(model_table, data_table, j, q, v, count, np.int64(INVERSE))
+        b = nv - 6
+        group_kernels.quat_to_matrix(q[b + 3:b + 7], data.base_R)
+        R = data.base_R
+        for i in range(6):
+            data.eta[i] = v[b + i]
+            alpha[i] = a[b + i]
+    for i in range(3):
+        alpha[3 + i] -= (R[0, i] * model.gravity[0] + R[1, i] * model.gravity[1]
+                         + R[2, i] * model.gravity[2])
+    if model.floating:              # the base body's own wrench, before alpha moves on
+        force = _inertial_wrench(model.base_inertia, data)
+        for i in range(6):
+            data.aba_a[i] = force[i]
+    count = n - n                   # an int64 zero: a literal 0 compiles `_link` once more
+    for j in range(n):              # outwards: each link from its handle
+        at_handle(data_table, j, count)
+        count = _link(model_table, data_table, j, q, v, n - n, np.int64(INVERSE))
+        at_tip(data_table, j, count)
+        for k in range(count):
+            for i in range(6):
+                alpha[i] += J[i, cols[k]] * a[cols[k]]
+    for j in range(n - 1, -1, -1):  # inwards: the child's handle wrench on each tip
+        k = data.aba_count[j]
+        if j < n - 1:
+            add_force_to_link(np.int64(6), data.aba_TR[j], data.aba_Tp[j], data.aba_TJ[j], k,
+                              data.aba_f, data_table, j)
+        for i in range(6):
+            data.aba_f[i] = data.aba_pH[j, i]
+        for c in range(k):
+            data.bias[data.aba_cols[j, c]] += data.aba_pl[j, c]
+    if model.floating:
+        for i in range(6):
+            data.bias[nv - 6 + i] += data.aba_a[i] + (data.aba_f[i] if n > 0 else 0.0)
 
 
 @_jit
