@@ -214,6 +214,7 @@ class Chain:
         self._table = MODEL_LAYOUT.table(self.arrays)      # addresses of self.arrays
         self._entries = {}
         self._shapes = ((self.nq,), (self.nv,), (self.nu,))   # q, v, u (`_dynamics`)
+        self._rnea_shapes = ((self.nq,), (self.nv,), (self.nv,))     # q, v, a (`rnea`)
         # Forward dynamics of the model API: 'composite' or 'articulated' (O(n)); may be set
         # after construction (`default_algorithm`).
         self.dynamics_algorithm = default_algorithm(len(self.parts), self.nv)
@@ -478,10 +479,30 @@ class Chain:
         One walk as recursive Newton-Euler (the kernels' ``inverse_dynamics``); on the elastic
         coordinates the residual forces. ``out`` (if given) receives it.
         """
-        q, v = self._check(q, v)
-        a = arguments.vector('a', a, self.nv, self.name, 'accelerations (nv)')
+        if not self._plain(q, v, a, self._rnea_shapes):
+            q, v, a = self._accelerations(q, v, a)
         self._run(kernels.inverse_entry, data, q, v, a)
-        return arguments.result(data.bias, out, 'rnea')
+        if not arguments.finite(data.bias):
+            self._accelerations(q, v, a)      # the plain path did not look at the values
+            return arguments.result(data.bias, out, 'rnea')
+        return arguments.copied(data.bias, out, 'rnea')       # checked
+
+    def _accelerations(self, q, v, a):
+        """(q, v, a) as float64 vectors of the model's sizes, or ValueError naming one."""
+        q, v = self._check(q, v)
+        return q, v, arguments.vector('a', a, self.nv, self.name, 'accelerations (nv)')
+
+    @staticmethod
+    def _plain(q, v, w, shapes):
+        """Tell whether q, v, w are float64 unit-stride vectors of ``shapes``: the common case.
+
+        Checked at once, since a kernel of a 6-joint arm takes a few us; anything else
+        goes through `arguments.vector` (conversion or a message naming it).
+        """
+        return (q.__class__ is v.__class__ is w.__class__ is np.ndarray
+                and q.dtype is v.dtype is w.dtype is arguments.FLOAT
+                and (q.shape, v.shape, w.shape) == shapes
+                and q.strides == v.strides == w.strides == arguments.UNIT_STRIDE)
 
     def mass_and_bias(self, data, q, v, mass_out=None, bias_out=None):
         """(M(q), h(q, v)) from one walk of the chain (`mass_matrix`, `bias_forces`)."""
@@ -511,16 +532,11 @@ class Chain:
     def _dynamics(self, kernel, data, q, v, u, out):
         """Run a forward-dynamics entry from Python: checks, call, result.
 
-        Written out, since the whole kernel of a 6-joint arm takes a few us: the common
-        case (float64 C-contiguous vectors of the right sizes) is checked at once, anything
-        else goes through `arguments.vector` (conversion or a message naming it). Raises
-        `numpy.linalg.LinAlgError` when the kernel reports the inertia it factors (the mass
-        matrix, or a link's articulated inertia) not positive definite.
+        The common case checked at once (`_plain`). Raises `numpy.linalg.LinAlgError` when
+        the kernel reports the inertia it factors (the mass matrix, or a link's articulated
+        inertia) not positive definite.
         """
-        if not (q.__class__ is v.__class__ is u.__class__ is np.ndarray
-                and q.dtype is v.dtype is u.dtype is arguments.FLOAT
-                and (q.shape, v.shape, u.shape) == self._shapes
-                and q.strides == v.strides == u.strides == arguments.UNIT_STRIDE):
+        if not self._plain(q, v, u, self._shapes):
             q, v, u = self._vectors(q, v, u)
         positive = self._run(kernel, data, q, v, u)
         if not (positive and arguments.finite(data.acceleration)):
