@@ -11,9 +11,8 @@ def model_arrays(chain):
     links = chain.parts
     n = len(links)
     width = max([1] + [link.size for link in links])
-    counts = [0 if link.beam is not None else link.node_inertias().shape[0] for link in links]
-    segments = sum(counts)
-    points = [0 if link.beam is None else link.beam.x.size for link in links]
+    counts, points = zip(*[link.kind.layout_counts(link) for link in links])
+    segments, points = sum(counts), list(points)
     arrays = dict(
         joint_motion=np.array([link.motion for link in links]),
         joint_index=np.array(chain.joint_index, dtype=np.int64),
@@ -53,25 +52,8 @@ def model_arrays(chain):
         arrays['segment_start'][j] = start
         span = slice(start, start + count)
         arrays['node_inertia'][span] = link.node_inertias()
-        if link.beam is not None:
-            beam, span = link.beam, slice(arrays['point_start'][j],
-                                          arrays['point_start'][j] + points[j])
-            arrays['point_x'][span] = beam.x
-            arrays['point_phi'][span, :beam.count] = beam.phi
-            arrays['point_g'][span, :beam.count, :beam.count] = beam.g
-            arrays['point_mass'][span] = beam.mass
-            arrays['mode_plane'][j, :beam.count] = beam.planes
-            phi, slope, g = beam.section(link.length)
-            arrays['tip_phi'][j, :beam.count] = phi
-            arrays['tip_slope'][j, :beam.count] = slope
-            arrays['tip_g'][j, :beam.count, :beam.count] = g
-        elif link.rod is None:        # one strain-free step: the translation by the length
-            arrays['seg_h'][span] = link.length
-        else:
-            arrays['seg_h'][span] = link.rod.steps
-            arrays['seg_reference'][span] = link.rod.reference
-            arrays['seg_B1'][span, :, :link.size] = link.rod.B1
-            arrays['seg_B2'][span, :, :link.size] = link.rod.B2
+        link.kind.fill_layout(link, arrays, j, span, slice(
+            arrays['point_start'][j], arrays['point_start'][j] + points[j]))
         start += count
     return Model(*[np.ascontiguousarray(arrays[name]) if extents else arrays[name]
                    for (name, _, _), (_, extents) in zip(MODEL, spec_fields(MODEL))])

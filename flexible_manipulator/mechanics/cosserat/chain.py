@@ -24,17 +24,15 @@ import transforms3d
 
 from .. import arguments, lie
 from .. import compiled
-from ..chain import Beam, RigidBody
-from ..modal_beam import ModalBeam
+from ..chain import RigidBody
 from ..chain_kernels.spatial import spatial_inertia
+from ..links import kind_of
 from . import articulated, kernels
 from .arrays import model_arrays, workspace
 from .layout import MODEL_LAYOUT, data_table
 from .rod import CosseratRod
-from .strain_basis import STRAINS, StrainBasis
 
 REVOLUTE, PRISMATIC, FIXED = 'revolute', 'prismatic', 'fixed'
-CURVATURES = ('torsion', 'bending_y', 'bending_z')      # kept by `with_modes`
 # Links and, with that many links or more, coordinates from which the articulated
 # recursion beats the composite solve (`default_algorithm`): measured with 2 modes per
 # link (bench_scaling.py) and on rigid arms, composite faster at 12 joints, the
@@ -103,7 +101,8 @@ class CosseratLink:
         self.joint_name = f'{name}_joint' if joint_name is None else str(joint_name)
         self.beam = beam if beam is not None and beam.count else None
         self.length = rod.length if rod is not None else float(length)
-        self.size = rod.size if rod is not None else self.beam.count if self.beam else 0
+        self.kind = kind_of(self)           # its `links.LinkKind`: rigid, beam or rod
+        self.size = self.kind.size(self)
         self.offset = np.eye(4) if offset is None else np.asarray(offset, dtype=float)
         self.hub = np.zeros((6, 6)) if hub is None else np.asarray(hub, dtype=float)
         self.payload = np.zeros((6, 6)) if payload is None else np.asarray(payload, dtype=float)
@@ -116,9 +115,7 @@ class CosseratLink:
 
     def coordinate_names(self):
         """Names of the link's elastic coordinates: the rod's strains or the beam's modes."""
-        if self.rod is not None:
-            return list(self.rod.basis.names)
-        return [] if self.beam is None else list(self.beam.names)
+        return self.kind.coordinate_names(self)
 
     def joint_pose(self, theta):
         """exp(theta hat(motion)): the joint's motion at coordinate ``theta``."""
@@ -126,16 +123,11 @@ class CosseratLink:
 
     def node_inertias(self):
         """Section inertia carried at the end of each segment (zero at the tip)."""
-        if self.rod is None:
-            return np.zeros((1, 6, 6))
-        return self.rod.weights[1:, None, None] * self.rod.section.inertia
+        return self.kind.node_inertias(self)
 
     def point_inertias(self):
         """Inertias (points, 6, 6) of a modal beam's point masses at their frames."""
-        out = np.zeros((self.beam.x.size, 6, 6))
-        for i in range(3, 6):
-            out[:, i, i] = self.beam.mass
-        return out
+        return self.kind.point_inertias(self)
 
     def check_abscissa(self, X):
         """Raise ValueError naming the link unless 0 <= X <= length [m]."""
@@ -202,12 +194,7 @@ class Chain:
         self.damping = np.zeros((self.nv, self.nv))
         for j, link in enumerate(self.parts):
             cols = self._strains(j)
-            if link.rod is not None:
-                self.stiffness[cols, cols] = link.rod.stiffness_matrix
-                self.damping[cols, cols] = link.rod.damping_matrix
-            elif link.beam is not None:
-                self.stiffness[cols, cols] = np.diag(link.beam.stiffness)
-                self.damping[cols, cols] = np.diag(link.beam.damping)
+            self.stiffness[cols, cols], self.damping[cols, cols] = link.kind.elastic(link)
             if self.joint_index[j] >= 0:
                 self.damping[self.joint_index[j], self.joint_index[j]] = link.damping
         self.arrays = model_arrays(self)
@@ -226,9 +213,11 @@ class Chain:
         self.mode_names = tuple(self.coordinate_names[self.n_joints:])
         self.n_modes = len(self.mode_names)
         self._mode_frequencies = None
-        if not any(part.rod is not None for part in self.parts):   # beams only: their modes
-            self.MODE_FREQUENCY_MEANING = 'clamped-free'
-            self.FEWER_MODES = 'keep fewer modes per link in the control model (control_modes)'
+        kinds = {part.kind for part in self.parts if part.size}
+        if len(kinds) == 1:             # one kind of elastic coordinates: its meaning
+            kind, = kinds
+            self.MODE_FREQUENCY_MEANING, self.FEWER_MODES = kind.frequency_meaning, \
+                kind.fewer_modes
         self.links, self.base_frame, self.tool_frame = None, 'base_link', 'tool0'
         self.geometric_stiffening = True
         self.base_xyz, self.base_rpy = np.zeros(3), np.zeros(3)
@@ -255,15 +244,11 @@ class Chain:
             offset = np.eye(4)
             offset[:3, :3] = transforms3d.euler.euler2mat(*joint.rpy, axes='sxyz')
             offset[:3, 3] = joint.xyz
-            hub = rigid_inertia(link.body.mass, link.body.com, link.body.inertia)
+            rod, beam, added = kind_of(link).part(link, geometric_stiffening)
+            hub = rigid_inertia(link.body.mass, link.body.com, link.body.inertia) + added
             axis = np.asarray(joint.axis, dtype=float)      # a URDF axis: its direction
-            beam = (None if link.beam is None
-                    else ModalBeam(link.beam, link.length, geometric_stiffening))
-            if beam is not None and not beam.count:
-                mass, first_moment, inertia = link.beam.as_rod(link.length)
-                hub = hub + np.array(spatial_inertia(mass, first_moment, inertia))
             parts.append(CosseratLink(
-                link.name, link.rod, joint.type, axis / np.linalg.norm(axis), offset, hub,
+                link.name, rod, joint.type, axis / np.linalg.norm(axis), offset, hub,
                 rigid_inertia(link.payload.mass, link.payload.com, link.payload.inertia),
                 joint.damping, joint.armature, link.length, beam, joint.name))
         base = np.eye(4)
@@ -300,20 +285,8 @@ class Chain:
         if self.links is None:
             raise ValueError(f'{self.name!r}: a reduced chain needs the model file\'s links '
                              '(Chain.from_links)')
-        links = []
-        for link in self.links:
-            rod = link.rod
-            if rod is not None:
-                active = dict(zip(rod.basis.strains, rod.basis.orders))
-                kept = {name: min(active[STRAINS[name]], modes - 1) for name in CURVATURES
-                        if STRAINS[name] in active}
-                if not kept:
-                    raise ValueError(f'link {link.name!r}: no curvature strain (torsion, '
-                                     'bending) to keep in a reduced model')
-                rod = CosseratRod(StrainBasis(kept, rod.length), rod.section,
-                                  rod.weights.size - 2)
-            links.append(dataclasses.replace(link, rod=rod, beam=_fewer_modes(link.beam, modes)))
-        return self._rebuilt(links)
+        return self._rebuilt([dataclasses.replace(link, **kind_of(link).reduced(link, modes))
+                              for link in self.links])
 
     def _rebuilt(self, links):
         """Build the chain of the same base and options with other ``chain.Link`` s."""
@@ -335,15 +308,11 @@ class Chain:
         if self.n_joints != len(self.parts):
             raise ValueError(f'{self.name!r}: the rigid twin of a chain with fixed joints '
                              '(clamps) is not built: merge the clamped rods into one link')
-        curved = [p.name for p in self.parts if p.rod is not None and p.rod.reference[:3].any()]
-        if curved:
-            raise ValueError(f'{self.name!r}: the rigid twin of a pre-curved rod (link '
-                             f'{curved[0]!r}, rest_curvature) is not built: it is no straight '
-                             'rod')
-        links = [dataclasses.replace(link, rod=None, beam=Beam(
-            link.rod.section.linear_density, (1.0, 1.0), modes=(0, 0)))
-            if link.rod is not None else dataclasses.replace(link, beam=_fewer_modes(link.beam, 0))
-            for link in self.links]
+        try:
+            links = [dataclasses.replace(link, **kind_of(link).rigid_twin(link))
+                     for link in self.links]
+        except ValueError as error:
+            raise ValueError(f'{self.name!r}: {error}') from None
         return self._rebuilt(links)
 
     def modes_of(self, link_index):
@@ -368,10 +337,11 @@ class Chain:
             mass = np.diag(self.mass_matrix(self.create_data(), self.neutral_configuration()))[n:]
             mass = mass[:self.n_modes]
             self._mode_frequencies = np.sqrt(np.diag(self.stiffness)[n:n + self.n_modes] / mass)
-            for j, part in enumerate(self.parts):     # a beam's modes: their clamped-free omega
-                if part.beam is not None:
+            for j, part in enumerate(self.parts):     # a kind's own: a beam's clamped-free
+                own = part.kind.frequencies(part)
+                if own is not None:
                     start = self.strain_start[j] - n
-                    self._mode_frequencies[start:start + part.size] = part.beam.frequencies
+                    self._mode_frequencies[start:start + part.size] = own
         return self._mode_frequencies
 
     def mode_start(self, link_index):
@@ -660,15 +630,7 @@ class Chain:
             width = self.arrays.seg_B1.shape[2]
             B1, B2 = np.zeros((6, width)), np.zeros((6, width))
             phi, slope, g = np.zeros(width), np.zeros(width), np.zeros((width, width))
-            segments, h = 0, key[1]
-            if link.rod is not None:
-                plan = link.rod.section_plan([key[1]])
-                segments, h = int(plan.segment[0]), float(plan.h[0])
-                B1[:, :link.size], B2[:, :link.size] = plan.B1[0], plan.B2[0]
-            elif link.beam is not None:
-                tables = link.beam.section(key[1])
-                phi[:link.size], slope[:link.size] = tables[0], tables[1]
-                g[:link.size, :link.size] = tables[2]
+            segments, h = link.kind.section_table(link, key[1], B1, B2, phi, slope, g)
             table = self._section_tables[key] = (segments, h, B1, B2, phi, slope, g, key[1])
         return table
 
@@ -714,13 +676,6 @@ class FrameTransforms:
         model._run(kernels.local_transforms, data, q, model._zero, self.links,
                    self.is_section, self.segments, self.h, self.B1, self.B2, self.phi,
                    self.slope, self.g, self.xs, self.R, self.p, self.quat)
-
-
-def _fewer_modes(beam, modes):
-    """Cut a ``chain.Beam`` to at most ``modes`` assumed modes per plane (None stays None)."""
-    if beam is None:
-        return None
-    return dataclasses.replace(beam, modes=tuple(min(modes, count) for count in beam.modes))
 
 
 def __getattr__(name):

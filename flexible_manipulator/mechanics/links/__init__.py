@@ -4,7 +4,8 @@ A link (``chain.Link``) is rigid, a floating-frame beam (``beam:`` in a model fi
 ``chain.Beam``) or a geometrically exact rod (``rod:``, ``cosserat.rod.CosseratRod``).
 Each kind's module (`rigid`, `beam`, `rod`) defines its `LinkKind`; `kind_of` finds a
 link's, and whatever differs between kinds outside the kernels (the robot description's
-inertia and frames, the state ranges, the perturbed plants) asks it instead of testing
+inertia and frames, the state ranges, the perturbed plants, and the chain model's part:
+its coordinates, stiffness, arrays and section tables) asks it instead of testing
 ``link.rod`` or ``link.beam``; `chain_from_links` builds the one chain model of any mix.
 
 Adding a kind: its module here (a `LinkKind`), its entry in `KINDS`, its parser entry in
@@ -46,6 +47,45 @@ class LinkKind(Protocol):
 
     def scaled(self, link, stiffness, damping):
         """Return the ``chain.Link`` fields to replace: stiffness and damping scaled."""
+
+    def reduced(self, link, modes):
+        """Return the ``chain.Link`` fields to replace: at most ``modes`` per strain or plane."""
+
+    def rigid_twin(self, link):
+        """Return the ``chain.Link`` fields to replace: the link without elastic coordinates."""
+
+    # The chain model's part (``cosserat.chain.CosseratLink``, built by `part`): what the
+    # model and its arrays (``cosserat.arrays``) ask of a kind. A part's kind is
+    # `kind_of(part)` (it has ``rod`` and ``beam`` too).
+    frequency_meaning: str      # what `frequencies` (or the chain's) are; None if rigid
+    fewer_modes: str            # advice: how to keep fewer coordinates; None if rigid
+
+    def part(self, link, stiffening):
+        """Return (rod, modal beam, 6 x 6 inertia added to the hub) of a ``chain.Link``."""
+
+    def coordinate_names(self, part):
+        """Return the names of the part's elastic coordinates (without the link's prefix)."""
+
+    def size(self, part):
+        """Return the number of the part's elastic coordinates."""
+
+    def elastic(self, part):
+        """Return the part's stiffness and damping blocks (size x size) [N/m, N s/m, ...]."""
+
+    def frequencies(self, part):
+        """Return the part's own mode frequencies [rad/s], or None (the chain's M and K)."""
+
+    def layout_counts(self, part):
+        """Return (segments, points): its rows in the model's segment and point arrays."""
+
+    def node_inertias(self, part):
+        """Return (segments, 6, 6): the section inertia carried at the end of each segment."""
+
+    def fill_layout(self, part, arrays, j, segments, points):
+        """Write the part's fields of the model arrays (link j; its slices of segment, point)."""
+
+    def section_table(self, part, x, B1, B2, phi, slope, g):
+        """Fill a section's kind tables at x [m]; return (whole segments, partial step h)."""
 
 
 KINDS = (rod.KIND, beam.KIND, rigid.KIND)       # the first that matches is the link's

@@ -2,11 +2,18 @@
 
 import dataclasses
 
+import numpy as np
+
+from ..chain_kernels.spatial import spatial_inertia
+from ..modal_beam import ModalBeam
+
 
 class BeamKind:
     """`links.LinkKind` of a link with a ``beam``."""
 
     name = 'beam'
+    frequency_meaning = 'clamped-free'
+    fewer_modes = 'keep fewer modes per link in the control model (control_modes)'
 
     def matches(self, link):
         """Return True for a link with a beam."""
@@ -50,6 +57,84 @@ class BeamKind:
         return {'beam': dataclasses.replace(
             beam, bending_stiffness=tuple(x * stiffness for x in beam.bending_stiffness),
             damping_ratio=beam.damping_ratio * damping)}
+
+    def reduced(self, link, modes):
+        """Return the beam with at most ``modes`` assumed modes per plane (a control model)."""
+        beam = link.beam
+        return {'beam': dataclasses.replace(
+            beam, modes=tuple(min(modes, count) for count in beam.modes))}
+
+    def rigid_twin(self, link):
+        """Return the beam without modes: a rigid slender rod of the same mass."""
+        return self.reduced(link, 0)
+
+    # -- the chain model's part (``cosserat.chain.CosseratLink``) --------------------------
+    def part(self, link, stiffening):
+        """Return (rod, modal beam, inertia added to the hub) of the model's part.
+
+        Its ``modal_beam.ModalBeam`` (``stiffening``: the foreshortening); a beam without
+        modes is a rigid slender rod (``chain.Beam.as_rod``), added to the hub.
+        """
+        beam = ModalBeam(link.beam, link.length, stiffening)
+        if beam.count:
+            return None, beam, np.zeros((6, 6))
+        mass, first_moment, inertia = link.beam.as_rod(link.length)
+        return None, None, np.array(spatial_inertia(mass, first_moment, inertia))
+
+    def coordinate_names(self, part):
+        """Return its modes' names (``y1``, ``z2``...)."""
+        return list(part.beam.names)
+
+    def size(self, part):
+        """Return its number of modes."""
+        return part.beam.count
+
+    def elastic(self, part):
+        """Return its modal stiffness and damping (diagonal: orthogonal modes)."""
+        return np.diag(part.beam.stiffness), np.diag(part.beam.damping)
+
+    def frequencies(self, part):
+        """Return its clamped-free omega_k [rad/s]."""
+        return part.beam.frequencies
+
+    def layout_counts(self, part):
+        """Return (segments, points) of the model arrays: its point masses, no segment."""
+        return 0, part.beam.x.size
+
+    def node_inertias(self, part):
+        """Return no segment inertia: its mass is in its points (``point_inertias``)."""
+        return np.zeros((0, 6, 6))
+
+    def fill_layout(self, part, arrays, j, segments, points):
+        """Write its points and tip tables into the model arrays (``cosserat.layout.MODEL``).
+
+        ``segments`` and ``points``: its slices of the segment and point arrays.
+        """
+        beam, count = part.beam, part.beam.count
+        arrays['point_x'][points] = beam.x
+        arrays['point_phi'][points, :count] = beam.phi
+        arrays['point_g'][points, :count, :count] = beam.g
+        arrays['point_mass'][points] = beam.mass
+        arrays['mode_plane'][j, :count] = beam.planes
+        phi, slope, g = beam.section(part.length)
+        arrays['tip_phi'][j, :count] = phi
+        arrays['tip_slope'][j, :count] = slope
+        arrays['tip_g'][j, :count, :count] = g
+
+    def section_table(self, part, x, B1, B2, phi, slope, g):
+        """Write the mode tables at x [m] into phi, slope, g; return (0, x)."""
+        count = part.beam.count
+        tables = part.beam.section(x)
+        phi[:count], slope[:count] = tables[0], tables[1]
+        g[:count, :count] = tables[2]
+        return 0, x
+
+    def point_inertias(self, part):
+        """Inertias (points, 6, 6) of its point masses at their frames (the reference)."""
+        out = np.zeros((part.beam.x.size, 6, 6))
+        for i in range(3, 6):
+            out[:, i, i] = part.beam.mass
+        return out
 
 
 KIND = BeamKind()

@@ -1,10 +1,13 @@
 """The rigid link: its body and payload only, no elastic coordinate."""
 
+import numpy as np
+
 
 class RigidKind:
     """`links.LinkKind` of a link without beam or rod."""
 
     name = 'rigid'
+    frequency_meaning = fewer_modes = None      # no elastic coordinate
 
     def matches(self, link):
         """Return True for a link with neither a beam nor a rod."""
@@ -29,6 +32,55 @@ class RigidKind:
     def scaled(self, link, stiffness, damping):
         """Return no change: nothing elastic to scale."""
         return {}
+
+    def reduced(self, link, modes):
+        """Return no change: nothing to reduce."""
+        return {}
+
+    def rigid_twin(self, link):
+        """Return no change: already rigid."""
+        return {}
+
+    # -- the chain model's part (``cosserat.chain.CosseratLink``) --------------------------
+    def part(self, link, stiffening):
+        """Return (rod, modal beam, inertia added to the hub): none, none, nothing."""
+        return None, None, np.zeros((6, 6))
+
+    def coordinate_names(self, part):
+        """Return []: no elastic coordinate."""
+        return []
+
+    def size(self, part):
+        """Return 0 elastic coordinates."""
+        return 0
+
+    def elastic(self, part):
+        """Return the (empty) stiffness and damping blocks."""
+        return np.zeros((0, 0)), np.zeros((0, 0))
+
+    def frequencies(self, part):
+        """Return None: no mode."""
+        return None
+
+    def layout_counts(self, part):
+        """Return (segments, points) of the model arrays: one strain-free step, no point."""
+        return 1, 0
+
+    def node_inertias(self, part):
+        """Return the section inertia carried at the end of its step: none."""
+        return np.zeros((1, 6, 6))
+
+    def fill_layout(self, part, arrays, j, segments, points):
+        """Write its step into the model arrays (``cosserat.layout.MODEL``): h = length.
+
+        ``segments`` and ``points``: its slices of the segment and point arrays. The walk
+        takes a strain-free straight step as one translation (``kernels._link``).
+        """
+        arrays['seg_h'][segments] = part.length
+
+    def section_table(self, part, x, B1, B2, phi, slope, g):
+        """Return (whole segments before x, partial step) to the section at x [m]: (0, x)."""
+        return 0, x
 
 
 KIND = RigidKind()
