@@ -15,6 +15,7 @@ and every command finite.
 import math
 import os
 import random
+import time
 
 import numpy as np
 import pytest
@@ -26,6 +27,8 @@ pytestmark = [pytest.mark.ros, pytest.mark.timeout(240)]
 
 MODEL_FILE = os.path.join(CONFIG, 'models', 'two_link_flexible.yaml')
 SIM = os.path.join(CONFIG, 'sim.yaml')
+# Seconds a flooded node gets to drain its backlog before its memory is compared.
+SETTLE = 30.0
 # Values a hostile publisher sends: sane, huge-but-finite, and non-finite.
 PALETTE = (0.0, -0.0, 0.3, -1.2, 2.5, 7.0, -40.0, 1e6, -1e100, 1e308, math.nan, math.inf,
            -math.inf)
@@ -101,7 +104,8 @@ def test_a_hostile_flood_leaves_memory_within_5_percent(probe, start_node, node)
     memory rose from 279 to 333-372 MB and stayed), to the plant's command topic or the
     controller's joint states. Baseline: the node's memory after 3 s of running and 2,000
     hostile messages (so first-time allocations, such as the first warning of each kind,
-    are in it). Also: alive, and the plant's joint states all finite."""
+    are in it); compared once the node has drained the flood (up to SETTLE s). Also:
+    alive, and the plant's joint states all finite."""
     from sensor_msgs.msg import JointState
     from std_msgs.msg import Float64MultiArray
     rng = random.Random(16)
@@ -127,10 +131,15 @@ def test_a_hostile_flood_leaves_memory_within_5_percent(probe, start_node, node)
     probe.spin_for(3.0)
     before = resident_megabytes(process.process.pid)
     flood(probe, publisher, hostile, 100_000, huge)
-    probe.spin_for(3.0)
-    after = resident_megabytes(process.process.pid)
+    # Then the memory once the node has drained what it was sent: on a loaded machine it
+    # may still hold a backlog (a 10^6-entry message is 16 MB) seconds after the flood;
+    # a leak never comes back within 5 %.
+    deadline, after = time.monotonic() + SETTLE, float('inf')
+    while after > 1.05 * before and time.monotonic() < deadline:
+        probe.spin_for(1.0)
+        after = resident_megabytes(process.process.pid)
     assert process.alive(), process.output()
-    assert after <= 1.05 * before, f'memory {before:.1f} -> {after:.1f} MB'
+    assert after <= 1.05 * before, f'memory {before:.1f} -> {after:.1f} MB ({SETTLE} s after)'
     if node == 'plant':
         count = len(states)
         probe.spin_until(lambda: len(states) > count + 10, 10, 'states after the flood')

@@ -24,9 +24,10 @@ this module is imported (before any kernel compiles), a cache file goes if it is
 the file that defines its kernel or any package module that file imports, directly or
 through others (`dependencies`: the package's import graph, read from the sources): a
 kernel's code can only come from what its module imports. An edit recompiles what depends
-on the edited file: a Cosserat kernel's edit leaves the floating-frame kernels cached, a
-docstring of ``chain`` (which no kernel imports) recompiles nothing, an edit of this module
-recompiles everything.
+on the edited file: a link kind's kernels (``links.<kind>.kernels``) recompile the chain
+walk and what is built on it but leave the servo and controller kernels cached, a link
+kind's Python module or a docstring of ``chain`` (which no kernel imports) recompiles
+nothing, an edit of this module recompiles everything.
 """
 
 import ast

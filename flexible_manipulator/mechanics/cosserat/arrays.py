@@ -3,7 +3,8 @@
 import numpy as np
 
 from ..tuple_tables import allocate, spec_fields
-from .layout import MAX_TERMS, MODEL, Model, Workspace, WORKSPACE, data_table
+from ..links.rod.layout import MAX_TERMS
+from .layout import MODEL, Model, Workspace, WORKSPACE, data_table
 
 
 def model_arrays(chain):
@@ -16,6 +17,7 @@ def model_arrays(chain):
     arrays = dict(
         joint_motion=np.array([link.motion for link in links]),
         joint_index=np.array(chain.joint_index, dtype=np.int64),
+        link_kind=np.array([link.kind.code for link in links], dtype=np.int64),
         offset_R=np.array([link.offset[:3, :3] for link in links]),
         offset_p=np.array([link.offset[:3, 3] for link in links]),
         hub=np.array([link.hub for link in links]),

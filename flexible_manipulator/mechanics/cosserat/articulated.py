@@ -31,8 +31,8 @@ from ..chain_kernels.linalg import cholesky_factor, cholesky_substitute
 from ..chain_kernels.steppers import tangent_rates
 from ..chain_kernels.spatial import adinv_apply, coad_apply
 from ..tuple_tables import unpack
-from .kernels import (_link, add_to_link, ARTICULATED, at_handle, at_tip, dexpinv_on_tables,
-                      integrate_on_tables)
+from .bodies import add_to_link, ARTICULATED
+from .kernels import _link, at_handle, at_tip, dexpinv_on_tables, integrate_on_tables
 from .layout import DATA_TYPE, MODEL_TYPE
 
 _jit, _inline = compiled.jit, compiled.inline

@@ -1,21 +1,24 @@
-"""The arrays a Cosserat chain's kernels read (`MODEL`) and write (`WORKSPACE`), field by field.
+"""The arrays the chain model's kernels read (`MODEL`) and write (`WORKSPACE`), field by field.
 
 One line per field (the convention of `tuple_tables`: name, kind and extents, meaning):
-n links, S Magnus segments in all, P mass points of the modal links, nv coordinates,
-m = the largest strain basis or mode count of a link (bases padded with zero columns),
-k = m + 1 local coordinates of a link, g = m + 6 generalized velocities of a modal link
-frame (its twist, then its modal rates), terms = MAX_TERMS + 1. Python builds them
-(`arrays`); the kernels take them as two tables (`tuple_tables`) and rebuild the tuples of
-the numba types `MODEL_TYPE` and `DATA_TYPE`.
+n links, nv coordinates, m = the largest strain basis or mode count of a link, k = m + 1
+local coordinates of a link; then each link kind's own rows (``links.<kind>.layout``:
+its extents, S segments of the rods, P mass points of the beams, are stated there),
+registered in `KIND_LAYOUTS`. Python builds them (`arrays`); the kernels take them as
+two tables (`tuple_tables`) and rebuild the tuples of the numba types `MODEL_TYPE` and
+`DATA_TYPE`.
 """
 
+from ..links.beam import layout as beam_layout
+from ..links.rigid import layout as rigid_layout
+from ..links.rod import layout as rod_layout
 from ..tuple_tables import record, spec_layout, table_of
 
-# The most terms of the series of the tangent map's rate (``kernels.right_jacobian_rate``).
-MAX_TERMS = 40
+KIND_LAYOUTS = (rigid_layout, beam_layout, rod_layout)       # every link kind's rows
 
 MODEL = (
     ('joint_motion', 'f8 n 6', "the joint's twist per unit rate in its frame"),
+    ('link_kind', 'i8 n', "the link's kind: its ``links.<kind>.layout.CODE``"),
     ('joint_index', 'i8 n', "the joint's coordinate in q, -1 for a fixed joint"),
     ('offset_R', 'f8 n 3 3', "rotation of the joint frame at zero in the parent's tip frame"),
     ('offset_p', 'f8 n 3', 'position of the same [m]'),
@@ -24,15 +27,6 @@ MODEL = (
     ('armature', 'f8 n', 'rotor inertia on the joint coordinate [kg m^2 or kg]'),
     ('strain_start', 'i8 n', "index of the link's first strain coordinate in q"),
     ('strain_count', 'i8 n', "size of the link's strain basis"),
-    ('segment_start', 'i8 n', "index of the link's first Magnus segment"),
-    ('segment_count', 'i8 n', 'Magnus segments of the link'),
-    ('seg_h', 'f8 S', 'segment lengths [m]'),
-    ('seg_B1', 'f8 S 6 m', 'strain basis at the first Gauss point of each segment'),
-    ('seg_B2', 'f8 S 6 m', 'strain basis at the second Gauss point'),
-    ('node_inertia', 'f8 S 6 6',
-     "section inertia w diag(rho J, rho A) at each segment's end (zero at the tip)"),
-    ('seg_reference', 'f8 S 6',
-     "the unstrained strain twist of each segment's rod (rest curvatures, 1, 0, 0)"),
     ('base_R', 'f8 3 3', 'rotation of a fixed base frame in the world'),
     ('base_p', 'f8 3', 'position of a fixed base frame in the world [m]'),
     ('floating', 'i8',
@@ -40,20 +34,10 @@ MODEL = (
      'fixed one'),
     ('base_inertia', 'f8 6 6', 'inertia of a floating base at its frame (zero if fixed)'),
     ('length', 'f8 n', 'link lengths [m]'),
-    ('point_start', 'i8 n', "index of a modal link's first mass point"),
-    ('point_count', 'i8 n', 'mass points of a modal link (0 for rigid and rod links)'),
-    ('point_x', 'f8 P', 'abscissa of each mass point [m]'),
-    ('point_phi', 'f8 P m', 'mode values W_k at each mass point'),
-    ('point_g', 'f8 P m m', 'foreshortening matrix G at each mass point [1/m]'),
-    ('point_mass', 'f8 P', 'mass of each point [kg]'),
-    ('mode_plane', 'i8 n m', 'plane of each mode of a modal link: 1 y, 2 z (0 otherwise)'),
-    ('tip_phi', 'f8 n m', 'mode values at the tip of a modal link'),
-    ('tip_slope', 'f8 n m', "mode slopes W_k'(L) at the tip [1/m]"),
-    ('tip_g', 'f8 n m m', 'G(L) at the tip [1/m]'),
     ('gravity', 'f8 3', 'gravity in the world [m/s^2]'),
     ('stiffness', 'f8 nv', 'diagonal of K (zero on joints) [N m/rad, N m^2, ...]'),
     ('damping', 'f8 nv', 'diagonal of D: joint damping and Kelvin-Voigt strain damping'),
-)
+) + sum((kind.MODEL for kind in KIND_LAYOUTS), ())
 Model = record('Model', MODEL, 'Constant arrays of a Cosserat chain (`MODEL`).', __name__)
 
 WORKSPACE = (
@@ -73,18 +57,7 @@ WORKSPACE = (
     ('p', 'f8 3', 'position of the current relative step [m]'),
     ('step_R', 'f8 3 3', "rotation of a joint's offset and motion composed"),
     ('step_p', 'f8 3', 'position of the same [m]'),
-    ('omega', 'f8 6', 'Magnus Omega of the segment'),
-    ('phi', 'f8 6 m', 'dOmega/dq of the segment'),
-    ('rate', 'f8 6', "Omega' = Phi v"),
-    ('xi1', 'f8 6', 'strain twist at the first Gauss point'),
-    ('xi2', 'f8 6', 'strain twist at the second Gauss point'),
-    ('d1', 'f8 6', 'rate B1 v of xi1'),
-    ('d2', 'f8 6', 'rate B2 v of xi2'),
     ('s', 'f8 6', 'relative twist of a joint or segment'),
-    ('coefficients', 'f8 4', 'coefficients of the closed-form J_r of the segment'),
-    ('work', 'f8 10 3', 'scratch of J_r products'),
-    ('powers', 'f8 terms 6', "ad_Omega^m Omega'"),
-    ('partial', 'f8 6', 'partial sum of a series'),
     ('column', 'f8 6', 'one column of J'),
     ('carry', 'f8 9', 'scratch of a twist transport'),
     ('t1', 'f8 6', 'scratch'),
@@ -98,16 +71,6 @@ WORKSPACE = (
     ('base_R', 'f8 3 3', "rotation of the base in the world (a floating base's from q)"),
     ('pose_R', 'f8 3 3', 'rotation of the current frame in the world'),
     ('pose_p', 'f8 3', 'position of the current frame in the world [m]'),
-    ('beam_M', 'f8 g g', "generalized mass of a modal link's points in (w, v, q') of its frame"),
-    ('beam_F', 'f8 g', 'their generalized inertial force at zero acceleration'),
-    ('beam_E', 'f8 g nv', "(w, v, q') of the modal link frame per active column"),
-    ('beam_ME', 'f8 g nv', 'beam_M beam_E'),
-    ('beam_rate', 'f8 g', "E a: the modal link frame's (w', v', q'') of inverse dynamics"),
-    ('beam_r', 'f8 3', 'position of a mass point in its link frame [m]'),
-    ('beam_rd', 'f8 3', 'its velocity relative to the link frame [m/s]'),
-    ('beam_a', 'f8 3', 'its acceleration at zero generalized acceleration [m/s^2]'),
-    ('beam_S', 'f8 3 m', 'S = du/dq of a mass point: its displacement per modal coordinate'),
-    ('gq', 'f8 m', 'G q of a modal section'),
     ('energy', 'f8 1', 'gravity energy summed over the bodies [J]'),
     # -- articulated-body forward dynamics (``articulated``), k = m + 1 local coordinates
     ('aba_J', 'f8 6 k', 'local Jacobian of the current body'),
@@ -133,7 +96,7 @@ WORKSPACE = (
     ('aba_rhs', 'f8 k', 'scratch'),
     ('aba_sol', 'f8 k', 'scratch'),
     ('aba_L6', 'f8 6 6', "Cholesky factor of a floating base's articulated inertia"),
-)
+) + sum((kind.WORKSPACE for kind in KIND_LAYOUTS), ())
 Workspace = record('Workspace', WORKSPACE, "Workspace of a Cosserat chain's kernels "
                    '(`WORKSPACE`); `data_table` keeps its table on it.', __name__)
 

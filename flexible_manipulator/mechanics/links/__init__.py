@@ -21,6 +21,7 @@ class LinkKind(Protocol):
     """What a kind of link provides (SI units)."""
 
     name: str                   # 'rigid', 'beam' or 'rod'
+    code: int                   # its ``link_kind`` in the kernels (``<kind>.layout.CODE``)
 
     def matches(self, link):
         """Return True if ``link`` (a ``chain.Link``) is of this kind."""

@@ -4,6 +4,8 @@ import math
 
 import numpy as np
 
+from .layout import CODE
+
 CURVATURES = ('torsion', 'bending_y', 'bending_z')      # kept by `RodKind.reduced`
 
 
@@ -11,6 +13,7 @@ class RodKind:
     """`links.LinkKind` of a link with a ``rod``."""
 
     name = 'rod'
+    code = CODE                 # its ``link_kind`` in the kernels (``layout``)
     frequency_meaning = 'one strain coordinate alone'
     fewer_modes = ('leave the stiff strains out of the control model (control_modes: k keeps '
                    'torsion and bending to k coefficients, drops extension and shear)')
@@ -43,7 +46,7 @@ class RodKind:
 
     def scaled(self, link, stiffness, damping):
         """Return the rod with its section stiffness and relaxation time scaled."""
-        from ..cosserat.rod import CosseratRod, Section
+        from ...cosserat.rod import CosseratRod, Section
         rod, section = link.rod, link.rod.section
         scaled = Section(section.linear_density, section.rotary_inertia,
                          section.stiffness * stiffness, section.damping_time * damping)
@@ -57,8 +60,8 @@ class RodKind:
         the basis is orthogonal), extension and shear are dropped (inextensible,
         unshearable); same section and Gauss points. ValueError if it has no curvature.
         """
-        from ..cosserat.rod import CosseratRod
-        from ..cosserat.strain_basis import STRAINS, StrainBasis
+        from ...cosserat.rod import CosseratRod
+        from ...cosserat.strain_basis import STRAINS, StrainBasis
         rod = link.rod
         active = dict(zip(rod.basis.strains, rod.basis.orders))
         kept = {name: min(active[STRAINS[name]], modes - 1) for name in CURVATURES
@@ -74,7 +77,7 @@ class RodKind:
 
         ValueError for a pre-curved rod (``rest_curvature``): it is no straight rod.
         """
-        from ..chain import Beam
+        from ...chain import Beam
         if link.rod.reference[:3].any():
             raise ValueError(f'the rigid twin of a pre-curved rod (link {link.name!r}, '
                              'rest_curvature) is not built: it is no straight rod')

@@ -4,14 +4,16 @@ import dataclasses
 
 import numpy as np
 
-from ..chain_kernels.spatial import spatial_inertia
-from ..modal_beam import ModalBeam
+from ...chain_kernels.spatial import spatial_inertia
+from ...modal_beam import ModalBeam
+from .layout import CODE
 
 
 class BeamKind:
     """`links.LinkKind` of a link with a ``beam``."""
 
     name = 'beam'
+    code = CODE                 # its ``link_kind`` in the kernels (``layout``)
     frequency_meaning = 'clamped-free'
     fewer_modes = 'keep fewer modes per link in the control model (control_modes)'
 

@@ -2,11 +2,14 @@
 
 import numpy as np
 
+from .layout import CODE
+
 
 class RigidKind:
     """`links.LinkKind` of a link without beam or rod."""
 
     name = 'rigid'
+    code = CODE                 # its ``link_kind`` in the kernels (``layout``)
     frequency_meaning = fewer_modes = None      # no elastic coordinate
 
     def matches(self, link):
@@ -63,20 +66,15 @@ class RigidKind:
         return None
 
     def layout_counts(self, part):
-        """Return (segments, points) of the model arrays: one strain-free step, no point."""
-        return 1, 0
+        """Return (segments, points) of the model arrays: none (its step: ``kernels``)."""
+        return 0, 0
 
     def node_inertias(self, part):
-        """Return the section inertia carried at the end of its step: none."""
-        return np.zeros((1, 6, 6))
+        """Return no segment inertia: its hub and payload are its bodies."""
+        return np.zeros((0, 6, 6))
 
     def fill_layout(self, part, arrays, j, segments, points):
-        """Write its step into the model arrays (``cosserat.layout.MODEL``): h = length.
-
-        ``segments`` and ``points``: its slices of the segment and point arrays. The walk
-        takes a strain-free straight step as one translation (``kernels._link``).
-        """
-        arrays['seg_h'][segments] = part.length
+        """Write nothing: its step is the translation by ``length`` (``kernels.walk``)."""
 
     def section_table(self, part, x, B1, B2, phi, slope, g):
         """Return (whole segments before x, partial step) to the section at x [m]: (0, x)."""

@@ -1,0 +1,35 @@
+"""The rod kind's rows of the chain model's arrays (``cosserat.layout``), one line per field.
+
+S: the Magnus segments of every rod in all; m: the largest strain basis of a link (bases
+padded with zero columns); terms = MAX_TERMS + 1. Filled by ``RodKind.fill_layout``.
+"""
+
+CODE = 2                    # ``link_kind`` of a rod link (``kernels._link`` dispatches on it)
+# The most terms of the series of the tangent map's rate (``rod.kernels.right_jacobian_rate``).
+MAX_TERMS = 40
+
+MODEL = (
+    ('segment_start', 'i8 n', "index of the link's first Magnus segment"),
+    ('segment_count', 'i8 n', 'Magnus segments of the link'),
+    ('seg_h', 'f8 S', 'segment lengths [m]'),
+    ('seg_B1', 'f8 S 6 m', 'strain basis at the first Gauss point of each segment'),
+    ('seg_B2', 'f8 S 6 m', 'strain basis at the second Gauss point'),
+    ('node_inertia', 'f8 S 6 6',
+     "section inertia w diag(rho J, rho A) at each segment's end (zero at the tip)"),
+    ('seg_reference', 'f8 S 6',
+     "the unstrained strain twist of each segment's rod (rest curvatures, 1, 0, 0)"),
+)
+
+WORKSPACE = (
+    ('omega', 'f8 6', 'Magnus Omega of the segment'),
+    ('phi', 'f8 6 m', 'dOmega/dq of the segment'),
+    ('rate', 'f8 6', "Omega' = Phi v"),
+    ('xi1', 'f8 6', 'strain twist at the first Gauss point'),
+    ('xi2', 'f8 6', 'strain twist at the second Gauss point'),
+    ('d1', 'f8 6', 'rate B1 v of xi1'),
+    ('d2', 'f8 6', 'rate B2 v of xi2'),
+    ('coefficients', 'f8 4', 'coefficients of the closed-form J_r of the segment'),
+    ('work', 'f8 10 3', 'scratch of J_r products'),
+    ('powers', 'f8 terms 6', "ad_Omega^m Omega'"),
+    ('partial', 'f8 6', 'partial sum of a series'),
+)
