@@ -11,7 +11,8 @@ For a child frame c at pose (R, p) in its parent P:
     (m_P, f_P) = (R m + p x R f, R f)                    (wrench of c carried to P),
     ad_(w,v)(a, b) = (w x a, w x b + v x a).
 
-The compiled SE(3) algebra of the chain model's kernels lives here; ``group_kernels`` holds
+The compiled SE(3) algebra of the chain model's kernels lives here (the tangent map J_r
+of a Magnus step and its rate too); ``group_kernels`` holds
 the quaternion and SO(3) pieces of the steppers, ``lie`` the readable NumPy forms the
 tests check them against. Every kernel writes into preallocated ``out`` arrays and
 allocates nothing.
@@ -19,9 +20,16 @@ allocates nothing.
 
 import math
 
+import numpy as np
+
 from .. import compiled
 
 _jit, _inline = compiled.jit, compiled.inline
+# The most terms of the series of the tangent map's rate (`right_jacobian_rate`).
+MAX_TERMS = 40
+# (-1)^n / (n+1)!, the coefficients of J_r(Omega) = sum_n (-1)^n ad_Omega^n / (n+1)!
+SERIES_COEFFICIENTS = np.array([(-1.0) ** n / math.factorial(n + 1)
+                                for n in range(MAX_TERMS + 2)])
 
 
 @_jit
@@ -257,3 +265,106 @@ def adinv_columns(R, p, J, cols, count, column, tmp):
         adinv_apply(R, p, column, column, tmp)
         for i in range(6):
             J[i, c] = column[i]
+
+
+@_jit
+def series_terms(omega):
+    """Terms n of the series in ad_Omega: the first with (2 |Omega|_1)^n / (n+1)! < 1e-17.
+
+    |ad_Omega| <= 2 |Omega|_1 (in the 1-norm of twists), so the neglected tail of
+    sum_n ad_Omega^n / (n+1)! is below ~1e-17 of its first term.
+    """
+    size = 0.0
+    for i in range(6):
+        size += abs(omega[i])
+    size *= 2.0
+    bound = 1.0
+    for n in range(1, MAX_TERMS):
+        bound *= size / (n + 1)
+        if bound < 1e-17:
+            return n
+    return MAX_TERMS - 1
+
+
+@_jit
+def right_jacobian_coefficients(omega, out):
+    """Write (b, c1, c2, c3) of J_r(Omega) for the rotation angle t = |w| of omega = (w, v).
+
+    b = (1 - cos t)/t^2, c1 = (t - sin t)/t^3, c2 = (t^2 + 2 cos t - 2)/(2 t^4),
+    c3 = (2 t - 3 sin t + t cos t)/(2 t^5); from their series below 0.1 rad (they cancel).
+    """
+    t2 = omega[0] * omega[0] + omega[1] * omega[1] + omega[2] * omega[2]
+    if t2 < 0.01:
+        out[0] = 0.5 - t2 * (1.0 / 24.0 - t2 * (1.0 / 720.0 - t2 * (1.0 / 40320.0)))
+        out[1] = 1.0 / 6.0 - t2 * (1.0 / 120.0 - t2 * (1.0 / 5040.0 - t2 / 362880.0))
+        out[2] = 1.0 / 24.0 - t2 * (1.0 / 720.0 - t2 * (1.0 / 40320.0 - t2 / 3628800.0))
+        out[3] = 1.0 / 120.0 - t2 * (1.0 / 2520.0 - t2 * (1.0 / 120960.0 - t2 / 9979200.0))
+    else:
+        t = math.sqrt(t2)
+        half = math.sin(0.5 * t)
+        out[0] = 2.0 * half * half / t2
+        out[1] = (t - math.sin(t)) / (t2 * t)
+        out[2] = (0.5 - out[0]) / t2
+        out[3] = (3.0 * out[1] - out[0]) / (2.0 * t2)
+
+
+@_jit
+def right_jacobian_apply(omega, coefficients, x, out, work):
+    """Write J_r(Omega) x = [[A, 0], [Q_r, A]] x, closed form (``lie.se3_right_jacobian``).
+
+    With P = hat(w), R = hat(v) of Omega = (w, v) and ``coefficients`` (b, c1, c2, c3)
+    (`right_jacobian_coefficients`): A = I - b P + c1 P^2 and
+    Q_r = -R/2 + c1 (PR + RP - PRP) + c2 (3 PRP - PPR - RPP) + c3 (PRPP + PPRP)
+    (Barfoot's Q at (-w, -v)). ``work``: (10, 3) scratch; out must not be x.
+    """
+    b, c1, c2, c3 = coefficients[0], coefficients[1], coefficients[2], coefficients[3]
+    w, v = omega[:3], omega[3:]
+    xa, xl = x[:3], x[3:]
+    px, ppx, rx, prx, rpx, prpx, pprx, rppx, prppx, pprpx = (
+        work[0], work[1], work[2], work[3], work[4], work[5], work[6], work[7], work[8],
+        work[9])
+    cross(w, xa, px)
+    cross(w, px, ppx)
+    cross(v, xa, rx)
+    cross(w, rx, prx)
+    cross(v, px, rpx)
+    cross(w, rpx, prpx)
+    cross(w, prx, pprx)
+    cross(v, ppx, rppx)
+    cross(w, rppx, prppx)
+    cross(w, prpx, pprpx)
+    for i in range(3):
+        out[i] = xa[i] - b * px[i] + c1 * ppx[i]
+        out[3 + i] = (-0.5 * rx[i] + c1 * (prx[i] + rpx[i] - prpx[i])
+                      + c2 * (3.0 * prpx[i] - pprx[i] - rppx[i]) + c3 * (prppx[i] + pprpx[i]))
+    cross(w, xl, px)
+    cross(w, px, ppx)
+    for i in range(3):
+        out[3 + i] += xl[i] - b * px[i] + c1 * ppx[i]
+
+
+@_jit
+def right_jacobian_rate(omega, terms, rate, out, powers, partial, nxt):
+    """Write (d/dt J_r(Omega)) Omega' for Omega' = ``rate`` (``reference.cosserat_rod``'s).
+
+    With y_m = ad_Omega^m Omega' (rows of ``powers``) and c_n = (-1)^n/(n+1)!:
+    out = sum_j ad_Omega^j z_j, z_j = ad_Omega' sum_{m>=1} c_{m+j+1} y_m, by Horner's rule.
+    """
+    used = terms + 1
+    for i in range(6):
+        powers[0, i] = rate[i]
+    for m in range(1, used):
+        ad_apply(omega, powers[m - 1], powers[m])
+    for i in range(6):
+        out[i] = 0.0
+    for j in range(used - 1, -1, -1):
+        for i in range(6):
+            partial[i] = 0.0
+        for m in range(1, used - j):
+            c = SERIES_COEFFICIENTS[m + j + 1]
+            for i in range(6):
+                partial[i] += c * powers[m, i]
+        ad_apply(omega, out, nxt)
+        ad_apply(rate, partial, out)
+        for i in range(6):
+            out[i] += nxt[i]

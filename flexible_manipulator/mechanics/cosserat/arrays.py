@@ -3,7 +3,7 @@
 import numpy as np
 
 from ..tuple_tables import allocate, spec_fields
-from ..links.rod.layout import MAX_TERMS
+from ..chain_kernels.spatial import MAX_TERMS
 from .layout import MODEL, Model, Workspace, WORKSPACE, data_table
 
 

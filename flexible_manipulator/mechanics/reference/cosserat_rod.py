@@ -1,7 +1,7 @@
 """A Cosserat rod's Magnus steps in NumPy: the reference of the compiled ones.
 
-The equations are in ``cosserat.rod``'s module doc; the kernels (``links.rod.kernels``:
-`step`, `right_jacobian_rate`) compute the same steps on preallocated arrays, and
+The equations are in ``cosserat.rod``'s module doc; the kernels (``links.rod.kernels.step``,
+``chain_kernels.spatial.right_jacobian_rate``) compute the same steps on preallocated arrays, and
 the tests check them against these. Nothing at run time calls this module.
 """
 

@@ -1,12 +1,11 @@
 """The rod kind's rows of the chain model's arrays (``cosserat.layout``), one line per field.
 
 S: the Magnus segments of every rod in all; m: the largest strain basis of a link (bases
-padded with zero columns); terms = MAX_TERMS + 1. Filled by ``RodKind.fill_layout``.
+padded with zero columns); terms = ``chain_kernels.spatial.MAX_TERMS`` + 1. Filled by
+``RodKind.fill_layout``.
 """
 
 CODE = 2                    # ``link_kind`` of a rod link (``kernels._link`` dispatches on it)
-# The most terms of the series of the tangent map's rate (``rod.kernels.right_jacobian_rate``).
-MAX_TERMS = 40
 
 MODEL = (
     ('segment_start', 'i8 n', "index of the link's first Magnus segment"),
