@@ -19,7 +19,7 @@ import numpy as np
 import pinocchio
 
 from flexible_manipulator.mechanics import compiled
-from flexible_manipulator.mechanics.cosserat import articulated, kernels
+from flexible_manipulator.mechanics.model import articulated, kernels
 
 
 def to_pinocchio(chain):

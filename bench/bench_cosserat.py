@@ -29,7 +29,7 @@ E I / (k G A L^2) is 9e-6), the torque held over 125 us sampled at mid-interval.
 
 Part 5, O(n): the cost of one forward dynamics of the planar chains of part 3 at bending
 order 2 against links (4 to 32), the composite solve (M, h, Cholesky) beside the
-articulated-body recursion (``cosserat.articulated``), each call checked against the
+articulated-body recursion (``model.articulated``), each call checked against the
 other (largest relative difference printed), median (min-max) of 7 interleaved batches and
 the local exponents in links between 8 and 16 and between 16 and 32.
 
@@ -53,7 +53,7 @@ from bench_common import machine, model_path  # noqa: E402
 import pyelastica_link  # noqa: E402
 import test_cosserat_pyelastica as soft  # noqa: E402  (the rod's one definition)
 
-from flexible_manipulator.mechanics.cosserat.chain import (  # noqa: E402
+from flexible_manipulator.mechanics.model.chain import (  # noqa: E402
     Chain, CosseratLink)
 from flexible_manipulator.mechanics.cosserat.rod import CosseratRod, Section  # noqa: E402
 from flexible_manipulator.mechanics.cosserat.strain_basis import StrainBasis  # noqa: E402

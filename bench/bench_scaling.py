@@ -6,7 +6,7 @@ every link a beam with 0 (rigid rod), 1, 2, 3 or 5 in-plane modes. For each chai
 * the composite forward dynamics (mass matrix + Cholesky,
   ``composite_forward_dynamics``) called from Python, and the same kernel in
   a compiled loop (no Python-to-numba call), and the mass matrix alone in a compiled loop;
-* the articulated-body forward dynamics (``cosserat.articulated``) in a compiled loop;
+* the articulated-body forward dynamics (``model.articulated``) in a compiled loop;
 * one RK4 step, inside ``Simulation.advance`` (compiled, many steps per call);
 * ``pinocchio.aba`` from Python on the rigid chain with the same links (beams as rods,
   built by hand, see ``bench_common``), and the ratio of our forward dynamics to it.

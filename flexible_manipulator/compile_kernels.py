@@ -124,7 +124,7 @@ def _call(method):
 Job = namedtuple('Job', 'kernel user demo cost run')
 Job.__doc__ = 'One kernel to compile.'
 Job.kernel.__doc__ = ('name of the compiled kernel: an entry of the chain model '
-                      '(cosserat.kernels, cosserat.articulated), or as noted')
+                      '(model.kernels, model.articulated), or as noted')
 Job.user.__doc__ = 'what needs it'
 Job.demo.__doc__ = 'whether the demo nodes need it'
 Job.cost.__doc__ = 'compile time it adds in JOBS order, on one CPU [s] (the estimate)'

@@ -9,7 +9,7 @@ import math
 
 import numpy as np
 
-from flexible_manipulator.mechanics.cosserat.chain import FIXED, Chain, CosseratLink
+from flexible_manipulator.mechanics.model.chain import FIXED, Chain, CosseratLink
 from flexible_manipulator.mechanics.cosserat.rod import CosseratRod, Section
 from flexible_manipulator.mechanics.cosserat.strain_basis import StrainBasis
 from flexible_manipulator.mechanics.simulation import Simulation

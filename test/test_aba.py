@@ -1,6 +1,6 @@
 """The articulated-body forward dynamics equals the composite-mass-matrix one.
 
-Expected: `articulated_forward_dynamics` (``cosserat.articulated``, O(n) in links)
+Expected: `articulated_forward_dynamics` (``model.articulated``, O(n) in links)
 and `composite_forward_dynamics` (M(q) and h from the walk, Cholesky
 solve) solve the same equations M v' = B u - h, so on any state they agree to round-off:
 1e-10 relative to the largest acceleration. Checked on random states of every shipped
@@ -119,7 +119,7 @@ def test_explicit_stepper_on_either_algorithm_gives_the_same_motion(seed, n, flo
     under constant efforts: the state integrated with the articulated-body right-hand side
     equals the composite one to round-off (1e-9 of the state's size), and a chain of 4 or
     more links takes the articulated one by default."""
-    from flexible_manipulator.mechanics.cosserat.chain import ARTICULATED_FROM_LINKS
+    from flexible_manipulator.mechanics.model.chain import ARTICULATED_FROM_LINKS
     from flexible_manipulator.mechanics.simulation import Simulation
     model = random_chain(seed, n, floating)
     assert n >= ARTICULATED_FROM_LINKS and model.dynamics_algorithm == 'articulated'

@@ -2,7 +2,7 @@
 
 A kernel left out of `compile_kernels.JOBS` would be compiled inside a node or a test the
 first time it runs (minutes, silently). Expected: every numba dispatcher of the chain
-model's kernels (``cosserat.kernels``, ``cosserat.articulated``) that its class calls
+model's kernels (``model.kernels``, ``model.articulated``) that its class calls
 appears as a job, and the demo's jobs are a subset of all jobs.
 """
 
@@ -13,7 +13,7 @@ import numba
 import numpy as np
 
 from flexible_manipulator import compile_kernels
-from flexible_manipulator.mechanics.cosserat import articulated, chain, kernels
+from flexible_manipulator.mechanics.model import articulated, chain, kernels
 from flexible_manipulator.mechanics.simulation import Simulation
 
 
@@ -50,13 +50,13 @@ def test_one_model_of_each_kind_compiles_the_kernels_of_all_shipped_models():
     import glob
     import os
     from flexible_manipulator.mechanics import servo_kernels
-    from flexible_manipulator.mechanics.cosserat import kernels as cosserat_kernels
+    from flexible_manipulator.mechanics.model import kernels as chain_model_kernels
     from flexible_manipulator.mechanics.servo import ServoSystem
     from flexible_manipulator.model_config import load_model
     for name in ('explicit_steps', 'rosenbrock_steps', 'forward_dynamics_entry',
                  'local_transforms', 'servo_kernels'):
         next(job for job in compile_kernels.JOBS if job.kernel == name).run()
-    kinds = (servo_kernels, cosserat_kernels)
+    kinds = (servo_kernels, chain_model_kernels)
     before = [signatures(kind) for kind in kinds]
     models = os.path.dirname(compile_kernels.model_file('two_link_rigid'))
     for path in sorted(glob.glob(os.path.join(models, '*.yaml'))):

@@ -19,7 +19,7 @@ import yaml
 from flexible_manipulator.mechanics import lie
 from flexible_manipulator.mechanics.chain import Beam, Joint, Link, RigidBody
 from flexible_manipulator.mechanics.links import chain_from_links
-from flexible_manipulator.mechanics.cosserat.chain import Chain
+from flexible_manipulator.mechanics.model.chain import Chain
 from flexible_manipulator.mechanics.simulation import Simulation
 from flexible_manipulator.model_config import load_model, model_from_dict
 from flexible_manipulator.mechanics.reference import cosserat_chain as reference_chain
@@ -308,7 +308,7 @@ def test_the_articulated_recursion_equals_the_composite_solve_on_a_long_chain(fl
 def test_a_massless_moving_link_is_refused_by_both_algorithms(algorithm):
     """A link with no mass on a moving joint has no inertia for its coordinate: both
     forward dynamics raise LinAlgError naming the model, not return a non-finite v'."""
-    from flexible_manipulator.mechanics.cosserat.chain import CosseratLink, rigid_inertia
+    from flexible_manipulator.mechanics.model.chain import CosseratLink, rigid_inertia
     hub = rigid_inertia(1.0, (0.1, 0.0, 0.0), np.eye(3) * 1e-3)
     model = Chain([CosseratLink('a', None, length=0.3, hub=hub),
                    CosseratLink('b', None, length=0.2)], name='massless')

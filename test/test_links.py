@@ -18,7 +18,7 @@ import pytest
 import yaml
 
 from flexible_manipulator.mechanics.chain import Beam, Joint, Link, RigidBody
-from flexible_manipulator.mechanics.cosserat.chain import Chain
+from flexible_manipulator.mechanics.model.chain import Chain
 from flexible_manipulator.mechanics.links import chain_from_links, KINDS, kind_of
 from flexible_manipulator.model_config import load_model
 
@@ -61,7 +61,7 @@ def test_the_deprecated_serial_chain_builds_the_one_model():
     assert type(model) is Chain
     np.testing.assert_allclose(model.gravity_base, (0.0, -9.81, 0.0))
     from flexible_manipulator.mechanics.cosserat import chain as chain_module
-    with pytest.warns(DeprecationWarning, match='cosserat.chain.Chain'):
+    with pytest.warns(DeprecationWarning, match='model.chain.Chain'):
         assert chain_module.CosseratChain is Chain
 
 

@@ -17,7 +17,7 @@ from scipy.optimize import brentq
 
 from flexible_manipulator.mechanics.chain import Beam, Joint, Link, RigidBody
 from flexible_manipulator.mechanics.links import chain_from_links
-from flexible_manipulator.mechanics.cosserat.chain import Chain, CosseratLink
+from flexible_manipulator.mechanics.model.chain import Chain, CosseratLink
 from flexible_manipulator.mechanics.cosserat.rod import CosseratRod, Section
 from flexible_manipulator.mechanics.cosserat.strain_basis import StrainBasis
 from flexible_manipulator.mechanics.equilibrium import (

@@ -14,7 +14,7 @@ import numba
 import numpy as np
 import pytest
 
-from flexible_manipulator.mechanics.cosserat import layout as cosserat_layout
+from flexible_manipulator.mechanics.model import layout as chain_layout
 from flexible_manipulator.mechanics.tuple_tables import Layout, unpack
 from flexible_manipulator.compile_kernels import model_file
 from flexible_manipulator.model_config import load_model
@@ -60,7 +60,7 @@ def test_a_table_refuses_what_a_kernel_would_misread(field, value, words):
 
 @pytest.mark.parametrize('name', ['two_link_flexible', 'two_link_soft'])
 def test_chain_tables_point_at_the_models_arrays_and_workspace(name):
-    layouts = cosserat_layout
+    layouts = chain_layout
     model = load_model(model_file(name))
     data = model.create_data()
     assert model.kernel_inputs(data)[0] is model.kernel_inputs(data)[0]
@@ -81,7 +81,7 @@ def _layouts(name):
     data = model.create_data()
     if isinstance(model, servo.ServoSystem):
         return [(servo.SERVO_MODEL, model.arrays), (servo.SERVO_WORKSPACE, data)]
-    return [(cosserat_layout.MODEL, model.arrays), (cosserat_layout.WORKSPACE, data)]
+    return [(chain_layout.MODEL, model.arrays), (chain_layout.WORKSPACE, data)]
 
 
 @pytest.mark.parametrize('name', ['two_link_flexible', 'satellite_soft_boom',

@@ -27,7 +27,7 @@ Without it the model is the classical linear floating-frame model, which diverge
 spun up fast (Kane, Ryan & Banerjee 1987).
 
 This module holds the description (`Link`, `Joint`, `RigidBody`, `Beam`); the one chain
-model of every link kind is ``cosserat.chain.Chain`` (built by `links.chain_from_links`),
+model of every link kind is ``model.chain.Chain`` (built by `links.chain_from_links`),
 its kernels in ``cosserat``. `SerialChain` is the deprecated name of that builder.
 """
 
@@ -123,7 +123,7 @@ def SerialChain(name, links, gravity_base=(0.0, 0.0, 0.0), base_frame='base_link
     """Build the chain model of ``links`` (deprecated name: `links.chain_from_links`).
 
     The chain had its own class and kernels for rigid links and beams; one model now runs
-    every link kind (``cosserat.chain.Chain``). Kept for one release, with the old
+    every link kind (``model.chain.Chain``). Kept for one release, with the old
     signature: gravity in base-frame components [m/s^2] (world components for a floating
     base), the base frame's pose base_xyz, base_rpy [m, rad], the foreshortening of bent
     beams (``geometric_stiffening``), ``floating_base`` a `RigidBody` or None.

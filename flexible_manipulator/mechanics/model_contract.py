@@ -3,7 +3,7 @@
 `ChainModel` is what the simulation, the plants, the controllers and the descriptions use
 of a chain model, whatever its links (rigid, floating-frame modal beams, Cosserat rods) and
 its base (fixed or free-floating). One class implements it for every link kind:
-``cosserat.chain.Chain``, which ``model_config.load_model`` and
+``model.chain.Chain``, which ``model_config.load_model`` and
 ``links.chain_from_links`` build. The contract test (test/test_model_contract.py) checks
 every chain model file of config/models/ and seeded random mixed chains against it.
 

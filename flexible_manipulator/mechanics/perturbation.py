@@ -1,7 +1,7 @@
 """A chain whose physical parameters differ from its model's by given factors.
 
 A real arm never matches its model. `perturbed` returns a copy of a fixed- or floating-base
-chain (the one chain model, ``cosserat.chain.Chain``) with the same links,
+chain (the one chain model, ``model.chain.Chain``) with the same links,
 coordinates and names and these parameters scaled (every factor > 0, 1 = the model):
 
 * ``stiffness``: the bending stiffness EI of every beam, every section stiffness (GJ, EI,

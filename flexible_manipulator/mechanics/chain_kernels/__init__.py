@@ -4,7 +4,7 @@
   transforms by 3 x 3 blocks;
 * `linalg`: products, congruences, Cholesky factor and solve;
 * `steppers`: the tangent rates, the group "+", and the implicit elastic solve that the
-  chain model's time steppers are built from (``cosserat.kernels``).
+  chain model's time steppers are built from (``model.kernels``).
 
 Everything is written with explicit loops on preallocated arrays (see `compiled`).
 """

@@ -4,7 +4,7 @@ x = (q, v); x' = (q', M^-1 (B u - h)); the state moves on R^n (or SO(3) x R^3 fo
 floating base's pose), so a stepper also needs the group's "+" (`integrate`) and the
 inverse right Jacobian (`dexpinv`); the linearly implicit stepper treats the elastic forces
 implicitly through `stiff_factor` and `stiff_solve`. The chain model's steppers
-(``cosserat.kernels``, ``cosserat.articulated``) instantiate the templates of
+(``model.kernels``, ``model.articulated``) instantiate the templates of
 `integrators` with these, through their ``*_on_tables`` hooks.
 """
 

@@ -55,8 +55,8 @@ class LinkKind(Protocol):
     def rigid_twin(self, link):
         """Return the ``chain.Link`` fields to replace: the link without elastic coordinates."""
 
-    # The chain model's part (``cosserat.chain.CosseratLink``, built by `part`): what the
-    # model and its arrays (``cosserat.arrays``) ask of a kind. A part's kind is
+    # The chain model's part (``model.chain.CosseratLink``, built by `part`): what the
+    # model and its arrays (``model.arrays``) ask of a kind. A part's kind is
     # `kind_of(part)` (it has ``rod`` and ``beam`` too).
     frequency_meaning: str      # what `frequencies` (or the chain's) are; None if rigid
     fewer_modes: str            # advice: how to keep fewer coordinates; None if rigid
@@ -100,10 +100,10 @@ def kind_of(link):
 def chain_from_links(name, links, gravity_base=(0.0, 0.0, 0.0), **description):
     """Build the chain model of a list of ``chain.Link``, whatever their kinds.
 
-    One model for every link kind: ``cosserat.chain.Chain`` (its walk runs rigid
+    One model for every link kind: ``model.chain.Chain`` (its walk runs rigid
     links, floating-frame beams and Cosserat rods in any mix). ``gravity_base``: gravity in
     the base frame [m/s^2] (world axes for a floating base). ``description``: base_frame,
     base_xyz, base_rpy, tool_frame, geometric_stiffening, floating_base (`from_links`).
     """
-    from ..cosserat.chain import Chain
+    from ..model.chain import Chain
     return Chain.from_links(name, list(links), gravity_base, **description)

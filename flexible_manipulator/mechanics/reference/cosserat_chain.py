@@ -1,6 +1,6 @@
 """The readable NumPy reference of a Cosserat chain: M, h, v', energy, section frames.
 
-Tests check the compiled kernels (``cosserat.kernels``, ``cosserat.articulated``) against
+Tests check the compiled kernels (``model.kernels``, ``model.articulated``) against
 it; nothing at run time calls it. One forward pass (Newton-Euler recursion in body
 twists, angular first) gives every body b (hubs, rod nodes, a beam's point masses,
 payloads) its pose, twist eta_b, Jacobian J_b (eta_b = J_b v) and bias acceleration

@@ -70,7 +70,7 @@ class BeamKind:
         """Return the beam without modes: a rigid slender rod of the same mass."""
         return self.reduced(link, 0)
 
-    # -- the chain model's part (``cosserat.chain.CosseratLink``) --------------------------
+    # -- the chain model's part (``model.chain.CosseratLink``) --------------------------
     def part(self, link, stiffening):
         """Return (rod, modal beam, inertia added to the hub) of the model's part.
 
@@ -108,7 +108,7 @@ class BeamKind:
         return np.zeros((0, 6, 6))
 
     def fill_layout(self, part, arrays, j, segments, points):
-        """Write its points and tip tables into the model arrays (``cosserat.layout.MODEL``).
+        """Write its points and tip tables into the model arrays (``model.layout.MODEL``).
 
         ``segments`` and ``points``: its slices of the segment and point arrays.
         """

@@ -8,9 +8,9 @@ a section (the tip, or any x) is reached by the displacement and two bending tur
 
 from ... import compiled
 from ...chain_kernels.spatial import se3_exp
-from ...cosserat.bodies import add_force_to_link, add_to_link
-from ...cosserat.frame_steps import add_motion, transport
-from ...cosserat.layout import DATA_TYPE, MODEL_TYPE
+from ...model.bodies import add_force_to_link, add_to_link
+from ...model.frame_steps import add_motion, transport
+from ...model.layout import DATA_TYPE, MODEL_TYPE
 from ...tuple_tables import unpack
 
 _jit, _inline = compiled.jit, compiled.inline

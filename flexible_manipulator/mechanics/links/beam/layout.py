@@ -1,4 +1,4 @@
-"""The beam kind's rows of the chain model's arrays (``cosserat.layout``), one line per field.
+"""The beam kind's rows of the chain model's arrays (``model.layout``), one line per field.
 
 P: the mass points of every modal link in all; m: the most modes of a link; g = m + 6
 generalized velocities of a modal link frame (its twist, then its modal rates). Filled

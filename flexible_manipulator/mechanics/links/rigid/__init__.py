@@ -44,7 +44,7 @@ class RigidKind:
         """Return no change: already rigid."""
         return {}
 
-    # -- the chain model's part (``cosserat.chain.CosseratLink``) --------------------------
+    # -- the chain model's part (``model.chain.CosseratLink``) --------------------------
     def part(self, link, stiffening):
         """Return (rod, modal beam, inertia added to the hub): none, none, nothing."""
         return None, None, np.zeros((6, 6))

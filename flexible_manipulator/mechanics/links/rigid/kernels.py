@@ -5,8 +5,8 @@ Its hub and payload are the walk's own bodies (``kernels._link``); its tip frame
 """
 
 from ... import compiled
-from ...cosserat.frame_steps import translate
-from ...cosserat.layout import DATA_TYPE, MODEL_TYPE
+from ...model.frame_steps import translate
+from ...model.layout import DATA_TYPE, MODEL_TYPE
 from ...tuple_tables import unpack
 
 _inline = compiled.inline

@@ -1,4 +1,4 @@
-"""The rigid kind's rows of the chain model's arrays (``cosserat.layout``): none of its own.
+"""The rigid kind's rows of the chain model's arrays (``model.layout``): none of its own.
 
 Its step is the translation by ``length`` (a field every link has).
 """

@@ -84,7 +84,7 @@ class RodKind:
         return {'rod': None, 'beam': Beam(link.rod.section.linear_density, (1.0, 1.0),
                                           modes=(0, 0))}
 
-    # -- the chain model's part (``cosserat.chain.CosseratLink``) --------------------------
+    # -- the chain model's part (``model.chain.CosseratLink``) --------------------------
     def part(self, link, stiffening):
         """Return (rod, modal beam, inertia added to the hub): the rod itself."""
         return link.rod, None, np.zeros((6, 6))
@@ -114,7 +114,7 @@ class RodKind:
         return part.rod.weights[1:, None, None] * part.rod.section.inertia
 
     def fill_layout(self, part, arrays, j, segments, points):
-        """Write its steps into the model arrays (``cosserat.layout.MODEL``).
+        """Write its steps into the model arrays (``model.layout.MODEL``).
 
         ``segments`` and ``points``: its slices of the segment and point arrays.
         """

@@ -14,9 +14,9 @@ from ... import compiled
 from ...chain_kernels.spatial import (ad_apply, right_jacobian_apply,
                                       right_jacobian_coefficients, right_jacobian_rate, se3_exp,
                                       series_terms)
-from ...cosserat.bodies import body
-from ...cosserat.frame_steps import add_motion, compose_pose, transport
-from ...cosserat.layout import DATA_TYPE, MODEL_TYPE
+from ...model.bodies import body
+from ...model.frame_steps import add_motion, compose_pose, transport
+from ...model.layout import DATA_TYPE, MODEL_TYPE
 from ...tuple_tables import unpack
 
 _jit, _inline = compiled.jit, compiled.inline

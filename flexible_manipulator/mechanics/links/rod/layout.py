@@ -1,4 +1,4 @@
-"""The rod kind's rows of the chain model's arrays (``cosserat.layout``), one line per field.
+"""The rod kind's rows of the chain model's arrays (``model.layout``), one line per field.
 
 S: the Magnus segments of every rod in all; m: the largest strain basis of a link (bases
 padded with zero columns); terms = ``chain_kernels.spatial.MAX_TERMS`` + 1. Filled by
