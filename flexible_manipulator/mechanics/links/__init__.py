@@ -85,6 +85,13 @@ class LinkKind(Protocol):
     def fill_layout(self, part, arrays, j, segments, points):
         """Write the part's fields of the model arrays (link j; its slices of segment, point)."""
 
+    def bodies(self, part, hub, payload):
+        """Return the hub and payload inertias (6 x 6 at the joint and tip frames) it carries.
+
+        A kind whose tip frame is fixed in its joint frame may carry the payload in the hub
+        (one body fewer in every walk).
+        """
+
     def section_table(self, part, x, B1, B2, phi, slope, g):
         """Fill a section's kind tables at x [m]; return (whole segments, partial step h)."""
 

@@ -103,8 +103,9 @@ class CosseratLink:
         self.kind = kind_of(self)           # its `links.LinkKind`: rigid, beam or rod
         self.size = self.kind.size(self)
         self.offset = np.eye(4) if offset is None else np.asarray(offset, dtype=float)
-        self.hub = np.zeros((6, 6)) if hub is None else np.asarray(hub, dtype=float)
-        self.payload = np.zeros((6, 6)) if payload is None else np.asarray(payload, dtype=float)
+        self.hub, self.payload = self.kind.bodies(
+            self, np.zeros((6, 6)) if hub is None else np.asarray(hub, dtype=float),
+            np.zeros((6, 6)) if payload is None else np.asarray(payload, dtype=float))
         self.damping, self.armature = float(damping), float(armature)
         self.motion = np.zeros(6)            # the joint's twist per unit rate, joint frame
         if joint == REVOLUTE:

@@ -123,6 +123,10 @@ class BeamKind:
         arrays['tip_slope'][j, :count] = slope
         arrays['tip_g'][j, :count, :count] = g
 
+    def bodies(self, part, hub, payload):
+        """Return the hub and payload as given: its tip moves with its coordinates."""
+        return hub, payload
+
     def section_table(self, part, x, B1, B2, phi, slope, g):
         """Write the mode tables at x [m] into phi, slope, g; return (0, x)."""
         count = part.beam.count

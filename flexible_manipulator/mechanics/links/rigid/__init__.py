@@ -2,6 +2,7 @@
 
 import numpy as np
 
+from ... import lie
 from .layout import CODE
 
 
@@ -75,6 +76,18 @@ class RigidKind:
 
     def fill_layout(self, part, arrays, j, segments, points):
         """Write nothing: its step is the translation by ``length`` (``kernels.walk``)."""
+
+    def bodies(self, part, hub, payload):
+        """Return the hub with the payload in it, and no payload: one body at the joint frame.
+
+        Its tip frame is the joint frame moved by d = (length, 0, 0), so the payload's
+        inertia at the joint frame is X^T I X with X = Ad of that move's inverse,
+        X (w, v) = (w, v + w x d) (``chain_kernels.spatial``'s convention): exact, and
+        the walk adds one body per rigid link instead of two.
+        """
+        move = np.eye(6)
+        move[3:, :3] = -lie.hat3((part.length, 0.0, 0.0))
+        return hub + move.T @ payload @ move, np.zeros((6, 6))
 
     def section_table(self, part, x, B1, B2, phi, slope, g):
         """Return (whole segments before x, partial step) to the section at x [m]: (0, x)."""

@@ -124,6 +124,10 @@ class RodKind:
         arrays['seg_B1'][segments, :, :rod.size] = rod.B1
         arrays['seg_B2'][segments, :, :rod.size] = rod.B2
 
+    def bodies(self, part, hub, payload):
+        """Return the hub and payload as given: its tip moves with its coordinates."""
+        return hub, payload
+
     def section_table(self, part, x, B1, B2, phi, slope, g):
         """Write B at the partial step's Gauss points; return (whole segments, its length)."""
         plan = part.rod.section_plan([x])
