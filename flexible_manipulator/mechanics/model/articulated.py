@@ -55,7 +55,7 @@ def forward_dynamics(model_table, data_table, q, v, u):
             data.eta[i] = v[b + i]
     count = 0
     for j in range(n):           # pass 1: each link from its handle, alone
-        at_handle(data_table, j, count)
+        at_handle(data, j, count)
         for i in range(6):
             data.alpha[i] = 0.0
             for c in range(6):
@@ -67,7 +67,7 @@ def forward_dynamics(model_table, data_table, q, v, u):
                 data.aba_ll[j, a, c] = 0.0
         # n - n: an int64 zero; a literal 0 would compile a second `_link` (kernels module)
         count = _link(model_table, data_table, j, q, v, n - n, np.int64(ARTICULATED))
-        at_tip(data_table, j, count)
+        at_tip(data, j, count)
         for i in range(6):
             data.aba_Tc[j, i] = data.alpha[i]
     for j in range(n - 1, -1, -1):          # pass 2: condense each link, tip inwards

@@ -126,9 +126,9 @@ def _link(model_table, data_table, j, q, v, count, bodies):
     if kind == ROD:
         rod.walk(model_table, data_table, j, start, m, q, v, count, bodies)
     elif kind == BEAM:
-        beam.walk(model_table, data_table, j, start, m, q, v, count, bodies)
+        beam.walk(model, model_table, data_table, j, start, m, q, v, count, bodies)
     else:
-        rigid.walk(model_table, data_table, j, count)
+        rigid.walk(model, data, j, count)
     data.count[0] = count
     if bodies:
         body(model_table, model.payload[j], data_table, count, j, bodies)
@@ -152,13 +152,12 @@ def mass_and_bias(model_table, data_table, q, v, gravity):
 
 
 @_inline
-def at_handle(data_table, j, count):
+def at_handle(data, j, count):
     """Start link j's walk at its handle: pose identity, J and link j's p_H, p_l zero.
 
     J's columns are zeroed where the previous link's ``count`` local ones were
-    (articulated pass 1, inverse dynamics).
+    (articulated pass 1, inverse dynamics). ``data``: the unpacked workspace.
     """
-    data = unpack(data_table, DATA_TYPE)
     for k in range(count):
         for i in range(6):
             data.J[i, data.cols[k]] = 0.0
@@ -173,9 +172,8 @@ def at_handle(data_table, j, count):
 
 
 @_inline
-def at_tip(data_table, j, count):
+def at_tip(data, j, count):
     """Keep link j's tip frame relative to its handle: (R_T, p_T), J_T and its columns."""
-    data = unpack(data_table, DATA_TYPE)
     data.aba_count[j] = count
     for k in range(count):
         data.aba_cols[j, k] = data.cols[k]
@@ -230,9 +228,9 @@ def inverse_dynamics(model_table, data_table, q, v, a):
             data.aba_a[i] = force[i]
     count = n - n                   # an int64 zero: a literal 0 compiles `_link` once more
     for j in range(n):              # outwards: each link from its handle
-        at_handle(data_table, j, count)
+        at_handle(data, j, count)
         count = _link(model_table, data_table, j, q, v, n - n, np.int64(INVERSE))
-        at_tip(data_table, j, count)
+        at_tip(data, j, count)
         for k in range(count):
             for i in range(6):
                 alpha[i] += J[i, cols[k]] * a[cols[k]]
@@ -266,8 +264,8 @@ def section_motion(model_table, data_table, q, v, j, segments, h, B1, B2, phi, s
     for link in range(j):
         count = _link(model_table, data_table, link, q, v, count, np.int64(FRAMES_ONLY))
     count = _joint(model, data, j, q, v, count, np.int64(FRAMES_ONLY))
-    _section_tail(model_table, data_table, j, count, segments, h, B1, B2, phi, slope, g, x, q,
-                  v)
+    _section_tail(model, data, model_table, data_table, j, count, segments, h, B1, B2, phi,
+                  slope, g, x, q, v)
 
 
 @_jit
@@ -308,21 +306,21 @@ def section_kinematics(model_table, data_table, q, v, j, segments, h, B1, B2, ph
 
 
 @_inline
-def _section_tail(model_table, data_table, j, count, segments, h, B1, B2, phi, slope, g, x, q,
-                  v):
+def _section_tail(model, data, model_table, data_table, j, count, segments, h, B1, B2, phi,
+                  slope, g, x, q, v):
     """Walk from link j's joint frame to its section at x (the tables of `section_motion`).
 
-    ``count``: the active columns, the link's strains the last m of them.
+    ``count``: the active columns, the link's strains the last m of them; ``model``,
+    ``data``: the unpacked tables (inlined: each unpack adds to the caller's compile time).
     """
-    model = unpack(model_table, MODEL_TYPE)
     start, m = model.strain_start[j], model.strain_count[j]
     kind = model.link_kind[j]
     if kind == ROD:
-        rod.to_section(model_table, data_table, j, start, m, count, segments, h, B1, B2, q, v)
+        rod.to_section(model, data, data_table, j, start, m, count, segments, h, B1, B2, q, v)
     elif kind == BEAM:
         beam.to_section(model_table, data_table, j, start, m, x, phi, slope, g, q, v, count)
     else:
-        rigid.to_section(data_table, count, x)
+        rigid.to_section(data, count, x)
 
 
 @_jit
@@ -369,15 +367,15 @@ def local_transforms(model_table, data_table, q, v, links, is_section, segments,
                 data.pose_R[i, c] = 1.0 if i == c else 0.0
         kind = model.link_kind[j]
         if is_section[e] and kind == ROD:           # its pose alone
-            rod.section_pose(model_table, data_table, j, start, m, segments[e], h[e], B1[e],
-                             B2[e], q)
+            rod.section_pose(model, data_table, j, start, m, segments[e], h[e], B1[e], B2[e],
+                             q)
         elif is_section[e] and kind != BEAM:
-            rigid.section_pose(data_table, xs[e])
+            rigid.section_pose(data, xs[e])
         elif is_section[e]:
             for c in range(m):
                 data.cols[c] = start + c
-            _section_tail(model_table, data_table, j, m, segments[e], h[e], B1[e], B2[e],
-                          phi[e], slope[e], g[e], xs[e], q, v)
+            _section_tail(model, data, model_table, data_table, j, m, segments[e], h[e], B1[e],
+                          B2[e], phi[e], slope[e], g[e], xs[e], q, v)
         else:
             transport(model.offset_R[j], model.offset_p[j], data, m - m)   # int64 zero
             ji = model.joint_index[j]

@@ -245,9 +245,12 @@ def to_section(model_table, data_table, j, start, m, x, phi, slope, g, q, v, cou
 
 
 @_inline
-def walk(model_table, data_table, j, start, m, q, v, count, bodies):
-    """Walk link j's beam from its joint frame to its tip: its points' body, then the tip."""
-    model = unpack(model_table, MODEL_TYPE)
+def walk(model, model_table, data_table, j, start, m, q, v, count, bodies):
+    """Walk link j's beam from its joint frame to its tip: its points' body, then the tip.
+
+    ``model``: the unpacked ``model_table`` (an inlined step unpacks no table: each unpack
+    adds to its caller's compile time).
+    """
     if bodies:
         points(model_table, data_table, j, start, m, q, v, count, bodies)
     to_section(model_table, data_table, j, start, m, model.length[j], model.tip_phi[j],

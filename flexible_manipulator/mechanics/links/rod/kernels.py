@@ -126,13 +126,13 @@ def walk(model_table, data_table, j, start, m, q, v, count, bodies):
 
 
 @_inline
-def to_section(model_table, data_table, j, start, m, count, segments, h, B1, B2, q, v):
+def to_section(model, data, data_table, j, start, m, count, segments, h, B1, B2, q, v):
     """Walk link j's rod from its joint frame to a section, without bodies.
 
     ``segments`` whole segments, then the partial step of length h (B1, B2: its basis at
-    its Gauss points).
+    its Gauss points); ``model``, ``data``: the unpacked tables (an inlined step unpacks
+    none: each unpack adds to its caller's compile time).
     """
-    model, data = unpack(model_table, MODEL_TYPE), unpack(data_table, DATA_TYPE)
     data.count[0] = count - m
     first = model.segment_start[j]
     for k in range(first, first + segments):
@@ -144,9 +144,8 @@ def to_section(model_table, data_table, j, start, m, count, segments, h, B1, B2,
 
 
 @_inline
-def section_pose(model_table, data_table, j, start, m, segments, h, B1, B2, q):
+def section_pose(model, data_table, j, start, m, segments, h, B1, B2, q):
     """Move the pose only to a section of link j's rod (`to_section` without J or twist)."""
-    model = unpack(model_table, MODEL_TYPE)
     first = model.segment_start[j]
     for k in range(first, first + segments):
         pose_step(model.seg_h[k], model.seg_B1[k], model.seg_B2[k], model.seg_reference[k],
