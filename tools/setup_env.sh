@@ -9,10 +9,9 @@
 # Steps (each one is skipped when its result is already there, so a second run is fast):
 #   1. create the virtual environment (with --system-site-packages when a sourced ROS 2
 #      already provides rclpy, so the install's rclpy is used and no wheel is installed);
-#   2. install the package itself (editable) and the numerical core it compiles with;
+#   2. install the runtime requirements and the package itself (editable);
 #   3. start compiling the numba kernels in the background (FM_KERNELS: demo or all): the
-#      longest step, it runs while the next steps download and build (3b: the other
-#      runtime requirements);
+#      longest step, it runs while the next steps download and build;
 #   4. install the ROS 2 Kilted client wheels from PyPI when `import rclpy` fails;
 #   5. build tf2_msgs from its one-line definition when `import tf2_msgs` fails;
 #   6. install the test requirements and Chromium (FM_TEST_DEPS=1, the default);
@@ -74,24 +73,18 @@ if [ ! -x "$venv/bin/python" ]; then
 fi
 py="$venv/bin/python"
 
-# 2. the package and what its compile needs (reinstalled only when they change): the
-# numerical core of requirements.txt first, so that the compile (step 3, the longest)
-# starts early; the rest of the runtime requirements install beside it (step 3b).
-step "install the numerical core and flexible_manipulator"
+# 2. runtime requirements and the package (reinstalled only when they change)
+step "install requirements and flexible_manipulator"
 stamp="$venv/.fm_install_stamp"
 # The data files (config, launch) are copied into the venv's share directory by the
 # install, so a change to any of them reinstalls too.
 digest=$(cd "$repo" && cat setup.py setup.cfg requirements.txt config/*.yaml config/*.rviz \
   config/models/*.yaml launch/*.py | sha256sum | cut -d' ' -f1)
-install_needed=0
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$digest" ]; then
-  install_needed=1
-  core=$(sed 's/#.*//' "$repo/requirements.txt" \
-    | grep -i -E "^(numpy|scipy|numba|transforms3d|pyyaml)([<>=!~ ]|$)" || true)
-  # shellcheck disable=SC2086  # one requirement per word
-  pip_install setuptools wheel $core
+  pip_install setuptools wheel -r "$repo/requirements.txt"
   # --no-build-isolation: setuptools is already in the venv, no index round trip needed.
   pip_install --no-build-isolation -e "$repo"
+  echo "$digest" > "$stamp"
 fi
 
 # 3. numba kernels, in the background: nothing below needs them. The later installs are
@@ -102,13 +95,6 @@ pinned="$venv/.fm_compile_constraints.txt"
   | grep -i -E "^(numpy|scipy|numba|llvmlite)==" > "$pinned"
 "$py" -m flexible_manipulator.compile_kernels --only "$kernels" &
 compile_pid=$!
-
-# 3b. the rest of the runtime requirements (recording, plots, the browser view)
-if [ "$install_needed" = 1 ]; then
-  step "install the other runtime requirements"
-  pip_install -c "$pinned" -r "$repo/requirements.txt"
-  echo "$digest" > "$stamp"
-fi
 
 # 4. ROS 2 client library, middleware and messages (rclpy.init loads the middleware)
 if ! "$py" -c "import rclpy, sensor_msgs.msg, rosgraph_msgs.msg, std_srvs.srv, \
