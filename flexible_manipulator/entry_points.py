@@ -6,10 +6,14 @@ traceback ("process has died [exit code -2]" under ``ros2 launch``). Each entry 
 installs the shutdown flag (`ShutdownRequest`) before that import, and `nodes.common.run`
 takes it over: a request made during the import ends the process with 0 before rclpy
 starts. This module imports nothing heavy.
+
+``python -m flexible_manipulator.entry_points <module> [args]`` does the same for a node
+run as a module (``nodes.bringup`` starts its nodes so): the flag first, then the import.
 """
 
 import importlib
 import signal
+import sys
 
 
 class ShutdownRequest:
@@ -57,3 +61,7 @@ controller = _entry('flexible_manipulator.nodes.controller_node')
 servo_controller = _entry('flexible_manipulator.nodes.servo_controller_node')
 record = _entry('flexible_manipulator.recording.recorder')
 view = _entry('flexible_manipulator.nodes.view_node')
+
+
+if __name__ == '__main__':
+    _entry(sys.argv.pop(1))()
