@@ -26,6 +26,7 @@ from .. import compiled
 from ..chain import RigidBody
 from ..chain_kernels.spatial import spatial_inertia
 from ..links import kind_of
+from ..links.rod import KIND as rod_kind
 from . import articulated, kernels
 from .arrays import model_arrays, workspace
 from .layout import MODEL_LAYOUT, data_table
@@ -146,10 +147,10 @@ class Chain:
     """
 
     kind = 'serial_chain'       # the model file's type
-    # what `mode_frequencies` are, and how to keep fewer coordinates (advice in messages)
-    MODE_FREQUENCY_MEANING = 'one strain coordinate alone'
-    FEWER_MODES = ('leave the stiff strains out of the control model (control_modes: k keeps '
-                   'torsion and bending to k coefficients, drops extension and shear)')
+    # what `mode_frequencies` are, and how to keep fewer coordinates (advice in messages):
+    # the kind's own when one kind has elastic coordinates, else (mixed) the rod's
+    MODE_FREQUENCY_MEANING = rod_kind.frequency_meaning
+    FEWER_MODES = rod_kind.fewer_modes
 
     def __init__(self, parts, base=None, gravity=(0.0, 0.0, -9.80665), name='chain',
                  floating_base=None):
@@ -216,8 +217,8 @@ class Chain:
         kinds = {part.kind for part in self.parts if part.size}
         if len(kinds) == 1:             # one kind of elastic coordinates: its meaning
             kind, = kinds
-            self.MODE_FREQUENCY_MEANING, self.FEWER_MODES = kind.frequency_meaning, \
-                kind.fewer_modes
+            self.MODE_FREQUENCY_MEANING = kind.frequency_meaning
+            self.FEWER_MODES = kind.fewer_modes
         self.links, self.base_frame, self.tool_frame = None, 'base_link', 'tool0'
         self.geometric_stiffening = True
         self.base_xyz, self.base_rpy = np.zeros(3), np.zeros(3)
