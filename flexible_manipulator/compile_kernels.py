@@ -14,7 +14,9 @@ of the tuples. (When every kernel inlined its whole recursion, the set took ~440
 after another, the rk4 stepper alone ~110 s.) What this module does:
 
 * a kernel is one job, run in its own process, as many at once as there are CPUs, in
-  the order of `JOBS` (the first jobs of the workers share no compiled unit);
+  the order of `JOBS`; a job that calls a unit another job compiles (the walk) starts
+  once that job is done and loads the unit from the cache (`Job.after`): two processes
+  never compile the same unit at once;
 * ``--only demo`` compiles just the kernels of the demo's two nodes (the plant's rk4
   stepper and TF, the controller's mass matrix, bias forces, section kinematics, servo
   solve and estimator step); the
@@ -121,40 +123,46 @@ def _call(method):
     return run
 
 
-Job = namedtuple('Job', 'kernel user demo cost run')
+Job = namedtuple('Job', 'kernel user demo cost after run')
 Job.__doc__ = 'One kernel to compile.'
 Job.kernel.__doc__ = ('name of the compiled kernel: an entry of the chain model '
                       '(model.kernels, model.articulated), or as noted')
 Job.user.__doc__ = 'what needs it'
 Job.demo.__doc__ = 'whether the demo nodes need it'
-Job.cost.__doc__ = 'compile time it adds in JOBS order, on one CPU [s] (the estimate)'
+Job.cost.__doc__ = 'compile time it adds after the jobs it waits for, on one CPU [s] (estimate)'
+Job.after.__doc__ = ('kernels (of the same run) this job waits for: it calls compiled units '
+                     'they compile, and loads them from the cache once they are done')
 Job.run.__doc__ = 'function that makes numba compile (or load) it'
 
-# In the order the jobs start. The chain model's kernels share compiled units (the walk
-# `_link`, M and h), and a unit two processes need at once is compiled by both: the
-# first jobs of each worker share as little as they can (the walk with its M and h, the
-# controller's solves), and the later ones find most of theirs cached.
-# ``cost``: the units a job adds when run in this order, on one CPU (bench_compile.py
-# --shared), for the time estimate.
+# The chain model's kernels share compiled units: the walk `_link` with its link kinds'
+# steps, M and h. A unit two processes need at once is compiled by both (each process
+# compiles what its cache lacks), so a job that calls the walk waits until the job that
+# compiles it is done, and then loads it from the cache in seconds; jobs that share
+# nothing (the controller's solves, the servo systems) run beside it meanwhile.
+# ``cost``: the units a job adds once those it waits for are cached, on one CPU
+# (bench_compile.py --shared), for the time estimate.
+WALK = ('mass_bias_entry',)
 JOBS = tuple(Job(*job) for job in (
+    ('mass_bias_entry', 'controller: M(q) and h(q, v) (the walk, every kernel calls it)',
+     True, 30, (), _call('mass_and_bias')),
+    ('control_kernels', 'controller: servo solve, modal estimator step', True, 9, (),
+     _control),
     ('explicit_steps', 'plant: rk4/rk3/heun/euler stepper (M, h and a Cholesky solve)',
-     True, 40, lambda: _simulate('rk4')),
-    ('control_kernels', 'controller: servo solve, modal estimator step', True, 9, _control),
-    ('section_kinematics', 'controller: program rows (section kinematics)', True, 10,
+     True, 9, WALK, lambda: _simulate('rk4')),
+    ('section_kinematics', 'controller: program rows (section kinematics)', True, 10, WALK,
      _section('section_kinematics')),
-    ('local_transforms', 'plant: TF frames', True, 6, _frame_transforms),
-    ('mass_bias_entry', 'controller: M(q) and h(q, v)', True, 1, _call('mass_and_bias')),
-    ('rosenbrock_steps', 'plant: rosenbrock2 (stiff) stepper', False, 6,
+    ('local_transforms', 'plant: TF frames', True, 7, WALK, _frame_transforms),
+    ('servo_kernels', 'servo plant: Suslov top, sleigh', False, 4, (), _servo),
+    ('rosenbrock_steps', 'plant: rosenbrock2 (stiff) stepper', False, 6, WALK,
      lambda: _simulate('rosenbrock2')),
     ('articulated.explicit_steps', 'plant: explicit steppers on long chains (O(n))', False,
-     20, lambda: _simulate('rk4', 'articulated')),
-    ('forward_dynamics_entry', 'model API: composite forward dynamics', False, 1,
+     20, WALK, lambda: _simulate('rk4', 'articulated')),
+    ('forward_dynamics_entry', 'model API: composite forward dynamics', False, 1, WALK,
      _call('composite_forward_dynamics')),
     ('articulated.forward_dynamics_entry', 'model API: O(n) forward dynamics', False, 1,
-     _call('articulated_forward_dynamics')),
-    ('inverse_entry', 'model API: inverse dynamics (rnea)', False, 3, _call('rnea')),
-    ('potential_energy', 'tests: energy', False, 2, _call('potential_energy')),
-    ('servo_kernels', 'servo plant: Suslov top, sleigh', False, 4, _servo),
+     ('articulated.explicit_steps',), _call('articulated_forward_dynamics')),
+    ('inverse_entry', 'model API: inverse dynamics (rnea)', False, 3, WALK, _call('rnea')),
+    ('potential_energy', 'tests: energy', False, 2, WALK, _call('potential_energy')),
 ))
 
 
@@ -163,6 +171,18 @@ def _run_job(index):
     start = time.monotonic()
     JOBS[index].run()
     return time.monotonic() - start
+
+
+def next_job(queue, finished, selected):
+    """Return the first job of ``queue`` whose `Job.after` kernels are done, or None.
+
+    ``finished``: kernels done; ``selected``: kernels of this run (a job waits only for
+    those: the others are cached already or not needed).
+    """
+    for i in queue:
+        if all(name in finished or name not in selected for name in JOBS[i].after):
+            return i
+    return None
 
 
 def select(only):
@@ -179,17 +199,27 @@ def compile_jobs(indices, workers, heartbeat=20.0, out=sys.stdout):
           'idle CPUs the first time, seconds once cached', file=out, flush=True)
     context = multiprocessing.get_context('fork')
     queue = list(indices)
+    selected = {JOBS[i].kernel for i in indices}
+    finished = set()
     with futures.ProcessPoolExecutor(workers, mp_context=context) as pool:
         running, done_count = {}, 0
         while queue or running:
-            # Submit only as many jobs as there are workers, so `running` is what runs.
+            # Submit only as many jobs as there are workers, so `running` is what runs,
+            # and only those whose shared units are cached (`Job.after`).
             while queue and len(running) < workers:
-                i = queue.pop(0)
+                i = next_job(queue, finished, selected)
+                if i is None:
+                    if not running:
+                        raise RuntimeError('compile jobs wait for each other: '
+                                           + ', '.join(JOBS[j].kernel for j in queue))
+                    break
+                queue.remove(i)
                 running[pool.submit(_run_job, i)] = i
             done, _ = futures.wait(running, timeout=heartbeat,
                                    return_when=futures.FIRST_COMPLETED)
             for future in done:
                 i = running.pop(future)
+                finished.add(JOBS[i].kernel)
                 done_count += 1
                 seconds = future.result()       # re-raises a failed compile
                 print(f'[compile] {done_count}/{total} {JOBS[i].kernel} ({JOBS[i].user}): '

@@ -79,3 +79,25 @@ def test_every_job_runs():
     this costs seconds."""
     for job in compile_kernels.JOBS:
         job.run()
+
+
+def test_a_job_that_calls_the_walk_starts_after_the_job_that_compiles_it():
+    """Two processes compiling the walk at once would each compile it (the cache has it
+    only when one is done): a job with `Job.after` is not started before those kernels
+    are finished, is started once they are, and waits only for kernels of the same run.
+    Every kernel waited for comes earlier in `JOBS`, so the queue always moves."""
+    kernels = [job.kernel for job in compile_kernels.JOBS]
+    everything = set(kernels)
+    waiting = [i for i, job in enumerate(compile_kernels.JOBS) if job.after]
+    assert {compile_kernels.JOBS[i].kernel for i in waiting} >= {
+        'explicit_steps', 'section_kinematics', 'local_transforms'}
+    for i in waiting:
+        after = set(compile_kernels.JOBS[i].after)
+        assert all(kernels.index(name) < i for name in after)
+        assert compile_kernels.next_job([i], set(), everything) is None
+        assert compile_kernels.next_job([i], after, everything) == i
+        assert compile_kernels.next_job([i], set(), everything - after) == i
+    # the first job of a run never waits
+    for only in ('demo', 'all'):
+        queue = compile_kernels.select(only)
+        assert compile_kernels.next_job(queue, set(), everything) == queue[0]

@@ -396,7 +396,9 @@ def forward_dynamics(model_table, data_table, q, v, u):
     """Write v' = M^-1 (B u - h) into data.acceleration; False if M is not positive definite."""
     model, data = unpack(model_table, MODEL_TYPE), unpack(data_table, DATA_TYPE)
     nv = model.stiffness.shape[0]
-    mass_and_bias(model_table, data_table, q, v, True)
+    # gravity on, as a run-time bool: a literal True would be its own type to numba and
+    # compile mass_and_bias (the walk's M and h) a second time, beside mass_bias_entry's
+    mass_and_bias(model_table, data_table, q, v, nv >= 0)
     for r in range(nv):
         data.force[r] = -data.bias[r]
     for j in range(u.shape[0]):        # the moving joints' coordinates come first
