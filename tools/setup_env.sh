@@ -9,9 +9,11 @@
 # Steps (each one is skipped when its result is already there, so a second run is fast):
 #   1. create the virtual environment (with --system-site-packages when a sourced ROS 2
 #      already provides rclpy, so the install's rclpy is used and no wheel is installed);
-#   2. install the runtime requirements and the package itself (editable);
+#   2. install the runtime requirements the kernels' compile needs ("core" in
+#      requirements.txt);
 #   3. start compiling the numba kernels in the background (FM_KERNELS: demo or all): the
-#      longest step, it runs while the next steps download and build (at a lower priority);
+#      longest step, it runs while the next steps download and build (at a lower priority),
+#      first the other requirements and the package itself (editable);
 #   4. install the ROS 2 Kilted client wheels from PyPI when `import rclpy` fails;
 #   5. build tf2_msgs from its one-line definition when `import tf2_msgs` fails;
 #   6. install the test requirements and Chromium (FM_TEST_DEPS=1, the default);
@@ -78,31 +80,41 @@ if [ ! -x "$venv/bin/python" ]; then
 fi
 py="$venv/bin/python"
 
-# 2. runtime requirements and the package (reinstalled only when they change)
-step "install requirements and flexible_manipulator"
+# 2. runtime requirements (reinstalled only when they change): first those the kernels'
+# compile imports (marked "core" in requirements.txt), so that it can start
+step "install the core requirements"
 stamp="$venv/.fm_install_stamp"
 # The data files (config, launch) are copied into the venv's share directory by the
 # install, so a change to any of them reinstalls too.
 digest=$(cd "$repo" && cat setup.py setup.cfg requirements.txt config/*.yaml config/*.rviz \
   config/models/*.yaml launch/*.py | sha256sum | cut -d' ' -f1)
+install_needed=0
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$digest" ]; then
-  pip_install setuptools wheel -r "$repo/requirements.txt"
-  # --no-build-isolation: setuptools is already in the venv, no index round trip needed.
-  pip_install --no-build-isolation -e "$repo"
-  echo "$digest" > "$stamp"
+  install_needed=1
+  mapfile -t core < <(grep -E '^[^#].*#.*\bcore\b' "$repo/requirements.txt" | sed 's/[[:space:]]*#.*//')
+  pip_install setuptools wheel "${core[@]}"
 fi
 
 # 3. numba kernels, in the background: nothing below needs them. The later installs are
 # held to the versions the compile runs with (a numpy upgrade under it would break it).
+# It runs from the source tree, which the package's install below points to.
 step "compile numba kernels ($kernels) in the background"
 pinned="$venv/.fm_compile_constraints.txt"
 "$py" -m pip freeze --disable-pip-version-check 2>/dev/null \
   | grep -i -E "^(numpy|scipy|numba|llvmlite)==" > "$pinned"
-"$py" -m flexible_manipulator.compile_kernels --only "$kernels" &
+(cd "$repo" && exec "$py" -m flexible_manipulator.compile_kernels --only "$kernels") &
 compile_pid=$!
 # The compile is the longest step and on the way to everything; the installs below have
 # time to spare: they run at a lower priority, so the compile keeps its CPUs.
 renice -n 10 -p $$ > /dev/null
+
+if [ "$install_needed" = 1 ]; then
+  step "install the other requirements and flexible_manipulator"
+  pip_install -c "$pinned" -r "$repo/requirements.txt"
+  # --no-build-isolation: setuptools is already in the venv, no index round trip needed.
+  pip_install --no-build-isolation -e "$repo"
+  echo "$digest" > "$stamp"
+fi
 
 # 4. ROS 2 client library, middleware and messages (rclpy.init loads the middleware)
 if ! "$py" -c "import rclpy, sensor_msgs.msg, rosgraph_msgs.msg, std_srvs.srv, \
@@ -189,11 +201,23 @@ from ament_index_python.packages import get_package_share_directory
 share = get_package_share_directory('flexible_manipulator')
 assert os.path.isfile(os.path.join(share, 'package.xml')), share
 EOF
-# Byte-code of what the installs brought (pip's --no-compile above), as pip would have
-# compiled it, in the CPU time the compile leaves (at the lowest priority).
+# Byte-code of what the installs brought (pip's --no-compile above), in the CPU time the
+# compile leaves (at the lowest priority): for the test suite all of it, as pip would
+# have compiled it; for the demo what its processes import (a quarter of it), by
+# importing that once with byte-code writing on (PYTHONDONTWRITEBYTECODE may be set).
 step "byte-compile the installed packages (in the background), wait for the numba kernels"
-site=$("$py" -c "import sysconfig; print(sysconfig.get_paths()['purelib'])")
-nice -n 19 "$py" -m compileall -q -j 0 "$site" > /dev/null 2>&1 &
+if [ "$test_deps" = 1 ]; then
+  site=$("$py" -c "import sysconfig; print(sysconfig.get_paths()['purelib'])")
+  nice -n 19 "$py" -m compileall -q -j 0 "$site" > /dev/null 2>&1 &
+else
+  (cd "$repo" && AMENT_PREFIX_PATH="$venv" env -u PYTHONDONTWRITEBYTECODE nice -n 19 "$py" -c "
+import importlib
+from flexible_manipulator import graph
+for module in [spec.module for spec in graph.SIMULATION] + [
+        graph.RECORDER.module, 'flexible_manipulator.nodes.bringup',
+        'flexible_manipulator.recording.figures']:
+    importlib.import_module(module)" > /dev/null 2>&1) &
+fi
 bytecode_pid=$!
 wait "$compile_pid"
 compile_pid=""
