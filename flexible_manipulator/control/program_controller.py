@@ -170,7 +170,9 @@ class ControllerSettings:
     posture_damping: object = 0.0       # K_d [N m s/rad], scalar or per joint
     max_gap: float = 0.5                # s: a longer gap between states restarts estimates
     control_modes: object = None        # modes per link plane kept in the control model
-    delay_periods: int = 0              # input delay (periods) the sampled check allows for
+    # 1: a real-time plant or a real arm applies a command from the next period on; a
+    # lock-step loop (each command applied in its own period) says 0.
+    delay_periods: int = 1              # input delay (periods) the sampled check allows for
     model_following: bool = False       # the law on an internal model, the arm follows it
     uncertainty: object = None          # factor -> (lo, hi); None: DEFAULT_UNCERTAINTY
     observer_noise: object = None       # observer_design.NoiseModel; None: DEFAULT_NOISE

@@ -71,7 +71,8 @@ class ServoSettings:
     period: float = 0.002          # control period T [s] (one command per state)
     gain: float = 100.0            # gamma of psi' + gamma psi = 0 [1/s]
     hold: str = 'zoh'              # hold scheme of the discrete stability check
-    delay_periods: int = 0         # input delay (periods) the discrete check allows for
+    # As ControllerSettings: 1 for a real-time plant, 0 for a lock-step loop.
+    delay_periods: int = 1         # input delay (periods) the discrete check allows for
     effort_limit: object = None    # per input [N m or N]; None: the model's (none)
     condition_limit: float = 1e4   # damped least squares above this condition number
 
