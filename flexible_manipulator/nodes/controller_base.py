@@ -23,7 +23,7 @@ from std_msgs.msg import Float64MultiArray
 from std_srvs.srv import SetBool
 
 from . import common
-from ..control.program_controller import HOLD_SCHEMES
+from ..control.stabilization import SCHEMES
 
 WATCHDOG_ACTIONS = ('zero', 'hold')
 
@@ -117,7 +117,7 @@ class ControllerNodeBase(Node):
             period=common.positive(self, 'control_period', 0.002,
                                    'Period of the states and commands [s]: the discrete '
                                    'stability checks use it.'),
-            hold=common.choice(self, 'hold', 'zoh', HOLD_SCHEMES,
+            hold=common.choice(self, 'hold', 'zoh', SCHEMES,
                                'Hold scheme of the discrete stability check.'),
             delay_periods=common.declare(self, 'delay_periods', 1,
                                          'Input delay [periods] the sampled-loop check allows '
