@@ -111,14 +111,6 @@ class PinocchioTick:
         return self.realization.realize(M, h, J, b, self.B)
 
 
-# The controller parameters of config/*.yaml that `ControllerSettings` takes, by field.
-NODE_SETTINGS = {'realization': 'realization', 'control_model': 'control_model',
-                 'elastic_state': 'elastic_state', 'control_period': 'period', 'hold': 'hold',
-                 'delay_periods': 'delay_periods', 'analysis_positions': 'analysis_positions',
-                 'control_modes': 'control_modes', 'model_following': 'model_following',
-                 'uncertainty': 'uncertainty', 'effort_limits': 'effort_limit',
-                 'effort_rate_limits': 'effort_rate_limit', 'velocity_limits': 'velocity_limit',
-                 'observer': 'observer_noise', 'mismatch_action': 'mismatch_action'}
 DEMO_TICKS, DEMO_BATCH = 1000, 100          # 2 s of the demo's loop, timed per 100 ticks
 
 
@@ -137,14 +129,15 @@ def demo_controller_ticks(params_file='sim.yaml'):
     from flexible_manipulator.control.program_config import load_program_file
     from flexible_manipulator.control.program_controller import (build_controller,
                                                                  ControllerSettings)
+    from flexible_manipulator.settings import flatten, from_parameters
     from flexible_manipulator.mechanics.simulation import Simulation
     config = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 'config')
     with open(os.path.join(config, 'sim.yaml'), encoding='utf-8') as stream:
         plant = yaml.safe_load(stream)['plant']['ros__parameters']
     with open(os.path.join(config, params_file), encoding='utf-8') as stream:
         node = yaml.safe_load(stream)['controller']['ros__parameters']
-    settings = ControllerSettings(**{field: node[key] for key, field in NODE_SETTINGS.items()
-                                     if key in node})
+    # As the node reads them: the parameters `ControllerSettings` declares, by name.
+    settings = from_parameters(ControllerSettings, flatten(node))
     programs, default = load_program_file(os.path.join(config, node['program_file'] + '.yaml'))
     controller = build_controller(load_model(common.model_path(node['model'])), programs,
                                   settings, default)

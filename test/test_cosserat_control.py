@@ -254,9 +254,11 @@ def test_estimated_strains_follow_the_plant(soft):
     # made it slowly unstable: spectral radius 1.00007 at 2 ms).
     programs = {'sine': {'gains': {'alpha': 8.0}, 'rows': [
         {'type': 'joint', 'joints': ['shoulder', 'elbow'], 'reference': reference}]}}
+    # delay_periods=0: the loop below applies each effort in its own period and reports no
+    # applied effort, so the estimator must take the effort just sent as the one applied.
     controller = ProgramController(soft, programs, ControllerSettings(
         period=0.002, elastic_state='estimated', analysis_positions=list(TARGET),
-        uncertainty=EXACT_MODEL))
+        uncertainty=EXACT_MODEL, delay_periods=0))
     q0 = at_rest(soft, TARGET)
     v0 = np.zeros(soft.nv)
     v0[:2] = 0.3 * 2 * math.pi * np.array([0.25, 0.4])

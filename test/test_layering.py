@@ -1,8 +1,8 @@
 """The ROS-free core imports without ROS: dynamics and control never import rclpy.
 
 Expected: every module of `mechanics`, `control` and `description`, plus `model_config`,
-`graph`, `compile_kernels` and the recording's reader and figures, imports in a fresh
-interpreter in which importing rclpy, ament_index_python, any rosidl package or any
+`settings`, `graph`, `compile_kernels` and the recording's reader and figures, imports in
+a fresh interpreter in which importing rclpy, ament_index_python, any rosidl package or any
 message package raises ImportError (so a module-level ROS import anywhere in the core
 fails the test, and a lazily imported one is not loaded). Only `nodes` and the recorder
 may talk to ROS.
@@ -15,9 +15,9 @@ from conftest import REPO
 
 CORE = ('flexible_manipulator.mechanics', 'flexible_manipulator.control',
         'flexible_manipulator.description')
-SINGLE = ('flexible_manipulator.model_config', 'flexible_manipulator.graph',
-          'flexible_manipulator.compile_kernels', 'flexible_manipulator.recording.series',
-          'flexible_manipulator.recording.figures')
+SINGLE = ('flexible_manipulator.model_config', 'flexible_manipulator.settings',
+          'flexible_manipulator.graph', 'flexible_manipulator.compile_kernels',
+          'flexible_manipulator.recording.series', 'flexible_manipulator.recording.figures')
 
 PROBE = r'''
 import importlib, importlib.abc, pkgutil, sys

@@ -54,10 +54,14 @@ def flexible_settings(**overrides):
 
 
 def estimated_controller(flexible):
-    """The demo's lambda_circle with the elastic state estimated (only joints measured)."""
+    """The demo's lambda_circle with the elastic state estimated (only joints measured).
+
+    delay_periods=0: the loops here apply each effort in its own period and report no
+    applied effort, so the estimator must take the effort just sent as the one applied.
+    """
     programs, _ = load_program_file(FLEXIBLE_PROGRAMS)
     return ProgramController(flexible, {'lambda_circle': programs['lambda_circle']},
-                             flexible_settings(elastic_state='estimated'))
+                             flexible_settings(elastic_state='estimated', delay_periods=0))
 
 
 def one_program(rows, alpha, policy='refuse'):

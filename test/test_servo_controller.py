@@ -194,8 +194,9 @@ def test_bad_models_gains_programs_and_limits_are_refused_by_name():
     with pytest.raises(ConfigError, match='^model: .* is not a servoconstraint model'):
         ServoController(arm)
     plant = config('suslov_free_actuated')
+    # The zoh bound without delay: delay_periods=0 (a lock-step loop).
     with pytest.raises(ConfigError, match=r'^servo_gain: .*need period < 2/gamma = 0.02 s'):
-        ServoController(plant, ServoSettings(period=0.02, gain=100.0))
+        ServoController(plant, ServoSettings(period=0.02, gain=100.0, delay_periods=0))
     ServoController(plant, ServoSettings(period=0.009, gain=100.0, delay_periods=1))
     with pytest.raises(ConfigError, match=r'^servo_gain: .*1 period\(s\) late .* = 0.01 s'):
         ServoController(plant, ServoSettings(period=0.011, gain=100.0, delay_periods=1))

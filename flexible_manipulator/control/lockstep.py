@@ -90,7 +90,8 @@ def task_error(model, name, spec, period):
     from .uncertainty import EXACT_MODEL
     entry = ProgramController(model, {name: dict(spec, non_minimum_phase='allow')},
                               ControllerSettings(period=period, uncertainty=EXACT_MODEL,
-                                                 realization='servo', control_model='full')
+                                                 realization='servo', control_model='full',
+                                                 delay_periods=0)   # lock-step: no delay
                               ).entry
     rows, started = entry.program, []
 

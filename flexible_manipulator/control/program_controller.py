@@ -125,9 +125,12 @@ import math
 
 import numpy as np
 
+from ..mechanics.perturbation import FACTORS, SCALES
 from ..model_config import ConfigError, number
+from ..settings import check_fields, fraction, group, numbers, positive, Setting
 from . import admission
 from .elastic_estimator import ElasticStateEstimator
+from .loop_settings import CONDITION_LIMIT, CONTROL_PERIOD, DELAY_PERIODS, EFFORT_LIMITS, HOLD
 from .mismatch_guard import MISMATCH_ACTIONS, MismatchGuard
 from .model_following import ModelFollowing
 from .program_config import load_program_file, parse_program
@@ -135,8 +138,8 @@ from .programs import Program
 from .realization import IdealRealization, RealizationStatus, ServoRealization
 from .safety import LatchedSafety, checked_time, take
 from .stabilization import Stabilization
-from .observer_design import kalman_gain, parse_noise
-from .uncertainty import parse_uncertainty
+from .observer_design import DEFAULT_NOISE, kalman_gain, parse_noise
+from .uncertainty import DEFAULT_UNCERTAINTY, parse_uncertainty
 from .state_range import StateRange
 
 # The robust alternatives of a flexible law, in order of preference: settings, description.
@@ -147,34 +150,96 @@ ROBUST_ALTERNATIVES = ((dict(model_following=True), 'model following (the same l
 REALIZATIONS = ('auto', 'servo', 'ideal')
 CONTROL_MODELS = ('auto', 'full', 'rigid_twin')
 ELASTIC_SOURCES = ('measured', 'estimated')
-HOLD_SCHEMES = ('zoh', 'euler', 'heun', 'rk2', 'rk3', 'rk4')
+
+
+def _all_when_negative(modes):
+    """``control_modes``: a negative count (the parameter's -1) keeps every mode (None)."""
+    return None if modes < 0 else modes
 
 
 @dataclass
 class ControllerSettings:
-    """Controller options that are not per program (module doc); SI units."""
+    """Controller options that are not per program (module doc); SI units.
 
-    period: float = 0.002               # control period T [s] (one command per state)
-    hold: str = 'zoh'                   # hold scheme of the discrete stability check
-    realization: str = 'auto'           # auto | servo | ideal
-    control_model: str = 'auto'         # auto | full | rigid_twin
-    elastic_state: str = 'measured'     # measured | estimated
-    effort_limit: object = None         # per joint [N m]; None: the model's limits
-    effort_rate_limit: object = None    # per joint [N m/s]; None: no rate limit
-    velocity_limit: object = None       # per joint [rad/s]; None: the model's limits
-    condition_limit: float = 1e4        # servo: damped least squares above this condition
-    redefine_margin: float = 0.8        # lambda = margin * lambda* when redefining
-    analysis_positions: object = None   # joint angles: start of the zero-dynamics solve
-    posture: object = None              # secondary objective: posture q_0 [rad]
-    posture_stiffness: object = 0.0     # K_p [N m/rad], scalar or per joint
-    posture_damping: object = 0.0       # K_d [N m s/rad], scalar or per joint
+    Each field but ``max_gap`` is a node parameter, declared here once (`settings`): its
+    name, default, description and check; the controller node declares them from this
+    class (`settings.schema`).
+    """
+
+    period: float = CONTROL_PERIOD.field()
+    hold: str = HOLD.field()
+    realization: str = Setting(
+        'realization', 'auto',
+        'Servo (input directions only) or ideal (fully actuated control model); auto: servo '
+        'on flexible models, under model following or on the rigid twin when the direct servo '
+        'law is not robust over the uncertainty.', choices=REALIZATIONS).field()
+    control_model: str = Setting(
+        'control_model', 'auto',
+        'Model the law evaluates: the (reduced) full model or the rigid twin.',
+        choices=CONTROL_MODELS).field()
+    elastic_state: str = Setting(
+        'elastic_state', 'measured',
+        'Modal coordinates from modal_states (simulation) or estimated from the joint motion '
+        '(real arm).', choices=ELASTIC_SOURCES).field()
+    effort_limit: object = EFFORT_LIMITS.field()     # None: the model's limits
+    effort_rate_limit: object = Setting(
+        'effort_rate_limits', None, 'Effort rate limits per joint [N m/s]; empty: none.',
+        kind='floats', check=numbers).field()
+    velocity_limit: object = Setting(
+        'velocity_limits', None,
+        'Velocity limits per joint [rad/s]: a faster joint latches a fault; empty: the model.',
+        kind='floats', check=numbers).field()
+    condition_limit: float = CONDITION_LIMIT.field()
+    redefine_margin: float = Setting(
+        'redefine_margin', 0.8, 'lambda = margin * lambda* when a program is redefined.',
+        check=fraction).field()
+    analysis_positions: object = Setting(
+        'analysis_positions', None,
+        'Joint angles from which the start of each program is solved for the checks [rad].',
+        kind='floats', check=numbers).field()       # None: 0.3 rad each
+    posture: object = Setting(
+        'posture', None,
+        'Secondary objective in the directions the program leaves free: posture q_0 [rad].',
+        kind='floats', check=numbers).field()
+    posture_stiffness: object = Setting(
+        'posture_stiffness', None,
+        'Secondary objective K_p [N m/rad], one or per joint; empty: 0.',
+        kind='floats', check=numbers).field()
+    posture_damping: object = Setting(
+        'posture_damping', None,
+        'Secondary objective K_d [N m s/rad], one or per joint; empty: 0.',
+        kind='floats', check=numbers).field()
     max_gap: float = 0.5                # s: a longer gap between states restarts estimates
-    control_modes: object = None        # modes per link plane kept in the control model
-    delay_periods: int = 0              # input delay (periods) the sampled check allows for
-    model_following: bool = False       # the law on an internal model, the arm follows it
-    uncertainty: object = None          # factor -> (lo, hi); None: DEFAULT_UNCERTAINTY
-    observer_noise: object = None       # observer_design.NoiseModel; None: DEFAULT_NOISE
-    mismatch_action: str = 'degrade'    # degrade | warn: the run-time model test trips
+    control_modes: object = Setting(
+        'control_modes', -1,
+        'Assumed modes per link plane kept in the control model; Cosserat links: coefficients '
+        'per curvature strain (torsion, bending), extension and shear left out (-1: all of '
+        'the model file; 0: rigid).', read=_all_when_negative).field()
+    delay_periods: int = DELAY_PERIODS.field()
+    model_following: bool = Setting(
+        'model_following', False,
+        'Run the law on an internal simulation of the model and make the arm follow its '
+        'joints by computed torque on the rigid twin: exact on the model, as robust as the '
+        'rigid twin off it (doc/hil.md).').field()
+    # factor -> [lo, hi]; None: DEFAULT_UNCERTAINTY
+    uncertainty: object = group(*(Setting(
+        f'uncertainty.{factor}', list(DEFAULT_UNCERTAINTY[factor]),
+        f'Range [lo, hi] of the factor on the {SCALES[factor]} by which the arm may differ '
+        'from its model: the start-up robustness check (doc/hil.md); [1.0, 1.0]: exact.')
+        for factor in FACTORS))
+    # observer_design.NoiseModel or its mapping; None: DEFAULT_NOISE
+    observer_noise: object = group(
+        Setting('observer.velocity_noise', DEFAULT_NOISE.velocity_noise,
+                'Standard deviation of the measured joint velocities [rad/s] the elastic-state '
+                'observer assumes (elastic_state: estimated).', check=positive),
+        Setting('observer.effort_noise', DEFAULT_NOISE.effort_noise,
+                'Standard deviation of the applied efforts the observer assumes, as a fraction '
+                'of each joint\'s effort limit [-].', check=positive))
+    mismatch_action: str = Setting(
+        'mismatch_action', 'degrade',
+        'When the observer\'s innovation says the arm is off its model beyond the declared '
+        'uncertainty: degrade (hand over to model following or the rigid twin, with a '
+        'warning) or warn only.', choices=MISMATCH_ACTIONS).field()
 
 
 @dataclass
@@ -361,10 +426,11 @@ class ProgramController(LatchedSafety):
         self.model = model
         n, nu = model.n_joints, model.nu
         self.n_joints = n
-        if settings.hold not in HOLD_SCHEMES:
-            raise ConfigError(f'hold: must be one of {", ".join(HOLD_SCHEMES)}, got '
-                              f'{settings.hold!r}')
-        self.period = number(settings.period, 'period', 0.0, strict_minimum=True)
+        # The checks a node runs on these parameters (`settings`), for ROS-free callers.
+        check_fields(settings, 'period', 'hold', 'realization', 'control_model',
+                     'elastic_state', 'condition_limit', 'redefine_margin', 'delay_periods',
+                     'model_following', 'mismatch_action')
+        self.period = float(settings.period)
         self._choose_realization()
         # Errors name the node parameters (effort_limits, ...) these settings come from.
         self.effort_limit = _per_joint(settings.effort_limit, nu, 'effort_limits',
@@ -375,13 +441,8 @@ class ProgramController(LatchedSafety):
         self.velocity_limit = _per_joint(settings.velocity_limit, n, 'velocity_limits',
                                          model.velocity_limit)
         self.state_range = StateRange(model, self.velocity_limit)
-        self.condition_limit = number(settings.condition_limit, 'condition_limit', 1.0,
-                                      strict_minimum=True)
-        self.redefine_margin = number(settings.redefine_margin, 'redefine_margin', 0.0,
-                                      strict_minimum=True)
-        if self.redefine_margin >= 1.0:
-            raise ConfigError(f'redefine_margin: must be < 1 (lambda = margin * lambda*), got '
-                              f'{self.redefine_margin:g}')
+        self.condition_limit = float(settings.condition_limit)
+        self.redefine_margin = float(settings.redefine_margin)
         self.posture = _per_joint(settings.posture, n, 'posture', 0.0, -np.inf, False, False)
         self.posture_stiffness = _per_joint(settings.posture_stiffness, n,
                                             'posture_stiffness', 0.0, 0.0, False, False)
@@ -391,15 +452,8 @@ class ProgramController(LatchedSafety):
         self.analysis_positions = _per_joint(settings.analysis_positions, n,
                                              'analysis_positions', 0.3, -np.inf, False, False)
         self.max_gap = number(settings.max_gap, 'max_gap', 0.0, strict_minimum=True)
-        delay = settings.delay_periods
-        if isinstance(delay, bool) or not isinstance(delay, int) or not 0 <= delay <= 50:
-            raise ConfigError(f'delay_periods: expected a whole number of periods in 0..50, '
-                              f'got {delay!r}')
-        self.delay_periods = delay
+        self.delay_periods = delay = settings.delay_periods
         self.uncertainty = parse_uncertainty(settings.uncertainty)
-        if settings.mismatch_action not in MISMATCH_ACTIONS:
-            raise ConfigError(f'mismatch_action: must be one of {", ".join(MISMATCH_ACTIONS)}, '
-                              f'got {settings.mismatch_action!r}')
         self.observer_noise = parse_noise(settings.observer_noise)
 
         cm = self.control_model
@@ -411,8 +465,6 @@ class ProgramController(LatchedSafety):
         self.v = np.zeros(cm.nv)
         self.has_modes = cm.nv > n
         following = settings.model_following
-        if not isinstance(following, bool):
-            raise ConfigError(f'model_following: expected true or false, got {following!r}')
         if following and (not self.has_modes or self.rigid_twin is None
                           or self.rigid_twin.nu != n):
             raise ConfigError('model_following: needs a flexible model, modes in the control '
@@ -479,15 +531,6 @@ class ProgramController(LatchedSafety):
     def _choose_realization(self):
         """Resolve ``realization`` and ``control_model`` (module doc)."""
         s, model = self.settings, self.model
-        if s.realization not in REALIZATIONS:
-            raise ConfigError(f'realization: must be one of {", ".join(REALIZATIONS)}, got '
-                              f'{s.realization!r}')
-        if s.control_model not in CONTROL_MODELS:
-            raise ConfigError(f'control_model: must be one of {", ".join(CONTROL_MODELS)}, '
-                              f'got {s.control_model!r}')
-        if s.elastic_state not in ELASTIC_SOURCES:
-            raise ConfigError(f'elastic_state: must be one of {", ".join(ELASTIC_SOURCES)}, '
-                              f'got {s.elastic_state!r}')
         flexible = model.nv > model.nu
         kind = s.realization
         if kind == 'auto':

@@ -42,17 +42,18 @@ limit that is not positive (``effort_limits``).
 """
 
 from dataclasses import dataclass
-import math
 
 import numpy as np
 
 from .programs import ConstantVelocityProgram, VELOCITY
+from .loop_settings import CONDITION_LIMIT, CONTROL_PERIOD, DELAY_PERIODS, EFFORT_LIMITS, HOLD
 from .realization import realizability, ServoRealization
 from .safety import LatchedSafety, checked_time, take
 from .stabilization import (check_delayed_velocity_stability, delayed_velocity_critical_period,
-                            SCHEMES, Stabilization, velocity_critical_period, velocity_factor)
+                            Stabilization, velocity_critical_period, velocity_factor)
 from ..mechanics.servo import REALIZABILITY_TOLERANCE, ServoSystem
 from ..model_config import ConfigError
+from ..settings import check_fields, positive, Setting
 
 PROGRAM_NAME = 'servoconstraint'
 # Name of the model's own constraint row (its residual on ~/residuals), per model kind.
@@ -66,14 +67,20 @@ def is_servo_model(model):
 
 @dataclass
 class ServoSettings:
-    """Options of the servo controller (module doc); SI units."""
+    """Options of the servo controller (module doc); SI units.
 
-    period: float = 0.002          # control period T [s] (one command per state)
-    gain: float = 100.0            # gamma of psi' + gamma psi = 0 [1/s]
-    hold: str = 'zoh'              # hold scheme of the discrete stability check
-    delay_periods: int = 0         # input delay (periods) the discrete check allows for
-    effort_limit: object = None    # per input [N m or N]; None: the model's (none)
-    condition_limit: float = 1e4   # damped least squares above this condition number
+    Each field is a node parameter, declared here once (`settings`): the servo controller
+    node declares them from this class; all but ``gain`` are the arm controller's too
+    (`loop_settings`).
+    """
+
+    period: float = CONTROL_PERIOD.field()
+    gain: float = Setting('servo_gain', 100.0, "gamma [1/s] of psi' + gamma psi = 0.",
+                          check=positive).field()
+    hold: str = HOLD.field()
+    delay_periods: int = DELAY_PERIODS.field()
+    effort_limit: object = EFFORT_LIMITS.field()     # None: the model's (none)
+    condition_limit: float = CONDITION_LIMIT.field()
 
 
 class ServoStatus:
@@ -142,8 +149,9 @@ class ServoController(LatchedSafety):
                 "realization 'free' (one input along b)")
         self.model = self.control_model = model      # the law runs on the plant's model
         self.settings = settings = settings or ServoSettings()
-        self.period = self._positive(settings.period, 'control_period')
-        self.gain = self._positive(settings.gain, 'servo_gain')
+        # The checks a node runs on these parameters (`settings`), for ROS-free callers.
+        check_fields(settings, 'period', 'gain', 'hold', 'delay_periods', 'condition_limit')
+        self.period, self.gain = float(settings.period), float(settings.gain)
         self.data = model.create_data()
         self._mass = np.zeros((model.nv, model.nv))      # M and h, written every tick
         self._bias = np.zeros(model.nv)
@@ -176,13 +184,6 @@ class ServoController(LatchedSafety):
         self._finite = (np.zeros(self.q.size, dtype=bool), np.zeros(self.v.size, dtype=bool))
 
     # -- checks ---------------------------------------------------------------------------
-    @staticmethod
-    def _positive(value, field):
-        value = float(value)
-        if not (math.isfinite(value) and value > 0.0):
-            raise ConfigError(f'{field}: must be a positive number, got {value!r}')
-        return value
-
     def _check_program(self, program):
         """Velocity rows on the model's velocities only (position rows need alpha, beta)."""
         if program.nv != self.model.nv:
@@ -194,12 +195,7 @@ class ServoController(LatchedSafety):
 
     def _check_discrete(self, settings):
         """Refuse gamma outside the discrete bound at the period; return that bound [s]."""
-        if settings.hold not in SCHEMES:
-            raise ConfigError(f'hold: must be one of {", ".join(SCHEMES)}, got '
-                              f'{settings.hold!r}')
         delay = settings.delay_periods
-        if not (isinstance(delay, (int, np.integer)) and delay >= 0):
-            raise ConfigError(f'delay_periods: must be a whole number >= 0, got {delay!r}')
         if delay and settings.hold != 'zoh':
             raise ConfigError(f"delay_periods: the delayed bound holds for hold 'zoh', got "
                               f'{settings.hold!r}')

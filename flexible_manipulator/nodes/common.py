@@ -1,4 +1,4 @@
-"""What every node of the package shares: parameter reading, joint maps, main loop."""
+"""What every node of the package shares: parameter declaration, joint maps, main loop."""
 
 import math
 import os
@@ -20,6 +20,7 @@ from .message_memory import bound_message_memory
 from ..entry_points import ShutdownRequest
 from ..mechanics.integrators import renamed_message
 from ..model_config import ConfigError, load_model, ModelWarning, resolve_model_path
+from ..settings import Setting
 
 
 def per_tick_publisher(node, message_type, topic, depth=10):
@@ -41,47 +42,61 @@ def per_tick_subscription(node, message_type, topic, callback, depth=10):
                                         use_default_callbacks=False))
 
 
-def declare(node, name, default, description, read_only=True):
-    """Declare a parameter and return its value.
+# The parameter type of each kind of setting (`settings.KINDS`), for those declared unset.
+PARAMETER_TYPES = {'float': Parameter.Type.DOUBLE, 'int': Parameter.Type.INTEGER,
+                   'bool': Parameter.Type.BOOL, 'str': Parameter.Type.STRING,
+                   'floats': Parameter.Type.DOUBLE_ARRAY, 'strings': Parameter.Type.STRING_ARRAY}
 
-    ``default``: the value when none is given, or a `Parameter.Type` for a parameter with
-    no default (its value is then None until set). The default is also recorded in
-    ``node.parameter_defaults`` (doc/nodes.md's tables are generated from it and the
+
+def model_joints(model):
+    """Return the default of ``joints``: the model's joints, in model order."""
+    return list(model.joint_names)
+
+
+def model_setting(default):
+    """Return the ``model`` setting of a node whose model file defaults to ``default``."""
+    return Setting('model', default, 'Model file: a path, or the name of a file in config/models.')
+
+
+JOINTS = Setting('joints', model_joints, 'Joint order of the entries of each effort command.',
+                 kind='strings')
+
+
+def declare_settings(node, schema, model=None):
+    """Declare each `settings.Setting` of ``schema`` on ``node``; return {name: value}.
+
+    A setting without default is declared by its kind (unset until given: None); a
+    default derived from the model is taken for ``model``. An old name of a renamed value
+    is accepted with a warning on the node's log and read as the new name. Each value
+    goes through the setting's check (`Setting.validate`: an empty array reads None); a
+    bad one raises `ConfigError` 'parameter <name>: ...'. The defaults are recorded in
+    ``node.parameter_defaults`` (doc/nodes.md's tables are generated from them and the
     descriptions: `parameter_docs`).
     """
-    node.__dict__.setdefault('parameter_defaults', {})[name] = (
-        None if isinstance(default, Parameter.Type) else default)
-    descriptor = ParameterDescriptor(description=description, read_only=read_only)
-    return node.declare_parameter(name, default, descriptor).value
+    defaults = node.__dict__.setdefault('parameter_defaults', {})
+    values = {}
+    for setting in schema:
+        name, default = setting.name, setting.default_for(model)
+        defaults[name] = default
+        descriptor = ParameterDescriptor(description=setting.text,
+                                         read_only=setting.read_only)
+        value = node.declare_parameter(
+            name, PARAMETER_TYPES[setting.kind] if default is None else default,
+            descriptor).value
+        if setting.renamed and value in setting.renamed:
+            node.get_logger().warning(
+                f'parameter {renamed_message(name, value, setting.renamed[value])}')
+            value = setting.renamed[value]
+        try:
+            values[name] = setting.validate(value)
+        except ConfigError as error:
+            raise ConfigError(f'parameter {error}') from None
+    return values
 
 
-def positive(node, name, default, description, read_only=True):
-    """Declare a parameter that must be a positive finite number [SI units]."""
-    value = declare(node, name, float(default), description, read_only)
-    if not (isinstance(value, float) and math.isfinite(value) and value > 0.0):
-        raise ConfigError(f'parameter {name}: must be a positive number, got {value!r}')
-    return value
-
-
-def choice(node, name, default, choices, description, renamed=None):
-    """Declare a string parameter restricted to ``choices``.
-
-    ``renamed`` maps old values to their new names: an old value is accepted, with a
-    warning on the node's log, and the new name is returned.
-    """
-    value = declare(node, name, default, f'{description} One of: {", ".join(choices)}.')
-    if renamed and value in renamed:
-        node.get_logger().warning(f'parameter {renamed_message(name, value, renamed[value])}')
-        value = renamed[value]
-    if value not in choices:
-        raise ConfigError(f'parameter {name}: must be one of {", ".join(choices)}; got {value!r}')
-    return value
-
-
-def model_parameter(node, default='two_link_rigid'):
-    """Declare ``model`` and load the model it names (file path or name in config/models)."""
-    model_name = declare(node, 'model', default,
-                         'Model file: a path, or the name of a file in config/models.')
+def model_parameter(node, setting):
+    """Declare ``model`` (``setting``) and load the model it names (path or config/models)."""
+    model_name = declare_settings(node, (setting,))['model']
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter('always', ModelWarning)
         model = load_model(resolve_model_path(model_name))
@@ -90,13 +105,13 @@ def model_parameter(node, default='two_link_rigid'):
     return model
 
 
-def joint_order(node, model, description):
-    """Declare ``joints`` (defaults to the model's joints) and map it onto the model.
+def joint_order(model, names):
+    """Map the ``joints`` parameter's ``names`` onto the model's joints.
 
     Returns ``index`` with ``index[k]`` the model joint of entry k; every model joint
     must appear exactly once.
     """
-    names = declare(node, 'joints', list(model.joint_names), description)
+    names = names or []
     unknown = [n for n in names if n not in model.joint_names]
     if unknown:
         raise ConfigError(f'parameter joints: unknown joint {unknown[0]!r} (model '
@@ -108,25 +123,12 @@ def joint_order(node, model, description):
     return [model.joint_names.index(n) for n in names]
 
 
-def float_array(node, name, size, description):
-    """Declare a float-array parameter of ``size`` entries (empty means all zeros)."""
-    value = declare(node, name, Parameter.Type.DOUBLE_ARRAY, description)
-    value = [] if value is None else list(value)
-    if not value:
+def joint_values(value, size, name):
+    """Return ``size`` finite numbers of an array parameter; unset (None): all zeros."""
+    if value is None:
         return [0.0] * size
     if len(value) != size or not all(math.isfinite(x) for x in value):
         raise ConfigError(f'parameter {name}: expected {size} finite numbers, got {value}')
-    return value
-
-
-def optional_array(node, name, description):
-    """Declare a float-array parameter; return None when it is left empty."""
-    value = declare(node, name, Parameter.Type.DOUBLE_ARRAY, description)
-    value = [] if value is None else list(value)
-    if not value:
-        return None
-    if not all(math.isfinite(x) or (x == math.inf) for x in value):
-        raise ConfigError(f'parameter {name}: expected numbers, got {value}')
     return value
 
 

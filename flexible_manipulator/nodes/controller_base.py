@@ -23,9 +23,17 @@ from std_msgs.msg import Float64MultiArray
 from std_srvs.srv import SetBool
 
 from . import common
-from ..control.program_controller import HOLD_SCHEMES
+from ..settings import positive, Setting
 
 WATCHDOG_ACTIONS = ('zero', 'hold')
+# The parameters of both controller nodes that their ROS-free controllers do not take.
+NODE_SETTINGS = (
+    Setting('state_timeout', 0.5,
+            'Wall seconds without a valid state before the watchdog acts.', check=positive),
+    Setting('watchdog_action', 'zero',
+            'Effort commanded when states go stale: zero, or hold (B^+ h(q, 0) at the last '
+            'state: gravity compensation).', choices=WATCHDOG_ACTIONS),
+    Setting('start_enabled', True, 'Track the program from start-up.'))
 
 
 def publish_rows(publisher, msg, stamp, position, velocity, effort):
@@ -101,43 +109,23 @@ class ControllerNodeBase(Node):
     """A controller on topics: shared parameters, safety and diagnostics (module doc)."""
 
     STATE_NAME = 'state'            # what the node answers, for messages
-    DEFAULT_MODEL = 'two_link_flexible'
+    # Every parameter of the node, ``model`` first (a subclass sets it: `settings`).
+    SETTINGS = ()
 
     def __init__(self, **node_options):
-        """Read and check parameters, build the controller, create the ROS interfaces.
+        """Declare and check the parameters, build the controller, create the ROS interfaces.
 
         ``node_options``: keyword arguments of `rclpy.node.Node` (context, overrides).
         """
         super().__init__('controller', **node_options)
         model = self.load_model()
         self.model = model
-        # Parameters of both controllers: the period and the hold/delay of the discrete
-        # checks, the effort limits and the servo realization's damping threshold.
-        shared = dict(
-            period=common.positive(self, 'control_period', 0.002,
-                                   'Period of the states and commands [s]: the discrete '
-                                   'stability checks use it.'),
-            hold=common.choice(self, 'hold', 'zoh', HOLD_SCHEMES,
-                               'Hold scheme of the discrete stability check.'),
-            delay_periods=common.declare(self, 'delay_periods', 1,
-                                         'Input delay [periods] the sampled-loop check allows '
-                                         'for (0: lockstep; 1: a real-time plant).'),
-            effort_limit=common.optional_array(self, 'effort_limits',
-                                               'Effort limits per input [N m or N]: efforts '
-                                               'are clipped; empty: the model.'),
-            condition_limit=common.positive(self, 'condition_limit', 1e4,
-                                            'Servo: damped least squares above this '
-                                            'condition number of A M^-1 B.'))
-        self.core = self.build_core(model, shared)
-        self.allowed_delay = shared['delay_periods']
-        self.state_timeout = common.positive(
-            self, 'state_timeout', 0.5, 'Wall seconds without a valid state before the '
-            'watchdog acts.')
-        self.watchdog_action = common.choice(self, 'watchdog_action', 'zero', WATCHDOG_ACTIONS,
-                                             'Effort commanded when states go stale: zero, or '
-                                             'hold (B^+ h(q, 0) at the last state: gravity '
-                                             'compensation).')
-        if common.declare(self, 'start_enabled', True, 'Track the program from start-up.'):
+        self.parameters = common.declare_settings(self, self.SETTINGS[1:], model)
+        self.core = self.build_core(model, self.parameters)
+        self.allowed_delay = self.parameters['delay_periods']
+        self.state_timeout = self.parameters['state_timeout']
+        self.watchdog_action = self.parameters['watchdog_action']
+        if self.parameters['start_enabled']:
             self.core.enable()
         nu = model.nu
         self.fault = ''
@@ -170,10 +158,10 @@ class ControllerNodeBase(Node):
     # -- what a controller node provides ----------------------------------------------------
     def load_model(self):
         """Declare ``model`` and load it."""
-        return common.model_parameter(self, self.DEFAULT_MODEL)
+        return common.model_parameter(self, self.SETTINGS[0])
 
-    def build_core(self, model, shared):
-        """Return the ROS-free controller; ``shared``: the settings of both kinds."""
+    def build_core(self, model, parameters):
+        """Return the ROS-free controller; ``parameters``: {name: value}, all declared."""
         raise NotImplementedError
 
     def create_state_interfaces(self):

@@ -15,21 +15,35 @@ from rcl_interfaces.msg import SetParametersResult
 
 from sensor_msgs.msg import JointState
 
-from . import common
+from . import common, controller_base
 from .controller_base import ControllerNodeBase, publish_rows
 from ..control.input_delay import InputDelayMonitor
 from ..control.program_config import load_program_file, resolve_program_path
-from ..control.mismatch_guard import MISMATCH_ACTIONS, WINDOW
-from ..control.observer_design import DEFAULT_NOISE
-from ..control.program_controller import (build_controller, CONTROL_MODELS,
-                                          ControllerSettings, ELASTIC_SOURCES, REALIZATIONS)
+from ..control.mismatch_guard import WINDOW
+from ..control.program_controller import build_controller, ControllerSettings
 from ..control.servo_controller import is_servo_model
-from ..control.uncertainty import DEFAULT_UNCERTAINTY, describe, factors_text
-from ..mechanics.perturbation import FACTORS, SCALES
+from ..control.uncertainty import describe, factors_text
 from ..model_config import ConfigError
+from ..settings import from_parameters, positive, schema, Setting
 
 
 DELAY_ACTIONS = ('auto', 'hold', 'warn')
+# The parameters of the arm controller node that `ControllerSettings` does not take.
+NODE_SETTINGS = (
+    common.JOINTS,
+    Setting('program_file', 'programs_two_link_flexible',
+            'Program file: a path, or the name of a file in config/.'),
+    Setting('active_program', '',
+            'Program to track (a name in the program file; empty: its default); unknown names '
+            'are refused with the list.', read_only=False),
+    Setting('delay_action', 'auto',
+            'When every measured tick for delay_patience has its command applied later than '
+            'delay_periods: hold (switch to delay_program), warn (report only); auto: hold if '
+            'the program file has delay_program.', choices=DELAY_ACTIONS),
+    Setting('delay_patience', 0.5,
+            'Simulated time [s] a late loop is borne before delay_action (a start-up catch-up '
+            'or one slow tick is not an overload).', check=positive),
+    Setting('delay_program', 'hold', 'Program switched to when the loop is late (delay_action).'))
 
 
 class ServoModelGiven(Exception):
@@ -40,6 +54,8 @@ class ControllerNode(ControllerNodeBase):
     """ROS adapter around `ProgramController` (module doc)."""
 
     STATE_NAME = 'joint state'
+    SETTINGS = (common.model_setting('two_link_flexible'), *schema(ControllerSettings),
+                *NODE_SETTINGS, *controller_base.NODE_SETTINGS)
 
     def load_model(self):
         """Declare ``model`` and load it; a servoconstraint model goes to `main`."""
@@ -61,101 +77,22 @@ class ControllerNode(ControllerNodeBase):
         common.per_tick_subscription(self, JointState, 'joint_states', self.on_state)
         self.add_on_set_parameters_callback(self.on_parameters)
 
-    def _uncertainty(self):
-        """Declare ``uncertainty.<factor>`` ([lo, hi] each) and return the set."""
-        ranges = {}
-        for factor in FACTORS:
-            lo, hi = DEFAULT_UNCERTAINTY[factor]
-            value = common.declare(
-                self, f'uncertainty.{factor}', [float(lo), float(hi)],
-                f'Range [lo, hi] of the factor on the {SCALES[factor]} by which the arm '
-                'may differ from its model: the start-up robustness check (doc/hil.md); '
-                '[1.0, 1.0]: exact.')
-            ranges[factor] = list(value)
-        return ranges
-
-    def build_core(self, model, shared):
+    def build_core(self, model, parameters):
         """Build the `ProgramController` of the program file, and the joint maps."""
-        self.command_index = common.joint_order(
-            self, model, 'Joint order of the entries of each effort command.')
+        self.command_index = common.joint_order(model, parameters['joints'])
         self.input_names = [model.joint_names[i] for i in range(model.nu)]
-        program_file = common.declare(
-            self, 'program_file', 'programs_two_link_flexible',
-            'Program file: a path, or the name of a file in config/.')
-        modes = common.declare(self, 'control_modes', -1,
-                               'Assumed modes per link plane kept in the control model; '
-                               'Cosserat links: coefficients per curvature strain (torsion, '
-                               'bending), extension and shear left out (-1: all of the '
-                               'model file; 0: rigid).')
-        settings = ControllerSettings(
-            realization=common.choice(self, 'realization', 'auto', REALIZATIONS,
-                                      'Servo (input directions only) or ideal (fully '
-                                      'actuated control model); auto: servo on flexible '
-                                      'models, under model following or on the rigid twin '
-                                      'when the direct servo law is not robust over the '
-                                      'uncertainty.'),
-            control_model=common.choice(self, 'control_model', 'auto', CONTROL_MODELS,
-                                        'Model the law evaluates: the (reduced) full model '
-                                        'or the rigid twin.'),
-            elastic_state=common.choice(self, 'elastic_state', 'measured', ELASTIC_SOURCES,
-                                        'Modal coordinates from modal_states (simulation) or '
-                                        'estimated from the joint motion (real arm).'),
-            effort_rate_limit=common.optional_array(self, 'effort_rate_limits',
-                                                    'Effort rate limits per joint [N m/s]; empty: '
-                                                    'none.'),
-            velocity_limit=common.optional_array(self, 'velocity_limits',
-                                                 'Velocity limits per joint [rad/s]: a faster '
-                                                 'joint latches a fault; empty: the model.'),
-            redefine_margin=common.positive(self, 'redefine_margin', 0.8,
-                                            'lambda = margin * lambda* when a program is '
-                                            'redefined.'),
-            analysis_positions=common.optional_array(self, 'analysis_positions',
-                                                     'Joint angles from which the start of each '
-                                                     'program is solved for the checks [rad].'),
-            posture=common.optional_array(self, 'posture',
-                                          'Secondary objective in the directions the program '
-                                          'leaves free: posture q_0 [rad].'),
-            posture_stiffness=common.optional_array(self, 'posture_stiffness',
-                                                    'Secondary objective K_p [N m/rad], one or '
-                                                    'per joint; empty: 0.') or 0.0,
-            posture_damping=common.optional_array(self, 'posture_damping',
-                                                  'Secondary objective K_d [N m s/rad], one or '
-                                                  'per joint; empty: 0.') or 0.0,
-            control_modes=None if modes < 0 else modes,
-            model_following=common.declare(
-                self, 'model_following', False,
-                'Run the law on an internal simulation of the model and make the arm follow '
-                'its joints by computed torque on the rigid twin: exact on the model, as '
-                'robust as the rigid twin off it (doc/hil.md).'),
-            uncertainty=self._uncertainty(),
-            observer_noise=dict(
-                velocity_noise=common.positive(
-                    self, 'observer.velocity_noise', DEFAULT_NOISE.velocity_noise,
-                    'Standard deviation of the measured joint velocities [rad/s] the '
-                    'elastic-state observer assumes (elastic_state: estimated).'),
-                effort_noise=common.positive(
-                    self, 'observer.effort_noise', DEFAULT_NOISE.effort_noise,
-                    'Standard deviation of the applied efforts the observer assumes, as a '
-                    'fraction of each joint\'s effort limit [-].')),
-            mismatch_action=common.choice(
-                self, 'mismatch_action', ControllerSettings.mismatch_action, MISMATCH_ACTIONS,
-                'When the observer\'s innovation says the arm is off its model beyond the '
-                'declared uncertainty: degrade (hand over to model following or the rigid '
-                'twin, with a warning) or warn only.'),
-            **shared)
+        program_file = parameters['program_file']
+        settings = from_parameters(ControllerSettings, parameters)
         path = resolve_program_path(program_file)
         programs, default = load_program_file(path)
-        active = common.declare(self, 'active_program', '',
-                                'Program to track (a name in the program file; empty: its '
-                                'default); unknown names are refused with the list.',
-                                read_only=False)
+        active = parameters['active_program']
         if active and active not in (programs if isinstance(programs, dict) else {}):
             raise ConfigError(f'parameter active_program: unknown program {active!r} (in '
                               f'{program_file}: {", ".join(map(str, programs or {}))})')
         core = build_controller(model, programs, settings, active or default,
                                 source=program_file)
         self.default_program = default or core.program_names[0]
-        self.delay_program = self._delay_program(core, program_file)
+        self.delay_program = self._delay_program(core, program_file, parameters)
         self.delay = InputDelayMonitor(model.nu, core.period)
         self.late_since = None                 # stamp of the first late tick in a row
         self.applied = np.zeros(model.nu)      # the effort a state reports applied
@@ -172,18 +109,10 @@ class ControllerNode(ControllerNodeBase):
         self._state_order = self._modal_order = None
         return core
 
-    def _delay_program(self, core, program_file):
-        """Read ``delay_action`` / ``delay_program``; the program to degrade to, or None."""
-        action = common.choice(self, 'delay_action', 'auto', DELAY_ACTIONS,
-                               'When every measured tick for delay_patience has its command '
-                               'applied later than delay_periods: hold (switch to '
-                               'delay_program), warn (report only); auto: hold if the program '
-                               'file has delay_program.')
-        self.delay_patience = common.positive(
-            self, 'delay_patience', 0.5, 'Simulated time [s] a late loop is borne before '
-            'delay_action (a start-up catch-up or one slow tick is not an overload).')
-        name = common.declare(self, 'delay_program', 'hold',
-                              'Program switched to when the loop is late (delay_action).')
+    def _delay_program(self, core, program_file, parameters):
+        """Return the program to degrade to when the loop is late (``delay_action``), or None."""
+        action, name = parameters['delay_action'], parameters['delay_program']
+        self.delay_patience = parameters['delay_patience']
         if action == 'warn' or (action == 'auto' and name not in core.program_names):
             return None
         if name not in core.program_names:

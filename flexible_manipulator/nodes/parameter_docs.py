@@ -1,9 +1,11 @@
 """The parameter tables of doc/nodes.md, generated from the nodes' own descriptors.
 
-Each node declares every parameter with its default and a description (`common.declare`);
-that is the one source. This module creates each node in this process (with the
-overrides below: the controller once per mode), reads back its parameters and writes one
-markdown table per node between the marker lines of the document::
+Each node declares every parameter of its settings schema, with the setting's default and
+description (`settings.Setting`, `common.declare_settings`); that is the one source (a
+default derived from the model, ``joints``, shows as the default model gives it). This
+module creates each node in this process (with the overrides below: the controller once
+per mode), reads back its parameters and writes one markdown table per node between the
+marker lines of the document::
 
     <!-- parameters:plant -->
     ...generated table...
@@ -20,7 +22,7 @@ import re
 import sys
 
 # Table key: (module, node class, parameter overrides that let the node start; the tables
-# show the defaults declared in the code, `common.declare`). The default program file on
+# show the schema's defaults, `common.declare_settings`). The default program file on
 # the full flexible model is refused (the sampled loop with all 6 modes modelled is
 # unstable at 2 ms), so the controller is built as config/sim.yaml builds it.
 NODES = {

@@ -19,10 +19,11 @@ from tf2_msgs.msg import TFMessage
 
 from . import common
 from .common import stamp
-from .simulated_plant import SimulatedPlant
+from .simulated_plant import plant_settings, SimulatedPlant
 from ..description.urdf import joint_frames, urdf
 from ..mechanics.equilibrium import static_equilibrium
 from ..model_config import ConfigError
+from ..settings import Setting
 
 LATCHED = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)
 
@@ -44,12 +45,20 @@ def transform(frame, time_msg):
 class PlantNode(SimulatedPlant):
     """The arm plant: a serial-chain model publishing joint states, modes and TF."""
 
-    DEFAULT_INTEGRATION_STEP = 0.0005
-    DEFAULT_UPDATE_PERIOD = 0.002
-    INTEGRATOR_NOTE = ' (rosenbrock2: linearly implicit, for stiff elastic modes)'
     INPUT_NAME = 'effort'
     COMMAND_NAME = 'effort command'
     FAULT_ADVICE = 'plant paused, call ~/reset to recover'
+    SETTINGS = (
+        common.model_setting('two_link_rigid'), common.JOINTS,
+        *plant_settings(0.0005, 0.002,
+                        ' (rosenbrock2: linearly implicit, for stiff elastic modes)', INPUT_NAME),
+        Setting('initial_positions', None, 'Initial joint positions [rad or m].', kind='floats'),
+        Setting('initial_velocities', None, 'Initial joint velocities [rad/s or m/s].',
+                kind='floats'),
+        Setting('initial_modes', 'rest',
+                'Initial elastic coordinates (modes, strains), at zero velocity: rest = their '
+                'static equilibrium under gravity with the joints held at initial_positions; '
+                'zero = straight links.', choices=('rest', 'zero')))
 
     def __init__(self, **node_options):
         """Read and check parameters, build the model, create the ROS interfaces."""
@@ -57,26 +66,20 @@ class PlantNode(SimulatedPlant):
 
     def load_model(self):
         """Load the model named by the ``model`` parameter."""
-        return common.model_parameter(self)
+        return common.model_parameter(self, self.SETTINGS[0])
 
     def command_layout(self):
         """Model joint of each command entry, from the ``joints`` parameter."""
-        return common.joint_order(self, self.model,
-                                  'Joint order of the entries of each effort command.')
+        return common.joint_order(self.model, self.parameters['joints'])
 
-    def declare_plant_parameters(self):
-        """Declare the initial joint positions and velocities and where the modes start."""
+    def plant_state(self):
+        """Return the initial state: joints from the parameters, modes by ``initial_modes``."""
         n = self.model.n_joints
         q0, v0 = self.model.neutral_configuration(), np.zeros(self.model.nv)
-        q0[:n] = common.float_array(self, 'initial_positions', n,
-                                    'Initial joint positions [rad or m].')
-        v0[:n] = common.float_array(self, 'initial_velocities', n,
-                                    'Initial joint velocities [rad/s or m/s].')
-        start = common.choice(self, 'initial_modes', 'rest', ('rest', 'zero'),
-                              'Initial elastic coordinates (modes, strains), at zero velocity: '
-                              'rest = their static equilibrium under gravity with the joints '
-                              'held at initial_positions; zero = straight links.')
-        if start == 'rest' and self.model.floating_base is None:
+        q0[:n] = common.joint_values(self.parameters['initial_positions'], n, 'initial_positions')
+        v0[:n] = common.joint_values(self.parameters['initial_velocities'], n,
+                                     'initial_velocities')
+        if self.parameters['initial_modes'] == 'rest' and self.model.floating_base is None:
             try:
                 q0 = static_equilibrium(self.model, q0)
             except ValueError as error:

@@ -14,18 +14,20 @@ import numpy as np
 
 from nav_msgs.msg import Odometry
 
-from . import common
+from . import common, controller_base
 from .controller_base import ControllerNodeBase
 from ..control.servo_controller import is_servo_model, ServoController, ServoSettings
 from ..mechanics.servo_odometry import OdometryContent, OdometryError, state_from_odometry
 from ..model_config import ConfigError
+from ..settings import from_parameters, schema
 
 
 class ServoControllerNode(ControllerNodeBase):
     """ROS adapter around `ServoController` (module doc)."""
 
     STATE_NAME = 'odometry'
-    DEFAULT_MODEL = 'suslov_free_actuated'
+    SETTINGS = (common.model_setting('suslov_free_actuated'), *schema(ServoSettings),
+                *controller_base.NODE_SETTINGS)
 
     def load_model(self):
         """Declare ``model`` and load it: a servoconstraint model."""
@@ -36,14 +38,12 @@ class ServoControllerNode(ControllerNodeBase):
                               'the controller executable')
         return model
 
-    def build_core(self, model, shared):
+    def build_core(self, model, parameters):
         """Build the `ServoController` of the model's servoconstraint (module doc)."""
         self.command_index = list(range(model.nu))
         self.q, self.v = np.zeros(model.nq), np.zeros(model.nv)     # the last valid state
         self.input_names = ['u']
-        gain = common.positive(self, 'servo_gain', 100.0,
-                               "gamma [1/s] of psi' + gamma psi = 0.")
-        return ServoController(model, ServoSettings(gain=gain, **shared))
+        return ServoController(model, from_parameters(ServoSettings, parameters))
 
     def create_state_interfaces(self):
         """Odometry in."""

@@ -28,9 +28,10 @@ from visualization_msgs.msg import Marker, MarkerArray
 
 from . import common
 from .common import stamp
-from .simulated_plant import SimulatedPlant
+from .simulated_plant import plant_settings, SimulatedPlant
 from ..mechanics.servo_odometry import odometry_from_state
 from ..model_config import ConfigError
+from ..settings import positive, Setting
 
 SERVO_TYPES = ('servo_rigid_body', 'servo_sleigh')
 PATH_RESOLUTION = 1e-4   # m: a path point is added once the origin moved this far
@@ -39,7 +40,7 @@ PATH_RESOLUTION = 1e-4   # m: a path point is added once the origin moved this f
 def load_servo_model(node):
     """Declare ``model`` and load a servo model; any model error becomes `ConfigError`."""
     try:
-        model = common.model_parameter(node, default='sleigh_servo')
+        model = common.model_parameter(node, node.SETTINGS[0])
     except ConfigError:
         raise
     except ValueError as error:  # e.g. RealizabilityError raised by the model itself
@@ -48,6 +49,13 @@ def load_servo_model(node):
         raise ConfigError(f"parameter model: {model.name!r} is not a servoconstraint model "
                           f"(expected a file of type {' or '.join(SERVO_TYPES)})")
     return model
+
+
+def _path_length(value, name):
+    """Check ``path_length``: an integer >= 2 (a path needs two points)."""
+    if not (isinstance(value, int) and value >= 2):
+        raise ConfigError(f'{name}: must be an integer >= 2, got {value!r}')
+    return value
 
 
 def initial_state(model):
@@ -125,11 +133,16 @@ def point(xyz):
 class ServoNode(SimulatedPlant):
     """The servo plant: a servoconstraint model publishing odometry, outputs and markers."""
 
-    DEFAULT_INTEGRATION_STEP = 0.001
-    DEFAULT_UPDATE_PERIOD = 0.01
-    INTEGRATOR_NOTE = ' (on the group: RKMK)'
     SIMULATION_NAME = 'servo simulation'
     RESET_MESSAGE = 'servo plant reset to its initial state at t = 0'
+    SETTINGS = (
+        common.model_setting('sleigh_servo'),
+        *plant_settings(0.001, 0.01, ' (on the group: RKMK)', SimulatedPlant.INPUT_NAME),
+        Setting('path_length', 5000, 'Most points kept in the path marker.',
+                check=_path_length),
+        Setting('marker_period', 0.1, 'Wall time [s] between marker publications.',
+                check=positive),
+        Setting('marker_scale', 0.5, 'Length of the axis and a, b arrows [m].', check=positive))
 
     def __init__(self, **node_options):
         """Read and check parameters, build the model, create the ROS interfaces."""
@@ -140,17 +153,11 @@ class ServoNode(SimulatedPlant):
         """Load the servoconstraint model named by the ``model`` parameter."""
         return load_servo_model(self)
 
-    def declare_plant_parameters(self):
-        """Declare the path and marker parameters; return the model file's initial state."""
-        self.path_length = common.declare(self, 'path_length', 5000,
-                                          'Most points kept in the path marker.')
-        if not (isinstance(self.path_length, int) and self.path_length >= 2):
-            raise ConfigError(f'parameter path_length: must be an integer >= 2, got '
-                              f'{self.path_length!r}')
-        self.marker_period = common.positive(self, 'marker_period', 0.1,
-                                             'Wall time [s] between marker publications.')
-        self.marker_scale = common.positive(self, 'marker_scale', 0.5,
-                                            'Length of the axis and a, b arrows [m].')
+    def plant_state(self):
+        """Take the path and marker parameters; return the model file's initial state."""
+        self.path_length = self.parameters['path_length']
+        self.marker_period = self.parameters['marker_period']
+        self.marker_scale = self.parameters['marker_scale']
         if self.world_frame == self.model.frame:
             raise ConfigError(f'parameter world_frame: must differ from the body frame '
                               f'{self.model.frame!r}')

@@ -43,6 +43,7 @@ from .latency import LatencyHistogram
 from ..mechanics.integrators import METHODS, RENAMED
 from ..mechanics.simulation import NonFiniteStateError, Simulation, StepFailedError
 from ..model_config import ConfigError
+from ..settings import positive, Setting
 
 # Quiet wall time [s] after which a lockstep plant takes the step of the first answer to a
 # re-published state: the other answers come back to back (a controller working off its
@@ -53,19 +54,62 @@ MERGE_WINDOW = 0.1
 MERGE_LIMIT = 0.5
 
 
+def plant_settings(integration_step, update_period, integrator_note, input_name):
+    """Return the settings of every simulated plant (module doc), with this plant's defaults.
+
+    ``integration_step``, ``update_period`` [s]: defaults; ``integrator_note``: ' (...)'
+    after the integrator's description; ``input_name``: what a command entry is.
+    """
+    return (
+        Setting('timing_mode', 'realtime',
+                'How simulated time advances: realtime, one update_period per wall-clock '
+                'tick; lockstep, one update_period per received command.',
+                choices=('realtime', 'lockstep')),
+        Setting('integrator', 'rk4', f'Fixed-step integration scheme{integrator_note}.',
+                choices=METHODS, renamed=RENAMED),
+        Setting('integration_step', integration_step,
+                'Internal step [s]; update_period must be a whole number of steps.',
+                check=positive),
+        Setting('step_check', 'refuse',
+                'An explicit integrator whose step is past the stability limit of the elastic '
+                'modes: refuse to start, or only warn.', choices=('refuse', 'warn')),
+        Setting('update_period', update_period,
+                'Simulated time per state publication, and per command in lockstep [s].',
+                check=positive),
+        Setting('command_timeout', 0.05,
+                f'Simulated age [s] after which the last valid command is replaced by zero '
+                f'{input_name}.', check=positive),
+        Setting('lockstep_resend_period', 0.2,
+                'Wall time [s] after which lockstep re-publishes an unanswered state.',
+                check=positive),
+        Setting('publish_clock', True, 'Publish simulated time on /clock.'),
+        Setting('world_frame', 'world', 'Root TF frame.'),
+        # A graph that starts its controller after the plant (the bring-up) holds time
+        # until the controller answers: a real-time plant would otherwise run the arm
+        # without control meanwhile (the soft arm fell 1.6 rad in the seconds its
+        # controller took to come up).
+        Setting('start_paused', False,
+                'Start with simulated time held (states published, nothing advanced) until '
+                '~/pause is called with false.'),
+        # A controller started beside the plant (a launch file) takes seconds to come up:
+        # held until its first command, the arm does not run uncontrolled meanwhile.
+        Setting('wait_for_command', False,
+                'Hold simulated time at the start until the first valid command arrives.'))
+
+
 class SimulatedPlant(Node):
     """ROS adapter around `Simulation`; subclasses fill in the model-specific hooks.
 
     Hooks, in the order the constructor calls them: `load_model`, `command_layout`,
-    `declare_plant_parameters`, `input_limit`, `setup`, then per state `state_messages`;
+    `plant_state`, `input_limit`, `setup`, then per state `state_messages`;
     `summary` for the start-up log, `length_problem` for a command of the wrong length,
     `failure_text` for a failed integration step, `diagnostic_values` for /diagnostics.
     """
 
-    # Defaults and texts that differ between plants; the first three each subclass sets.
-    DEFAULT_INTEGRATION_STEP = None    # s
-    DEFAULT_UPDATE_PERIOD = None       # s
-    INTEGRATOR_NOTE = None             # ' (...)' after the integrator parameter's description
+    # Every parameter of the plant, ``model`` first (a subclass sets it: `plant_settings`
+    # and its own).
+    SETTINGS = ()
+    # Texts that differ between plants.
     INPUT_NAME = 'input'               # what a command entry is ('non-finite input in ...')
     COMMAND_NAME = 'command'           # 'rejected command: ...', '3 commands rejected'
     SIMULATION_NAME = 'simulation'     # diagnostic status '<node>: simulation'
@@ -73,41 +117,24 @@ class SimulatedPlant(Node):
     FAULT_ADVICE = 'call ~/reset to recover'   # logged after the reason of a fault
 
     def __init__(self, node_name, **node_options):
-        """Read and check parameters, build the simulation, create the ROS interfaces."""
+        """Declare and check parameters, build the simulation, create the ROS interfaces."""
         super().__init__(node_name, **node_options)
         self.model = self.load_model()
+        self.parameters = parameters = common.declare_settings(self, self.SETTINGS[1:],
+                                                               self.model)
         self.command_index = self.command_layout()
-        self.timing_mode = common.choice(self, 'timing_mode', 'realtime',
-                                         ('realtime', 'lockstep'),
-                                         'How simulated time advances: realtime, one '
-                                         'update_period per wall-clock tick; lockstep, one '
-                                         'update_period per received command.')
-        integrator = common.choice(self, 'integrator', 'rk4', METHODS,
-                                   f'Fixed-step integration scheme{self.INTEGRATOR_NOTE}.',
-                                   renamed=RENAMED)
-        step = common.positive(self, 'integration_step', self.DEFAULT_INTEGRATION_STEP,
-                               'Internal step [s]; update_period must be a whole number of '
-                               'steps.')
-        step_check = common.choice(self, 'step_check', 'refuse', ('refuse', 'warn'),
-                                   'An explicit integrator whose step is past the stability '
-                                   'limit of the elastic modes: refuse to start, or only warn.')
-        self.update_period = common.positive(
-            self, 'update_period', self.DEFAULT_UPDATE_PERIOD,
-            'Simulated time per state publication, and per command in lockstep [s].')
-        self.command_timeout = common.positive(
-            self, 'command_timeout', 0.05,
-            f'Simulated age [s] after which the last valid command is replaced by zero '
-            f'{self.INPUT_NAME}.')
-        self.resend_period = common.positive(
-            self, 'lockstep_resend_period', 0.2,
-            'Wall time [s] after which lockstep re-publishes an unanswered state.')
-        self.publish_clock = common.declare(self, 'publish_clock', True,
-                                            'Publish simulated time on /clock.')
-        self.world_frame = common.declare(self, 'world_frame', 'world', 'Root TF frame.')
-        q0, v0 = self.declare_plant_parameters()
+        self.timing_mode = parameters['timing_mode']
+        integrator = parameters['integrator']
+        step = parameters['integration_step']
+        self.update_period = parameters['update_period']
+        self.command_timeout = parameters['command_timeout']
+        self.resend_period = parameters['lockstep_resend_period']
+        self.publish_clock = parameters['publish_clock']
+        self.world_frame = parameters['world_frame']
+        q0, v0 = self.plant_state()
         try:
             self.sim = Simulation(self.model, step, integrator, q0, v0,
-                                  refuse_unstable=step_check == 'refuse')
+                                  refuse_unstable=parameters['step_check'] == 'refuse')
             self.sim.steps_in(self.update_period)
             if self.sim.step_warning:
                 self.get_logger().warning(self.sim.step_warning)
@@ -118,19 +145,8 @@ class SimulatedPlant(Node):
         self.last_command = np.zeros(self.model.nu)  # last valid command, model order
         self.last_command_time = -math.inf           # simulated time it arrived
         self.limit = self.input_limit()
-        # A graph that starts its controller after the plant (the bring-up) holds time
-        # until the controller answers: a real-time plant would otherwise run the arm
-        # without control meanwhile (the soft arm fell 1.6 rad in the seconds its
-        # controller took to come up).
-        self.paused = bool(common.declare(
-            self, 'start_paused', False,
-            'Start with simulated time held (states published, nothing advanced) until '
-            '~/pause is called with false.'))
-        # A controller started beside the plant (a launch file) takes seconds to come up:
-        # held until its first command, the arm does not run uncontrolled meanwhile.
-        self.waiting_for_command = bool(common.declare(
-            self, 'wait_for_command', False,
-            'Hold simulated time at the start until the first valid command arrives.'))
+        self.paused = parameters['start_paused']
+        self.waiting_for_command = parameters['wait_for_command']
         self.fault = ''
         self.rejected = 0                    # commands refused (wrong length, not finite)
         self.dropped = 0                     # lockstep: valid commands that answer no state
@@ -178,8 +194,8 @@ class SimulatedPlant(Node):
         """Model input driven by each command entry: by default all inputs, in model order."""
         return list(range(self.model.nu))
 
-    def declare_plant_parameters(self):
-        """Declare the parameters of this kind of plant and return the initial (q, v)."""
+    def plant_state(self):
+        """Take this kind of plant's own parameters and return the initial (q, v)."""
         raise NotImplementedError
 
     def input_limit(self):

@@ -16,6 +16,7 @@ from tf2_msgs.msg import TFMessage
 from visualization_msgs.msg import Marker, MarkerArray
 
 from . import common
+from ..settings import positive, Setting
 from ..view.scene import ArmView, pose_matrix
 
 LATCHED = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)
@@ -32,15 +33,18 @@ def transform_matrix(transform):
 class ViewNode(Node):
     """Feed `ArmView` from the graph's topics (module doc)."""
 
+    SETTINGS = (
+        Setting('host', '127.0.0.1',
+                'Address the page is served on (loopback; 0.0.0.0 shares it with the '
+                'network).'),
+        Setting('port', 8080, 'Port of the page.'),
+        Setting('draw_period', 0.05, 'Wall time between scene updates [s].', check=positive))
+
     def __init__(self, **node_options):
         """Start the page's server and subscribe."""
         super().__init__('view', **node_options)
-        host = common.declare(self, 'host', '127.0.0.1',
-                              'Address the page is served on (loopback; 0.0.0.0 shares it '
-                              'with the network).')
-        port = common.declare(self, 'port', 8080, 'Port of the page.')
-        period = common.positive(self, 'draw_period', 0.05,
-                                 'Wall time between scene updates [s].')
+        parameters = common.declare_settings(self, self.SETTINGS)
+        host, port, period = (parameters[name] for name in ('host', 'port', 'draw_period'))
         self.view = ArmView(host, port)
         self.create_subscription(TFMessage, 'tf', lambda m: self.on_tf(m, True), 1)
         self.create_subscription(TFMessage, 'tf_static', lambda m: self.on_tf(m, False),

@@ -29,6 +29,7 @@ from tf2_msgs.msg import TFMessage
 from . import definitions
 from ..model_config import ConfigError
 from ..nodes import common
+from ..settings import Setting
 
 # (topic, type, latched) of what a run of the package's graph publishes.
 TOPICS = (
@@ -55,10 +56,12 @@ def type_name(message_type):
 class Recorder(Node):
     """Subscribe to `TOPICS` raw and write every message to an MCAP file (module doc)."""
 
+    SETTINGS = (Setting('path', 'run.mcap', 'MCAP file to write (replaced).'),)
+
     def __init__(self, **node_options):
         """Open the file, register a schema per type and a channel per topic, subscribe."""
         super().__init__('recorder', **node_options)
-        path = common.declare(self, 'path', 'run.mcap', 'MCAP file to write (replaced).')
+        path = common.declare_settings(self, self.SETTINGS)['path']
         try:
             from mcap.writer import CompressionType, Writer
         except ImportError:
