@@ -1,0 +1,31 @@
+"""The ``point`` row: a material point of a link follows a path."""
+
+from ..programs import PointProgram
+from .base import Row
+from .fields import AXES_KEY, AXIS_NAMES, axes, FRACTION, Key, LINK, REQUIRED, section, sub, \
+    vector_reference
+
+
+class PointRow(Row):
+    """The origin of a section follows a path, in base-frame components [m].
+
+    On a flexible link the tip is non-minimum phase under the servo realization; its
+    redefined output is the ``lambda_point`` row on the same point.
+    """
+
+    row_type = 'point'
+    program_class = PointProgram
+    keys = (LINK,
+            Key('reference', 'vector reference', 'm', REQUIRED, 'one value per axis'),
+            FRACTION, AXES_KEY)
+
+    @classmethod
+    def from_spec(cls, spec, model, field, rigid_twin=None):
+        """Build the row on ``model`` (see `Row.from_spec`)."""
+        link, abscissa = section(model, spec, field)
+        indices = axes(spec, field)
+        reference = vector_reference(spec['reference'], sub(field, 'reference'), len(indices))
+        fraction = abscissa / model.links[link].length
+        where = 'tip' if fraction == 1.0 else f'{fraction:g}L'
+        return cls(PointProgram(model, link, abscissa, reference, indices),
+                   [f'{model.link_names[link]}_{where}_{AXIS_NAMES[a]}' for a in indices])
