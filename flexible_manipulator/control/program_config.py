@@ -67,6 +67,7 @@ class ProgramSpec:
     references: list                    # (slice of rows, reference object) per file row
     holds: list                         # HoldProgram rows (captured where the program starts)
     non_minimum_phase: str              # refuse | redefine | allow
+    rows: list                          # the built rows (`rows.Row`), in file order
 
 
 def parse_gains(spec, field, defaults=None):
@@ -102,12 +103,30 @@ def parse_program(model, spec, field='', rigid_twin=None):
     if not isinstance(rows, list) or not rows:
         raise ConfigError(f'{sub(field, "rows")}: expected a non-empty list of program rows, '
                           f'got {rows!r}')
-    programs, alpha, beta, gamma, names, references = [], [], [], [], [], []
+    built = []
     for i, spec_row in enumerate(rows):
-        row_field = f'{sub(field, "rows")}[{i}]'
+        row_field = program_row_field(field, i)
         row = build_row(model, spec_row, row_field, rigid_twin)
         row.gains = (parse_gains(spec_row['gains'], sub(row_field, 'gains'), gains)
                      if 'gains' in spec_row else gains)
+        built.append(row)
+    return assemble(built, policy)
+
+
+def program_row_field(field, index):
+    """Return the dotted path of row ``index`` of the program at ``field``."""
+    return f'{sub(field, "rows")}[{index}]'
+
+
+def assemble(rows, policy):
+    """Return the `ProgramSpec` of built rows (`rows.Row`, their gains set) under ``policy``.
+
+    The rows stacked in order, one stabilization row per constraint row with the row's
+    gains (gamma 1 /s where no gains give it), labels made unique by their index
+    when two rows share one.
+    """
+    programs, alpha, beta, gamma, names, references = [], [], [], [], [], []
+    for row in rows:
         program = row.program
         start = sum(p.size for p in programs)
         references.append((slice(start, start + program.size), row.reported_reference))
@@ -122,7 +141,7 @@ def parse_program(model, spec, field='', rigid_twin=None):
     stabilization = Stabilization(program.order, np.array(alpha), np.array(beta),
                                   np.array(gamma))
     holds = [p for p in programs if isinstance(p, HoldProgram)]
-    return ProgramSpec(program, stabilization, names, references, holds, policy)
+    return ProgramSpec(program, stabilization, names, references, holds, policy, list(rows))
 
 
 def program_from_dict(model, spec, source='program'):

@@ -130,7 +130,7 @@ from . import admission
 from .elastic_estimator import ElasticStateEstimator
 from .mismatch_guard import MISMATCH_ACTIONS, MismatchGuard
 from .model_following import ModelFollowing
-from .program_config import load_program_file, parse_program
+from .program_config import assemble, load_program_file, parse_program
 from .programs import Program
 from .realization import IdealRealization, RealizationStatus, ServoRealization
 from .safety import LatchedSafety, checked_time, take
@@ -522,10 +522,17 @@ class ProgramController(LatchedSafety):
                               'coordinates would need forces on them; use realization: servo, '
                               'control_model: rigid_twin or control_modes: 0')
 
-    def _build_entry(self, name, spec, redefined=None):
+    def _build_entry(self, name, spec):
         """Build, check and return one `ProgramEntry` (module doc, "Checks")."""
         field = f'{self.source}: {name}' if self.source else name
-        parsed = parse_program(self.control_model, spec, field, self.rigid_twin)
+        return self._admit(name, field, parse_program(self.control_model, spec, field,
+                                                      self.rigid_twin))
+
+    def _admit(self, name, field, parsed, redefined=None):
+        """Check the built program ``parsed`` (a `ProgramSpec`); return its `ProgramEntry`.
+
+        ``redefined``: the note of a substitute for a refused program (module doc).
+        """
         program, stabilization = parsed.program, parsed.stabilization
         critical = admission.check_discrete_bound(stabilization, self.period,
                                                   self.settings.hold, field)
@@ -546,14 +553,16 @@ class ProgramController(LatchedSafety):
         admission.check_admission(self, entry, field, *start)
         if self.model.nv > self.model.nu:
             redefinition = admission.check_internal_dynamics(
-                self, entry, spec, parsed.non_minimum_phase, field, redefined, *start)
+                self, entry, parsed.rows, parsed.non_minimum_phase, field, redefined, *start)
             for attempt in range(admission.ROBUST_LAMBDA_STEPS + 1 if redefinition else 0):
                 try:
-                    return self._build_entry(name, redefinition.spec, redefinition.note)
+                    return self._admit(name, field, assemble(redefinition.rows,
+                                                             parsed.non_minimum_phase),
+                                       redefinition.note)
                 except admission.NotRobustError:
                     if attempt == admission.ROBUST_LAMBDA_STEPS:
                         raise
-                    redefinition = admission.smaller_lambda(redefinition)
+                    redefinition = admission.smaller_lambda(self, redefinition, field)
         return entry
 
     def design_observer(self, q):

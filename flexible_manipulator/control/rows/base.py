@@ -28,6 +28,9 @@ class Row(ABC):
     row_type = None
     program_class = None
     keys = ()
+    # Whether `redefined(lambdas, model, field, rigid_twin)` gives this row's redefined,
+    # minimum-phase output (admission substitutes it under ``non_minimum_phase: redefine``).
+    redefinable = False
 
     def __init__(self, program, labels):
         """Keep the row's ``program`` and one label per constraint row (topics, messages)."""

@@ -50,6 +50,17 @@ class LambdaPointRow(Row):
                           rigid_twin)
 
     @classmethod
+    def on_point(cls, point, lambdas, model, field, rigid_twin=None):
+        """Return the row on ``point`` (a `PointProgram`: its link, abscissa, reference, axes)."""
+        return cls._build(model, point.link, point.abscissa, point.reference, point.axes,
+                          lambdas, field, rigid_twin)
+
+    def scaled(self, factor, model, field, rigid_twin=None):
+        """Return this row with every lambda times ``factor``."""
+        return self.on_point(self.program.point, self.program.lambdas * factor, model, field,
+                             rigid_twin)
+
+    @classmethod
     def _build(cls, model, link, abscissa, reference, indices, lambdas, field, rigid_twin):
         lambdas = _lambdas(lambdas, model.n_joints, sub(field, LAMBDA.name))
         try:

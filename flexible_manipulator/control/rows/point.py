@@ -2,6 +2,7 @@
 
 from ..programs import PointProgram
 from .base import Row
+from .lambda_point import LambdaPointRow
 from .fields import AXES_KEY, AXIS_NAMES, axes, FRACTION, Key, LINK, REQUIRED, section, sub, \
     vector_reference
 
@@ -18,6 +19,7 @@ class PointRow(Row):
     keys = (LINK,
             Key('reference', 'vector reference', 'm', REQUIRED, 'one value per axis'),
             FRACTION, AXES_KEY)
+    redefinable = True
 
     @classmethod
     def from_spec(cls, spec, model, field, rigid_twin=None):
@@ -29,3 +31,7 @@ class PointRow(Row):
         where = 'tip' if fraction == 1.0 else f'{fraction:g}L'
         return cls(PointProgram(model, link, abscissa, reference, indices),
                    [f'{model.link_names[link]}_{where}_{AXIS_NAMES[a]}' for a in indices])
+
+    def redefined(self, lambdas, model, field, rigid_twin=None):
+        """Return the ``lambda_point`` row on this row's point (`LambdaPointRow.on_point`)."""
+        return LambdaPointRow.on_point(self.program, lambdas, model, field, rigid_twin)
