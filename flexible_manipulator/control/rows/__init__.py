@@ -16,9 +16,11 @@ from .fields import sub
 from .hold import HoldRow
 from .joint import JointRow
 from .lambda_point import LambdaPointRow
+from .orientation import OrientationRow
 from .point import PointRow
 
-ROWS = {row.row_type: row for row in (JointRow, PointRow, AngleRow, LambdaPointRow, HoldRow)}
+ROWS = {row.row_type: row for row in (JointRow, PointRow, AngleRow, LambdaPointRow, HoldRow,
+                                      OrientationRow)}
 ROW_TYPES = tuple(ROWS)
 
 __all__ = ['build_row', 'ROW_TYPES', 'ROWS', 'Row']
