@@ -20,7 +20,7 @@ from hypothesis import given, strategies as st
 from flexible_manipulator.control.program_config import parse_program
 from flexible_manipulator.control.program_controller import (ControllerSettings,
                                                              ProgramController)
-from flexible_manipulator.control.rows import ROW_TYPES, ROWS
+from flexible_manipulator.control.rows import docs, ROW_TYPES, ROWS
 from flexible_manipulator.control.rows.fields import REQUIRED
 from flexible_manipulator.mechanics import lie
 from flexible_manipulator.mechanics.simulation import Simulation
@@ -92,6 +92,32 @@ def test_an_unknown_row_type_lists_the_registered_ones(flexible):
                                           r"'spiral' \(known: joint, point, angle, "
                                           r"lambda_point, hold, orientation\)$"):
         parse_program(flexible, {'gains': {'alpha': 5.0}, 'rows': [{'type': 'spiral'}]}, 'p')
+
+
+def test_the_documented_row_types_are_the_registry():
+    """doc/programs.md's row types, regenerated from the registry (`rows.docs`), are the
+    document as it is; a document that differs (a key renamed here) fails the check."""
+    path = Path(__file__).resolve().parents[1] / 'doc' / 'programs.md'
+    text = path.read_text(encoding='utf-8')
+    assert docs.update(text) == text, ('doc/programs.md differs from control/rows: run '
+                                       'python -m flexible_manipulator.control.rows.docs '
+                                       'doc/programs.md --write')
+    for name, row_type in ROWS.items():
+        section = text.split(f'### `{name}`')[1].split('###')[0]
+        assert all(f'| `{key.name}` |' in section for key in row_type.all_keys())
+
+
+def test_the_row_type_check_fails_on_a_drifted_document(tmp_path):
+    """The --check mode exits 1 on a document whose table says another default, 0 once
+    --write has rewritten it."""
+    document = tmp_path / 'programs.md'
+    text = (Path(__file__).resolve().parents[1] / 'doc' / 'programs.md').read_text(
+        encoding='utf-8')
+    document.write_text(text.replace('| `z` |', '| `x` |'), encoding='utf-8')
+    assert docs.main([str(document), '--check']) == 1
+    assert docs.main([str(document), '--write']) == 0
+    assert docs.main([str(document), '--check']) == 0
+    assert document.read_text(encoding='utf-8') == text
 
 
 # -- the orientation row --------------------------------------------------------------------

@@ -1,45 +1,11 @@
 """Program files: read them, and build a program (rows and gains) from a parsed mapping.
 
-A program (one entry of a program file, below) reads::
-
-    gains: {alpha: 8.0, beta: 8.0, gamma: 5.0}   # [1/s]; beta defaults to alpha
-    rows:
-      - type: joint                   # selected joints follow a reference [rad]
-        joints: [shoulder, elbow]     # joint names or coordinate indices
-        reference: {type: spline, waypoints: [[0.0, 0.0], [0.5, 1.0]], duration: 4.0}
-      - type: point                   # a material point follows a path [m]
-        link: forearm                 # link name or index
-        fraction: 1.0                 # abscissa x = fraction * length (1: tip, lambda point)
-        axes: [x, y]
-        reference: {type: circle, center: [0.5, 0.2], radius: 0.1, rate: 0.5}
-      - type: angle                   # planar angle of a section about a base axis [rad]
-        link: forearm
-        fraction: 0.5
-        axis: z
-        reference: {type: line, start: [0.0], end: [1.0], duration: 2.0}
-
-References (``start_time`` [s] optional where a timing law is used):
-
-* ``constant``: value;
-* ``line``: start, end, duration (quintic rest-to-rest timing);
-* ``spline``: waypoints, duration, knots (chord | uniform; quintic timing);
-* ``circle``: center, radius [m], rate [rad/s], phase [rad] (constant-speed timing);
-* ``sinusoid``: offset, amplitude, frequency [Hz], phase [rad] (joint programs).
-
-A program file (``load_program_file``; ``resolve_program_path`` finds it) names its
-programs::
-
-    default: circle                   # optional; else the first program
-    programs:
-      circle: {gains: {alpha: 8.0}, rows: [...]}   # a program as above
-      home: {...}
-
-Two more row types need the controller's models (`parse_program`): ``lambda_point``, the
-redefined output of a flexible arm (`programs.LambdaPointProgram`, on the rigid twin's
-kinematics: ``link``, ``lambda`` (one, or one per link, in (0, 1]), ``fraction``, ``axes``,
-``reference``), and ``hold`` (`programs.HoldProgram`: ``joints`` kept where the program
-starts). Any row may carry its own ``gains``; a program may say ``non_minimum_phase:
-refuse | redefine | allow`` and carry a ``description``.
+The format is doc/programs.md: a file names its programs (``programs``, ``default``;
+``load_program_file`` reads it, ``resolve_program_path`` finds it); a program has
+``gains`` {alpha, beta, gamma} [1/s], ``rows``, and optionally ``non_minimum_phase``
+(refuse | redefine | allow) and a ``description``. Each row is built by its registered
+row type (`rows`: its keys, units, defaults and parser, and the documentation's tables);
+`parse_program` adds the gains and stacks the rows (`assemble`).
 
 Every error is a `model_config.ConfigError` naming the dotted field at fault.
 """

@@ -94,30 +94,9 @@ first state, so the arm must be at rest then; a gap longer than ``max_gap`` rest
 there. `build_controller` adds the run-time test of the model (``mismatch_guard``): past
 it, the robust alternative takes over.
 
-Program file (YAML; ``program_config.load_program_file`` reads it)::
-
-    default: lambda_circle              # optional; else the first program
-    programs:
-      lambda_circle:
-        non_minimum_phase: refuse       # refuse | redefine | allow (servo realization)
-        gains: {alpha: 10.0, beta: 10.0}   # [1/s], every row unless the row says otherwise
-        rows:
-          - type: lambda_point          # the lambda-point (redefined output), see below
-            link: forearm
-            lambda: 0.2                 # one for all links or one per link, in (0, 1]
-            fraction: 1.0               # point at fraction * length of ``link`` (rigid twin)
-            axes: [x, y]
-            reference: {type: circle, center: [0.55, 0.25], radius: 0.1, rate: 2.0}
-            gains: {alpha: 12.0}        # optional per-row gains
-      hold:
-        gains: {alpha: 8.0}
-        rows:
-          - {type: hold, joints: [shoulder, elbow]}   # hold where the program starts
-Rows ``joint``, ``point`` and ``angle`` (and references) are those of ``program_config``.
-``hold`` (`programs.HoldProgram`) keeps the listed joints at the angles measured when the
-program starts. ``lambda_point`` (`programs.LambdaPointProgram`) is the redefined output
-y_j = theta_j + w_j(lambda L_j)/(lambda L_j) carried through the rigid twin's kinematics;
-its zero dynamics are stable for lambda < lambda*.
+Program files (``program_config.load_program_file`` reads them): doc/programs.md, its row
+types generated from the registry of row types (`rows`); ``hold`` rows keep their joints
+where the program starts, ``lambda_point`` rows are the redefined output above.
 """
 
 from dataclasses import dataclass, field, replace
