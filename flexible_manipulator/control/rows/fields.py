@@ -27,6 +27,7 @@ FRACTION = Key('fraction', 'number in [0, 1]', '', 1.0,
                'the section at x = fraction * length of the link (1: its tip)')
 AXES_KEY = Key('axes', 'list of x, y, z', '', ['x', 'y', 'z'],
                'the base-frame components the rows constrain, one row each')
+PATH = Key('reference', 'vector reference', 'm', REQUIRED, 'one value per axis')
 GAINS = Key('gains', 'mapping {alpha, beta, gamma}', '1/s', "the program's",
             "this row's gains; missing ones are the program's")
 
@@ -123,6 +124,18 @@ def axes(spec, field):
         raise ConfigError(f'{sub(field, AXES_KEY.name)}: expected a list of x, y, z, got '
                           f'{names!r}')
     return [AXES[a] for a in names]
+
+
+def point_path(model, spec, field):
+    """Return (link, abscissa [m], axis indices, reference) of a point following a path.
+
+    The point's `LINK` and `FRACTION`, its `AXES_KEY` and its `PATH` (a vector reference
+    of one value per axis), read in that order.
+    """
+    link, abscissa = section(model, spec, field)
+    indices = axes(spec, field)
+    return link, abscissa, indices, vector_reference(spec[PATH.name], sub(field, PATH.name),
+                                                     len(indices))
 
 
 def joints(spec, names, field, what):

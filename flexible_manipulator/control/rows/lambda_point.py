@@ -5,8 +5,8 @@ import numpy as np
 from ...model_config import ConfigError, number
 from ..programs import LambdaPointProgram, PointProgram
 from .base import Row
-from .fields import AXES_KEY, AXIS_NAMES, axes, FRACTION, Key, LINK, REQUIRED, section, sub, \
-    vector_reference
+from .fields import AXES_KEY, AXIS_NAMES, FRACTION, Key, LINK, PATH, point_path, REQUIRED, \
+    sub
 
 LAMBDA = Key('lambda', 'number, or list of one per link, in (0, 1]', '', REQUIRED,
              'where the redefined output y_j = theta_j + w_j(lambda L_j)/(lambda L_j) looks '
@@ -36,16 +36,12 @@ class LambdaPointRow(Row):
 
     row_type = 'lambda_point'
     program_class = LambdaPointProgram
-    keys = (LINK, LAMBDA,
-            Key('reference', 'vector reference', 'm', REQUIRED, 'one value per axis'),
-            FRACTION, AXES_KEY)
+    keys = (LINK, LAMBDA, PATH, FRACTION, AXES_KEY)
 
     @classmethod
     def from_spec(cls, spec, model, field, rigid_twin=None):
         """Build the row on ``model`` (see `Row.from_spec`)."""
-        link, abscissa = section(model, spec, field)
-        indices = axes(spec, field)
-        reference = vector_reference(spec['reference'], sub(field, 'reference'), len(indices))
+        link, abscissa, indices, reference = point_path(model, spec, field)
         return cls._build(model, link, abscissa, reference, indices, spec[LAMBDA.name], field,
                           rigid_twin)
 

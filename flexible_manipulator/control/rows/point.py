@@ -2,9 +2,8 @@
 
 from ..programs import PointProgram
 from .base import Row
+from .fields import AXES_KEY, AXIS_NAMES, FRACTION, LINK, PATH, point_path
 from .lambda_point import LambdaPointRow
-from .fields import AXES_KEY, AXIS_NAMES, axes, FRACTION, Key, LINK, REQUIRED, section, sub, \
-    vector_reference
 
 
 class PointRow(Row):
@@ -16,17 +15,13 @@ class PointRow(Row):
 
     row_type = 'point'
     program_class = PointProgram
-    keys = (LINK,
-            Key('reference', 'vector reference', 'm', REQUIRED, 'one value per axis'),
-            FRACTION, AXES_KEY)
+    keys = (LINK, PATH, FRACTION, AXES_KEY)
     redefinable = True
 
     @classmethod
     def from_spec(cls, spec, model, field, rigid_twin=None):
         """Build the row on ``model`` (see `Row.from_spec`)."""
-        link, abscissa = section(model, spec, field)
-        indices = axes(spec, field)
-        reference = vector_reference(spec['reference'], sub(field, 'reference'), len(indices))
+        link, abscissa, indices, reference = point_path(model, spec, field)
         fraction = abscissa / model.links[link].length
         where = 'tip' if fraction == 1.0 else f'{fraction:g}L'
         return cls(PointProgram(model, link, abscissa, reference, indices),
