@@ -36,7 +36,7 @@ class Row(ABC):
         """Keep the row's ``program`` and one label per constraint row (topics, messages)."""
         self.program = program
         self.labels = list(labels)
-        self.gains = None           # {alpha, beta, gamma} [1/s], set by parse_program
+        self.gains = None   # {alpha, beta, gamma} [1/s]: parse_program sets, a swap keeps
 
     @classmethod
     def all_keys(cls):
