@@ -107,6 +107,22 @@ def test_the_documented_row_types_are_the_registry():
         assert all(f'| `{key.name}` |' in section for key in row_type.all_keys())
 
 
+def test_the_documented_program_file_builds_on_the_flexible_arm(flexible):
+    """doc/programs.md's example file parses (programs and default as written) and each
+    program builds on the demo's flexible arm, with the rows its comments describe."""
+    text = (Path(__file__).resolve().parents[1] / 'doc' / 'programs.md').read_text(
+        encoding='utf-8')
+    content = yaml.safe_load(text.split('```yaml\n')[1].split('```')[0])
+    assert content['default'] == 'circle'
+    built = {name: parse_program(flexible, spec, name, flexible.rigid_twin())
+             for name, spec in content['programs'].items()}
+    assert built['circle'].row_names == ['shoulder', 'elbow', 'forearm_tip_x',
+                                         'forearm_tip_y']
+    assert built['lambda_circle'].row_names == ['forearm_lambda_x', 'forearm_lambda_y']
+    assert built['hold'].row_names == ['shoulder', 'elbow'] and built['hold'].holds
+    np.testing.assert_allclose(built['circle'].stabilization.alpha, [8.0, 8.0, 12.0, 12.0])
+
+
 def test_the_row_type_check_fails_on_a_drifted_document(tmp_path):
     """The --check mode exits 1 on a document whose table says another default, 0 once
     --write has rewritten it."""
