@@ -25,6 +25,7 @@ from ..mechanics.equilibrium import rest_sensitivity, static_equilibrium
 from ..model_config import ConfigError
 from .loop_checks import LinearLoop, row_critical_period, stable, STABILITY_TOLERANCE
 from .model_following import ModelFollowing
+from .program_config import program_row_field
 from .realization import check_realizability, dependent_rows, RealizabilityError
 from .uncertainty import describe, factors_text, RobustnessCheck
 from .zero_dynamics import analyze_output, link_angle_output, stable_fraction
@@ -43,9 +44,10 @@ class NotRobustError(ConfigError):
 # most ROBUST_LAMBDA_STEPS times.
 ROBUST_LAMBDA_FACTOR = 0.8
 ROBUST_LAMBDA_STEPS = 6
-Redefinition = namedtuple('Redefinition', 'spec note')
-Redefinition.__doc__ = ('A program to build instead of a refused one: ``spec`` with '
-                        'lambda_point rows, and the ``note`` that says why.')
+Redefinition = namedtuple('Redefinition', 'rows note')
+Redefinition.__doc__ = ('A program to build instead of a refused one: its ``rows`` (built '
+                        'lambda_point rows, `rows.LambdaPointRow`) and the ``note`` that says '
+                        'why.')
 
 
 def check_discrete_bound(stabilization, period, hold, field):
@@ -197,13 +199,15 @@ def solve_rows(law, entry, t, guess, iterations=50, tolerance=1e-10):
     return guess.copy(), False
 
 
-def check_internal_dynamics(law, entry, spec, policy, field, redefined, q0, solved):
+def check_internal_dynamics(law, entry, rows, policy, field, redefined, q0, solved):
     """Zero dynamics and sampled closed loop; refuse, redefine or allow (module doc).
 
-    ``q0``, ``solved``: the program's rest configuration (`rest_configuration`);
-    ``redefined``: the note of a program that is already a substitute (never redefined
-    twice). Returns None (admitted, perhaps with a note) or a `Redefinition` for the
-    caller to build instead; raises `ConfigError` when the program is refused.
+    ``rows``: the program's built rows (`rows.Row`); ``q0``, ``solved``: its rest
+    configuration (`rest_configuration`); ``redefined``: the note of a program that is
+    already a substitute (never redefined twice). Returns None (admitted, perhaps with a
+    note) or a `Redefinition` (every row swapped for its redefined output, when every row
+    has one) for the caller to build instead; raises `ConfigError` when the program is
+    refused.
     """
     full, cm, n = law.model, law.control_model, law.n_joints
     where = (f'linearized at rest at the program start (joints '
@@ -257,17 +261,14 @@ def check_internal_dynamics(law, entry, spec, policy, field, redefined, q0, solv
     entry.lambda_limit = limit
     what = ('keeps the sampled closed loop stable (spectral radius < 1 at this period, '
             'ZOH)' if sampled else 'keeps the closed loop stable')
-    rows = spec['rows']
     if policy == 'redefine' and limit > 0.0 and not redefined and all(
-            isinstance(r, dict) and r.get('type') == 'point' for r in rows):
+            row.redefinable for row in rows):
         lam = law.redefine_margin * limit
-        new_rows = [{'type': 'lambda_point', 'link': r['link'], 'lambda': lam,
-                     **{k: r[k] for k in ('fraction', 'axes', 'reference', 'gains')
-                        if k in r}} for r in rows]
         note = (f'{"; ".join(problems)} ({where}). Redefined output substituted: '
                 f'lambda_point rows with lambda = {lam:.4g} ({law.redefine_margin:g} x '
                 f'the limit {limit:.4g})')
-        return Redefinition(dict(spec, rows=new_rows), note)
+        return Redefinition(_swapped(law, rows, field, lambda row, model, at, twin:
+                                     row.redefined(lam, model, at, twin)), note)
     offer = (f'the redefined output (lambda_point row) {what} for lambda < {limit:.4g}: '
              f'use e.g. lambda: {law.redefine_margin * limit:.3g}, or '
              'non_minimum_phase: redefine to substitute it' if limit > 0.0 else
@@ -277,19 +278,29 @@ def check_internal_dynamics(law, entry, spec, policy, field, redefined, q0, solv
     raise ConfigError(f'{field}: refused ({where}): {"; ".join(problems)}; {offer}')
 
 
-def smaller_lambda(redefinition, factor=ROBUST_LAMBDA_FACTOR):
+def smaller_lambda(law, redefinition, field, factor=ROBUST_LAMBDA_FACTOR):
     """Return the `Redefinition` with every row's lambda times ``factor`` (robustness).
 
     A redefined output admitted on the model may not be robust over the declared
     uncertainty (a longer lever of the modes in the output); a smaller lambda moves it
-    toward the joints, whose loop is the robust one.
+    toward the joints, whose loop is the robust one. ``field``: the program's, in messages.
     """
-    rows = [dict(row, **{'lambda': row['lambda'] * factor})
-            for row in redefinition.spec['rows']]
-    lam = rows[0]['lambda']
+    rows = _swapped(law, redefinition.rows, field, lambda row, model, at, twin:
+                    row.scaled(factor, model, at, twin))
+    lam = rows[0].program.lambdas[0]
     note = (f'{redefinition.note.split("; lambda reduced")[0]}; lambda reduced to '
             f'{lam:.4g} to be robust over the declared uncertainty')
-    return Redefinition(dict(redefinition.spec, rows=rows), note)
+    return Redefinition(rows, note)
+
+
+def _swapped(law, rows, field, swap):
+    """Return ``swap(row, control model, row field, rigid twin)`` of every row, gains kept."""
+    swapped = []
+    for i, row in enumerate(rows):
+        new = swap(row, law.control_model, program_row_field(field, i), law.rigid_twin)
+        new.gains = row.gains
+        swapped.append(new)
+    return swapped
 
 
 def row_gains(stabilization):

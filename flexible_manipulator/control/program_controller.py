@@ -94,30 +94,9 @@ first state, so the arm must be at rest then; a gap longer than ``max_gap`` rest
 there. `build_controller` adds the run-time test of the model (``mismatch_guard``): past
 it, the robust alternative takes over.
 
-Program file (YAML; ``program_config.load_program_file`` reads it)::
-
-    default: lambda_circle              # optional; else the first program
-    programs:
-      lambda_circle:
-        non_minimum_phase: refuse       # refuse | redefine | allow (servo realization)
-        gains: {alpha: 10.0, beta: 10.0}   # [1/s], every row unless the row says otherwise
-        rows:
-          - type: lambda_point          # the lambda-point (redefined output), see below
-            link: forearm
-            lambda: 0.2                 # one for all links or one per link, in (0, 1]
-            fraction: 1.0               # point at fraction * length of ``link`` (rigid twin)
-            axes: [x, y]
-            reference: {type: circle, center: [0.55, 0.25], radius: 0.1, rate: 2.0}
-            gains: {alpha: 12.0}        # optional per-row gains
-      hold:
-        gains: {alpha: 8.0}
-        rows:
-          - {type: hold, joints: [shoulder, elbow]}   # hold where the program starts
-Rows ``joint``, ``point`` and ``angle`` (and references) are those of ``program_config``.
-``hold`` (`programs.HoldProgram`) keeps the listed joints at the angles measured when the
-program starts. ``lambda_point`` (`programs.LambdaPointProgram`) is the redefined output
-y_j = theta_j + w_j(lambda L_j)/(lambda L_j) carried through the rigid twin's kinematics;
-its zero dynamics are stable for lambda < lambda*.
+Program files (``program_config.load_program_file`` reads them): doc/programs.md, its row
+types generated from the registry of row types (`rows`); ``hold`` rows keep their joints
+where the program starts, ``lambda_point`` rows are the redefined output above.
 """
 
 from dataclasses import dataclass, field, replace
@@ -133,7 +112,7 @@ from .elastic_estimator import ElasticStateEstimator
 from .loop_settings import CONDITION_LIMIT, CONTROL_PERIOD, DELAY_PERIODS, EFFORT_LIMITS, HOLD
 from .mismatch_guard import MISMATCH_ACTIONS, MismatchGuard
 from .model_following import ModelFollowing
-from .program_config import load_program_file, parse_program
+from .program_config import assemble, load_program_file, parse_program
 from .programs import Program
 from .realization import IdealRealization, RealizationStatus, ServoRealization
 from .safety import LatchedSafety, checked_time, take
@@ -565,10 +544,17 @@ class ProgramController(LatchedSafety):
                               'coordinates would need forces on them; use realization: servo, '
                               'control_model: rigid_twin or control_modes: 0')
 
-    def _build_entry(self, name, spec, redefined=None):
+    def _build_entry(self, name, spec):
         """Build, check and return one `ProgramEntry` (module doc, "Checks")."""
         field = f'{self.source}: {name}' if self.source else name
-        parsed = parse_program(self.control_model, spec, field, self.rigid_twin)
+        return self._admit(name, field, parse_program(self.control_model, spec, field,
+                                                      self.rigid_twin))
+
+    def _admit(self, name, field, parsed, redefined=None):
+        """Check the built program ``parsed`` (a `ProgramSpec`); return its `ProgramEntry`.
+
+        ``redefined``: the note of a substitute for a refused program (module doc).
+        """
         program, stabilization = parsed.program, parsed.stabilization
         critical = admission.check_discrete_bound(stabilization, self.period,
                                                   self.settings.hold, field)
@@ -589,14 +575,16 @@ class ProgramController(LatchedSafety):
         admission.check_admission(self, entry, field, *start)
         if self.model.nv > self.model.nu:
             redefinition = admission.check_internal_dynamics(
-                self, entry, spec, parsed.non_minimum_phase, field, redefined, *start)
+                self, entry, parsed.rows, parsed.non_minimum_phase, field, redefined, *start)
             for attempt in range(admission.ROBUST_LAMBDA_STEPS + 1 if redefinition else 0):
                 try:
-                    return self._build_entry(name, redefinition.spec, redefinition.note)
+                    return self._admit(name, field, assemble(redefinition.rows,
+                                                             parsed.non_minimum_phase),
+                                       redefinition.note)
                 except admission.NotRobustError:
                     if attempt == admission.ROBUST_LAMBDA_STEPS:
                         raise
-                    redefinition = admission.smaller_lambda(redefinition)
+                    redefinition = admission.smaller_lambda(self, redefinition, field)
         return entry
 
     def design_observer(self, q):
