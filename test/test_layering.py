@@ -16,6 +16,7 @@ from conftest import REPO
 CORE = ('flexible_manipulator.mechanics', 'flexible_manipulator.control',
         'flexible_manipulator.description')
 SINGLE = ('flexible_manipulator.model_config', 'flexible_manipulator.settings',
+          'flexible_manipulator.doc_blocks',
           'flexible_manipulator.graph', 'flexible_manipulator.compile_kernels',
           'flexible_manipulator.recording.series', 'flexible_manipulator.recording.figures')
 

@@ -16,10 +16,11 @@ tables; ``--check`` exits 1 when the document differs (a test runs the same chec
 Run it with the package's environment (``. .venv/fm_env.sh``); it keeps DDS on this host.
 """
 
-import argparse
 import os
 import re
 import sys
+
+from ..doc_blocks import cell, write_or_check
 
 # Table key: (module, node class, parameter overrides that let the node start; the tables
 # show the schema's defaults, `common.declare_settings`). The default program file on
@@ -49,10 +50,6 @@ def _default(value):
     if isinstance(value, float):
         return f'`{value:g}`'
     return f'`{value}`'
-
-
-def _cell(text):
-    return ' '.join(text.split()).replace('|', '\\|')
 
 
 def node_parameters(key):
@@ -85,7 +82,7 @@ def render(rows):
     lines = ['| parameter | default | meaning |', '|---|---|---|']
     for name, value, description, dynamic in rows:
         note = ' Settable at run time (`ros2 param set`).' if dynamic else ''
-        lines.append(f'| `{name}` | {_default(value)} | {_cell(description)}{note} |')
+        lines.append(f'| `{name}` | {_default(value)} | {cell(description)}{note} |')
     return '\n'.join(lines) + '\n'
 
 
@@ -108,24 +105,9 @@ def generate():
 
 def main(argv=None):
     """Write or check the tables of a document."""
-    parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
-    parser.add_argument('document')
-    mode = parser.add_mutually_exclusive_group(required=True)
-    mode.add_argument('--write', action='store_true', help='rewrite the tables in place')
-    mode.add_argument('--check', action='store_true', help='exit 1 if the tables differ')
-    options = parser.parse_args(argv)
-    with open(options.document) as stream:
-        text = stream.read()
-    updated = update(text, generate())
-    if options.check:
-        if updated != text:
-            print(f'{options.document}: parameter tables differ from the nodes\' '
-                  f'descriptors; run with --write', file=sys.stderr)
-            return 1
-        return 0
-    with open(options.document, 'w') as stream:
-        stream.write(updated)
-    return 0
+    return write_or_check(argv, __doc__.split('\n')[0],
+                          lambda text: update(text, generate()),
+                          "parameter tables differ from the nodes' descriptors")
 
 
 if __name__ == '__main__':

@@ -14,12 +14,12 @@ them; ``--check`` exits 1 when the document differs (test_program_rows.py runs t
 check).
 """
 
-import argparse
 import inspect
 import re
 import sys
 
 from . import ROWS
+from ...doc_blocks import cell, write_or_check
 from .fields import GAINS, REQUIRED
 
 MARKER = re.compile(r'(<!-- program-rows -->\n)(.*?)(<!-- /program-rows -->)', re.S)
@@ -34,10 +34,6 @@ def _value(value):
     return value if value in (REQUIRED, GAINS.default) else f'`{value}`'
 
 
-def _cell(text):
-    return ' '.join(str(text).split()).replace('|', '\\|')
-
-
 def render_row_type(row_type):
     """Return the markdown section of one registered row type."""
     program = row_type.program_class
@@ -46,8 +42,8 @@ def render_row_type(row_type):
              f'`{program.__module__.rsplit(".", 1)[-1]}.{program.__name__}`.', '',
              '| key | value | unit | default | meaning |', '|---|---|---|---|---|']
     for key in row_type.all_keys():
-        lines.append(f'| `{key.name}` | {_cell(key.value)} | {_cell(key.unit) or "-"} | '
-                     f'{_value(key.default)} | {_cell(key.meaning)} |')
+        lines.append(f'| `{key.name}` | {cell(key.value)} | {cell(key.unit) or "-"} | '
+                     f'{_value(key.default)} | {cell(key.meaning)} |')
     return '\n'.join(lines) + '\n'
 
 
@@ -65,24 +61,8 @@ def update(text):
 
 def main(argv=None):
     """Write or check the row types of a document."""
-    parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
-    parser.add_argument('document')
-    mode = parser.add_mutually_exclusive_group(required=True)
-    mode.add_argument('--write', action='store_true', help='rewrite the row types in place')
-    mode.add_argument('--check', action='store_true', help='exit 1 if they differ')
-    options = parser.parse_args(argv)
-    with open(options.document, encoding='utf-8') as stream:
-        text = stream.read()
-    updated = update(text)
-    if options.check:
-        if updated != text:
-            print(f'{options.document}: the program row types differ from the registry '
-                  '(control/rows); run with --write', file=sys.stderr)
-            return 1
-        return 0
-    with open(options.document, 'w', encoding='utf-8') as stream:
-        stream.write(updated)
-    return 0
+    return write_or_check(argv, __doc__.split('\n')[0], update,
+                          'the program row types differ from the registry (control/rows)')
 
 
 if __name__ == '__main__':
