@@ -12,9 +12,10 @@
 #   2. install the runtime requirements the kernels' compile needs ("core" in
 #      requirements.txt);
 #   3. start compiling the numba kernels in the background (FM_KERNELS: demo or all): the
-#      longest step, it runs while the next steps download and build (at a lower priority),
-#      first the other requirements and the package itself (editable);
-#   4. install the ROS 2 Kilted client wheels from PyPI when `import rclpy` fails;
+#      longest step, it runs while the next steps download and build (at a lower priority);
+#   4. install (one pip run) the other requirements, the ROS 2 Kilted client wheels from
+#      PyPI when `import rclpy` fails and the interface generators when `import tf2_msgs`
+#      fails; then the package itself (editable);
 #   5. build tf2_msgs from its one-line definition when `import tf2_msgs` fails;
 #   6. install the test requirements and Chromium (FM_TEST_DEPS=1, the default);
 #   7. link the share files, write $FM_VENV/fm_env.sh (AMENT_PREFIX_PATH for the ament
@@ -89,6 +90,7 @@ stamp="$venv/.fm_install_stamp"
 digest=$(cd "$repo" && cat setup.py setup.cfg requirements.txt config/*.yaml config/*.rviz \
   config/models/*.yaml launch/*.py | sha256sum | cut -d' ' -f1)
 install_needed=0
+installed=0            # whether this run installed anything (its byte-code is due)
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$digest" ]; then
   install_needed=1
   mapfile -t core < <(grep -E '^[^#].*#.*\bcore\b' "$repo/requirements.txt" | sed 's/[[:space:]]*#.*//')
@@ -108,26 +110,43 @@ compile_pid=$!
 # time to spare: they run at a lower priority, so the compile keeps its CPUs.
 renice -n 10 -p $$ > /dev/null
 
+# 4. The other requirements, the ROS 2 client library, middleware and messages (when
+# `import rclpy` fails; rclpy.init loads the middleware) and what builds tf2_msgs (when
+# `import tf2_msgs` fails): one pip run, then the package itself.
+wheels=()
+what=()
 if [ "$install_needed" = 1 ]; then
-  step "install the other requirements and flexible_manipulator"
-  pip_install -c "$pinned" -r "$repo/requirements.txt"
+  wheels+=(-r "$repo/requirements.txt")
+  what+=("the other requirements")
+fi
+if ! "$py" -c "import rclpy, sensor_msgs.msg, rosgraph_msgs.msg, std_srvs.srv, \
+visualization_msgs.msg, diagnostic_msgs.msg, nav_msgs.msg; rclpy.init(); rclpy.shutdown()" \
+   >/dev/null 2>&1; then
+  wheels+=("${ros_wheels[@]}")
+  what+=("ROS 2 client wheels (rclpy, Fast DDS, messages)")
+fi
+tf2_needed=0
+if ! "$py" -c "import tf2_msgs.msg" >/dev/null 2>&1; then
+  tf2_needed=1
+  wheels+=("${interface_build_wheels[@]}")
+  what+=("the interface generators")
+fi
+[ "$install_needed" = 1 ] && installed=1
+if [ ${#wheels[@]} -gt 0 ]; then
+  installed=1
+  step "install $(printf '%s; ' "${what[@]}" | sed 's/; $//')"
+  pip_install -c "$pinned" "${wheels[@]}"
+fi
+if [ "$install_needed" = 1 ]; then
+  step "install flexible_manipulator (editable)"
   # --no-build-isolation: setuptools is already in the venv, no index round trip needed.
   pip_install --no-build-isolation -e "$repo"
   echo "$digest" > "$stamp"
 fi
 
-# 4. ROS 2 client library, middleware and messages (rclpy.init loads the middleware)
-if ! "$py" -c "import rclpy, sensor_msgs.msg, rosgraph_msgs.msg, std_srvs.srv, \
-visualization_msgs.msg, diagnostic_msgs.msg, nav_msgs.msg; rclpy.init(); rclpy.shutdown()" \
-   >/dev/null 2>&1; then
-  step "install ROS 2 client wheels (rclpy, Fast DDS, messages)"
-  pip_install -c "$pinned" "${ros_wheels[@]}"
-fi
-
 # 5. tf2_msgs (not on PyPI): generate it from its definition
-if ! "$py" -c "import tf2_msgs.msg" >/dev/null 2>&1; then
+if [ "$tf2_needed" = 1 ]; then
   step "build tf2_msgs from its definition (rosidl_generate_interfaces)"
-  pip_install -c "$pinned" "${interface_build_wheels[@]}"
   build_dir=$(mktemp -d)
   (
     cd "$build_dir"
@@ -149,6 +168,7 @@ if [ "$test_deps" = 1 ]; then
   test_digest=$(sha256sum < "$repo/requirements-test.txt" | cut -d' ' -f1)
   if [ ! -f "$test_stamp" ] || [ "$(cat "$test_stamp")" != "$test_digest" ]; then
     pip_install -c "$pinned" -r "$repo/requirements-test.txt"
+    installed=1
     echo "$test_digest" > "$test_stamp"
   fi
   # The browser view's test opens the page in a real headless Chromium (Debian's package).
@@ -205,11 +225,20 @@ EOF
 # compile leaves (at the lowest priority): for the test suite all of it, as pip would
 # have compiled it; for the demo what its processes import (a quarter of it), by
 # importing that once with byte-code writing on (PYTHONDONTWRITEBYTECODE may be set).
-step "byte-compile the installed packages (in the background), wait for the numba kernels"
-if [ "$test_deps" = 1 ]; then
+# Done again only after an install (a stamp names the last one).
+bytecode_stamp="$venv/.fm_bytecode_stamp"
+bytecode_level=$([ "$test_deps" = 1 ] && echo all || echo demo)
+bytecode_last=$(cat "$bytecode_stamp" 2>/dev/null || true)
+if [ "$installed" = 0 ] && { [ "$bytecode_last" = all ] \
+                             || [ "$bytecode_last" = "$bytecode_level" ]; }; then
+  step "wait for the numba kernels"
+  true &
+elif [ "$test_deps" = 1 ]; then
+  step "byte-compile the installed packages (in the background), wait for the numba kernels"
   site=$("$py" -c "import sysconfig; print(sysconfig.get_paths()['purelib'])")
   nice -n 19 "$py" -m compileall -q -j 0 "$site" > /dev/null 2>&1 &
 else
+  step "byte-compile what the demo imports (in the background), wait for the numba kernels"
   (cd "$repo" && AMENT_PREFIX_PATH="$venv" env -u PYTHONDONTWRITEBYTECODE nice -n 19 "$py" -c "
 import importlib
 from flexible_manipulator import graph
@@ -225,5 +254,6 @@ compile_pid=""
 # the import that needs it, as pip leaves it: its status is not the set-up's.
 wait "$bytecode_pid" || true
 bytecode_pid=""
+echo "$bytecode_level" > "$bytecode_stamp"
 step "done"
 echo "[setup] ready: $venv (set-up took $(( $(date +%s) - setup_start )) s)"
