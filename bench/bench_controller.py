@@ -114,8 +114,8 @@ class PinocchioTick:
 DEMO_TICKS, DEMO_BATCH = 1000, 100          # 2 s of the demo's loop, timed per 100 ticks
 
 
-def demo_controller_ticks(params_file='sim.yaml'):
-    """CPU and wall time [us] per `ProgramController.update` of the demo, per batch.
+def demo_controller_ticks(params_file='sim.yaml', program='lambda_circle', **overrides):
+    """CPU and wall time [us] per `ProgramController.update` of a graph's loop, per batch.
 
     The controller core the node runs with ``params_file``'s controller parameters
     (config/sim.yaml: servo realization, full model with one mode per link plane, modes
@@ -123,7 +123,10 @@ def demo_controller_ticks(params_file='sim.yaml'):
     model test) on lambda_circle, in a closed loop with the simulated arm of
     config/sim.yaml (rk4, 0.5 ms) from the demo's initial state, with the modes when they
     are measured and the applied efforts when they are observed: the states are the ones
-    the node would see. Returns (cpu, wall, status message).
+    the node would see. With config/sim_soft.yaml: the soft Cosserat arm, its plant
+    (rosenbrock2, 1 ms) and controller as that file sets them (``program``: its
+    joint_sine; ``overrides``: controller parameters changed, e.g. ``control_modes``).
+    Returns (cpu, wall, status message).
     """
     import yaml
     from flexible_manipulator.control.program_config import load_program_file
@@ -132,16 +135,19 @@ def demo_controller_ticks(params_file='sim.yaml'):
     from flexible_manipulator.settings import flatten, from_parameters
     from flexible_manipulator.mechanics.simulation import Simulation
     config = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 'config')
-    with open(os.path.join(config, 'sim.yaml'), encoding='utf-8') as stream:
-        plant = yaml.safe_load(stream)['plant']['ros__parameters']
     with open(os.path.join(config, params_file), encoding='utf-8') as stream:
-        node = yaml.safe_load(stream)['controller']['ros__parameters']
+        graph = yaml.safe_load(stream)
+    # hil.yaml has no plant: the arm is config/sim.yaml's simulated one
+    plant_file = params_file if 'plant' in graph else 'sim.yaml'
+    with open(os.path.join(config, plant_file), encoding='utf-8') as stream:
+        plant = yaml.safe_load(stream)['plant']['ros__parameters']
+    node = dict(graph['controller']['ros__parameters'], **overrides)
     # As the node reads them: the parameters `ControllerSettings` declares, by name.
     settings = from_parameters(ControllerSettings, flatten(node))
     programs, default = load_program_file(os.path.join(config, node['program_file'] + '.yaml'))
     controller = build_controller(load_model(common.model_path(node['model'])), programs,
                                   settings, default)
-    controller.switch('lambda_circle')
+    controller.switch(program)
     controller.enable()
     model, n = controller.model, controller.n_joints
     q = np.zeros(model.nq)
@@ -247,11 +253,46 @@ def main():
           f'and correction, the run-time test), the same loop: CPU '
           f'{common.with_range(hil_cpu)} us/tick, wall {common.with_range(hil_wall)} us/tick; '
           f'status at the end: {hil_status}')
+    soft_ticks(rng)
     cpu, wall = common.spread(demo_cpu), common.spread(demo_wall)
     print(f'\ntarget: a tick of the demo\'s controller within {TARGET_US:g} us of CPU time '
           f'(20% of a 1 kHz period): {cpu.median:.1f} us = {cpu.median / 10.0:.1f}% of 1 ms '
           f'(batches {cpu.low:.1f}-{cpu.high:.1f} us; wall {wall.median:.1f} us, '
           f'{wall.low:.1f}-{wall.high:.1f}) -> {"met" if cpu.median <= TARGET_US else "NOT met"}')
+
+
+def soft_ticks(rng):
+    """The controller on the soft Cosserat arm (config/sim_soft.yaml), full and reduced.
+
+    Its core's tick along the graph's loop (joint_sine, servo realization, strains
+    measured) with the full strain model of the file (``control_modes`` 5: bending to
+    order 4) and with a reduced control model (1: the first bending strain of each link),
+    beside the Pinocchio-based tick of a rigid chain with as many joints (2, its tip on a
+    circle, servo realization): what the strains add to a rigid arm's tick.
+    """
+    rigid = ur_like_arm(2)
+    theirs = PinocchioTick(rigid, 1, 1.0, (0, 1), (0.4, 0.1), ServoRealization(
+        rigid.nv, rigid.nu, 2))
+    q, v = rng.uniform(-2.0, 2.0, rigid.nv), rng.normal(0.0, 1.0, rigid.nv)
+    pinocchio_cpu = common.sample_interleaved({'tick': lambda: theirs(1.0, q, v)},
+                                              CALLS, REPEATS)['tick']['cpu']
+    print('\nthe soft Cosserat arm (config/sim_soft.yaml: two_link_soft, 2 joints, strains '
+          f'measured, joint_sine, servo realization), {DEMO_TICKS} ticks of its closed loop '
+          f'(rosenbrock2, 1 ms) in batches of {DEMO_BATCH}; CPU of the ticking thread '
+          '[us/tick], median (min-max):\n')
+    print('| control model | CPU [us/tick] | wall [us/tick] | % of the 2 ms period (CPU) '
+          '| / Pinocchio 2-joint tick | status at the end |')
+    print('|---|---|---|---|---|---|')
+    reference = common.spread(pinocchio_cpu).median
+    for label, modes in (('full (control_modes 5: bending to order 4)', 5),
+                         ('reduced (control_modes 1)', 1)):
+        cpu, wall, status = demo_controller_ticks('sim_soft.yaml', 'joint_sine',
+                                                  control_modes=modes)
+        median = common.spread(cpu).median
+        print(f'| {label} | {common.with_range(cpu)} | {common.with_range(wall)} '
+              f'| {median / 20.0:.1f} | {median / reference:.1f} | {status} |')
+    print(f'| Pinocchio-based tick, rigid 2-joint chain (tip circle, servo) '
+          f'| {common.with_range(pinocchio_cpu)} | | | 1 | |')
 
 
 def check_same(ours, theirs, nv, rng):
