@@ -12,7 +12,8 @@
 #   2. install the runtime requirements the kernels' compile needs ("core" in
 #      requirements.txt);
 #   3. start compiling the numba kernels in the background (FM_KERNELS: demo or all): the
-#      longest step, it runs while the next steps download and build (at a lower priority);
+#      longest step, it runs while the next steps download and build (those at a lower
+#      priority while it runs);
 #   4. install (one pip run) the other requirements, the ROS 2 Kilted client wheels from
 #      PyPI when `import rclpy` fails and the interface generators when `import tf2_msgs`
 #      fails; then the package itself (editable);
@@ -46,12 +47,25 @@ step() {
   echo "[setup] ${step_name}"
 }
 
+# The numba compile is the longest step and on the way to everything; the installs beside
+# it have time to spare: while it runs they run at a lower priority, so that it keeps its
+# CPUs (make demo ~10 s sooner). Only while it runs: the priority is relative to all the
+# machine runs, and on a busy machine an install at nice 10 got a few per cent of a CPU.
+at_low_priority() {
+  if [ -n "$compile_pid" ] && kill -0 "$compile_pid" 2>/dev/null; then
+    nice -n 10 "$@"
+  else
+    "$@"
+  fi
+}
+
 pip_install() {
   # The machine's pip configuration may list local indexes that do not exist; their
   # warnings say nothing about this install, so only they are filtered out.
   # --no-compile: the byte-code is compiled once after the installs, beside the numba
   # compile and below its priority (step 7), not inside each install (half its time).
-  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-compile "$@" 2>&1 \
+  at_low_priority "$venv/bin/python" -m pip install --quiet --disable-pip-version-check \
+    --no-compile "$@" 2>&1 \
     | { grep -v "is ignored: it is neither a file nor a directory" || true; }
   return "${PIPESTATUS[0]}"
 }
@@ -93,7 +107,8 @@ install_needed=0
 installed=0            # whether this run installed anything (its byte-code is due)
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$digest" ]; then
   install_needed=1
-  mapfile -t core < <(grep -E '^[^#].*#.*\bcore\b' "$repo/requirements.txt" | sed 's/[[:space:]]*#.*//')
+  mapfile -t core < <(grep -E '^[^#].*#.*\bcore\b' "$repo/requirements.txt" \
+                      | sed 's/[[:space:]]*#.*//')
   pip_install setuptools wheel "${core[@]}"
 fi
 
@@ -106,9 +121,6 @@ pinned="$venv/.fm_compile_constraints.txt"
   | grep -i -E "^(numpy|scipy|numba|llvmlite)==" > "$pinned"
 (cd "$repo" && exec "$py" -m flexible_manipulator.compile_kernels --only "$kernels") &
 compile_pid=$!
-# The compile is the longest step and on the way to everything; the installs below have
-# time to spare: they run at a lower priority, so the compile keeps its CPUs.
-renice -n 10 -p $$ > /dev/null
 
 # 4. The other requirements, the ROS 2 client library, middleware and messages (when
 # `import rclpy` fails; rclpy.init loads the middleware) and what builds tf2_msgs (when
@@ -151,10 +163,12 @@ if [ "$tf2_needed" = 1 ]; then
   (
     cd "$build_dir"
     export VIRTUAL_ENV="$venv" PATH="$venv/bin:$PATH"
-    cmake "$repo/tools/tf2_msgs" -DCMAKE_PREFIX_PATH="$venv" -DCMAKE_INSTALL_PREFIX="$venv" \
-      -DPython3_EXECUTABLE="$py" -DBUILD_TESTING=OFF > cmake-configure.log 2>&1 \
+    at_low_priority cmake "$repo/tools/tf2_msgs" -DCMAKE_PREFIX_PATH="$venv" \
+      -DCMAKE_INSTALL_PREFIX="$venv" -DPython3_EXECUTABLE="$py" -DBUILD_TESTING=OFF \
+      > cmake-configure.log 2>&1 \
       || { tail -40 cmake-configure.log; exit 1; }
-    cmake --build . -j "$(nproc)" > cmake-build.log 2>&1 || { tail -40 cmake-build.log; exit 1; }
+    at_low_priority cmake --build . -j "$(nproc)" > cmake-build.log 2>&1 \
+      || { tail -40 cmake-build.log; exit 1; }
     cmake --install . > cmake-install.log 2>&1 || { tail -40 cmake-install.log; exit 1; }
   )
   rm -rf "$build_dir"
@@ -221,8 +235,8 @@ from ament_index_python.packages import get_package_share_directory
 share = get_package_share_directory('flexible_manipulator')
 assert os.path.isfile(os.path.join(share, 'package.xml')), share
 EOF
-# Byte-code of what the installs brought (pip's --no-compile above), in the CPU time the
-# compile leaves (at the lowest priority): for the test suite all of it, as pip would
+# Byte-code of what the installs brought (pip's --no-compile above), beside the compile
+# (below its priority while it runs): for the test suite all of it, as pip would
 # have compiled it; for the demo what its processes import (a quarter of it), by
 # importing that once with byte-code writing on (PYTHONDONTWRITEBYTECODE may be set).
 # Done again only after an install (a stamp names the last one).
@@ -236,10 +250,11 @@ if [ "$installed" = 0 ] && { [ "$bytecode_last" = all ] \
 elif [ "$test_deps" = 1 ]; then
   step "byte-compile the installed packages (in the background), wait for the numba kernels"
   site=$("$py" -c "import sysconfig; print(sysconfig.get_paths()['purelib'])")
-  nice -n 19 "$py" -m compileall -q -j 0 "$site" > /dev/null 2>&1 &
+  at_low_priority "$py" -m compileall -q -j 0 "$site" > /dev/null 2>&1 &
 else
   step "byte-compile what the demo imports (in the background), wait for the numba kernels"
-  (cd "$repo" && AMENT_PREFIX_PATH="$venv" env -u PYTHONDONTWRITEBYTECODE nice -n 19 "$py" -c "
+  (cd "$repo" && export AMENT_PREFIX_PATH="$venv" && unset PYTHONDONTWRITEBYTECODE \
+   && at_low_priority "$py" -c "
 import importlib
 from flexible_manipulator import graph
 for module in [spec.module for spec in graph.SIMULATION] + [
