@@ -271,7 +271,7 @@ def linear_cost():
     print(f'largest relative difference of the two accelerations: {worst:.1e}')
 
 
-METAL_DURATION, METAL_TORQUE, METAL_HOLD = 0.2, 0.5, 1.25e-4      # [s], [N m], [s]
+METAL_DURATION, METAL_TORQUE, METAL_SAMPLE = 0.2, 0.5, 2e-3      # [s], [N m], [s]
 METAL_ELEMENTS = (10, 20, 40)
 METAL_ORDERS = (1, 2, 3, 4, 6)
 METAL_STEPS = (1.25e-4, 6.25e-5)
@@ -297,20 +297,21 @@ def metal_link(order):
     return Chain([CosseratLink('strip', rod)], gravity=(0.0, 0.0, 0.0))
 
 
-def metal_tips(order, step):
-    """Our tip (x, y) every 2 ms [m]: rosenbrock2 with ``step``, torque held per hold.
+def metal_tips(order, step, method='rosenbrock2'):
+    """Our tip (x, y) every 2 ms [m]: ``method`` with ``step``, the torque held over a step.
 
-    The tip is the pin's rotation applied to the tip section in the link frame (the
-    plant's vectorized `FrameTransforms`, as TF computes it).
+    The torque is sampled at the middle of each step (as a plant holds a command over its
+    step; second order in the step). The tip is the pin's rotation applied to the tip
+    section in the link frame (the plant's vectorized `FrameTransforms`, as TF computes it).
     """
     chain = metal_link(order)
     frames = chain.frame_transforms([(0, None), (0, pyelastica_link.LENGTH)])
     data = chain.create_data()
-    sim, tips, per = Simulation(chain, step, 'rosenbrock2'), [], round(2e-3 / METAL_HOLD)
+    sim, tips, per = Simulation(chain, step, method), [], round(METAL_SAMPLE / step)
     torque = np.zeros(1)
-    for k in range(round(METAL_DURATION / METAL_HOLD)):
-        torque[0] = metal_torque((k + 0.5) * METAL_HOLD)
-        sim.advance(torque, METAL_HOLD)
+    for k in range(round(METAL_DURATION / step)):
+        torque[0] = metal_torque((k + 0.5) * step)
+        sim.advance(torque, step)
         if (k + 1) % per == 0:
             frames.update(data, sim.q)
             tips.append((frames.R[0] @ frames.p[1] + frames.p[0])[:2])

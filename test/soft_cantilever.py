@@ -30,11 +30,11 @@ def circular_section(shear_factor=4.0 / 3.0):
                     shear, shear])
 
 
-def modal_tips(orders, section, step=1e-4):
-    """Tip position every PERIOD [m]: a clamped link, rosenbrock2 with ``step`` [s]."""
+def modal_tips(orders, section, step=1e-4, method='rosenbrock2'):
+    """Tip position every PERIOD [m]: a clamped link, ``method`` with ``step`` [s]."""
     link = CosseratLink('rod', CosseratRod(StrainBasis(orders, LENGTH), section), joint=FIXED)
     chain = Chain([link], gravity=GRAVITY)
-    simulation = Simulation(chain, step, 'rosenbrock2')
+    simulation = Simulation(chain, step, method)
     tips = []
     for _ in range(round(DURATION / PERIOD)):
         simulation.advance(np.zeros(0), PERIOD)

@@ -16,7 +16,8 @@ from scipy.special import ellipj, ellipk
 
 from flexible_manipulator.mechanics.chain import Beam, Joint, Link, RigidBody
 from flexible_manipulator.mechanics.links import chain_from_links
-from flexible_manipulator.mechanics.integrators import METHODS, Stepper, TABLEAUS
+from flexible_manipulator.mechanics.integrators import (IMPLICIT, METHODS, Stepper, TABLEAUS,
+                                                        rosenbrock_tableau)
 from flexible_manipulator.mechanics.simulation import NonFiniteStateError, Simulation
 from flexible_manipulator.mechanics.step_check import StepStabilityWarning
 
@@ -490,9 +491,10 @@ ODES = {
                  pendulum_exact(PENDULUM_PHI0, 1.0)),
 }
 
-# Classical orders of the schemes (Hairer, Norsett, Wanner, "Solving ODEs I", II.1) and of
-# ROS2 (Verwer, Spee, Blom & Hundsdorfer, SIAM J. Sci. Comput. 20 (1999): order 2).
-TEXTBOOK_ORDER = {'euler': 1, 'heun': 2, 'rk3': 3, 'rk4': 4, 'rosenbrock2': 2}
+# Classical orders of the schemes (Hairer, Norsett, Wanner, "Solving ODEs I", II.1), of
+# ROS2 (Verwer, Spee, Blom & Hundsdorfer, SIAM J. Sci. Comput. 20 (1999): order 2) and of
+# ROS34PW2 (Rang & Angermann, BIT 45 (2005): order 3 as a W-method).
+TEXTBOOK_ORDER = {'euler': 1, 'heun': 2, 'rk3': 3, 'rk4': 4, 'rosenbrock2': 2, 'rosenbrock3': 3}
 
 
 def integrate(method, model, x0, steps, end=1.0):
@@ -518,7 +520,7 @@ def test_ode_models_start_from_the_stated_initial_state():
 def test_tableau_orders_are_the_textbook_orders():
     """The declared orders (TABLEAUS, and each Stepper's order) are the textbook orders."""
     assert {name: tableau[3] for name, tableau in TABLEAUS.items()} == {
-        name: order for name, order in TEXTBOOK_ORDER.items() if name != 'rosenbrock2'}
+        name: order for name, order in TEXTBOOK_ORDER.items() if name not in IMPLICIT}
     assert set(METHODS) == set(TEXTBOOK_ORDER)
     model = damped_disc()
     for method in METHODS:
@@ -537,6 +539,101 @@ def test_tableau_nodes_are_row_sums(method):
     assert len(a_rows) == len(b) == len(c)
     np.testing.assert_allclose([sum(row) for row in a_rows], c, rtol=0, atol=1e-15)
     assert sum(b) == pytest.approx(1.0, abs=1e-15)
+
+
+def gamma_form_step(method, f, jacobian, x, h):
+    """One step of a method of `IMPLICIT` in the papers' own Gamma form (HW IV.7, (7.4)):
+
+    (I - gamma h J) K_j = h f(x + sum_l alpha_jl K_l) + gamma h J sum_{l<j} (gamma_jl / gamma)
+    K_l, x+ = x + sum beta_j K_j, with the products by J that the stepper's form avoids.
+    """
+    gamma, alpha_rows, gamma_rows, beta, _ = IMPLICIT[method]
+    n, stages = x.size, []
+    w = np.eye(n) - gamma * h * jacobian
+    for j in range(len(beta)):
+        point = x + sum(alpha * k for alpha, k in zip(alpha_rows[j], stages))
+        coupling = sum(g * k for g, k in zip(gamma_rows[j], stages)) if j else np.zeros(n)
+        stages.append(np.linalg.solve(w, h * f(point) + h * jacobian @ coupling))
+    return x + sum(b * k for b, k in zip(beta, stages))
+
+
+def transformed_step(method, f, jacobian, x, h):
+    """The same step in the stepper's form (`integrators` module doc) from `rosenbrock_tableau`."""
+    a, c, b, gamma = rosenbrock_tableau(method)
+    w = np.eye(x.size) - gamma * h * jacobian
+    stages = []
+    for j in range(b.size):
+        rhs = f(x + h * sum(a[j, m] * stages[m] for m in range(j))) + sum(
+            c[j, m] * stages[m] for m in range(j))
+        stages.append(np.linalg.solve(w, rhs))
+    return x + h * sum(b[j] * stages[j] for j in range(b.size))
+
+
+def van_der_pol(x):
+    """x'' = (1 - x^2) x' - x as a first-order system (smooth, nonlinear; unit time scales)."""
+    return np.array([x[1], (1.0 - x[0] ** 2) * x[1] - x[0]])
+
+
+@pytest.mark.parametrize('method', sorted(IMPLICIT))
+def test_rosenbrock_tableaus_match_the_papers_gamma_form(method):
+    """The stepper's (a, c, b) give the step of the published Gamma form to round-off.
+
+    Any J (the W-method's matrix) must give the same step in both forms: checked with a J
+    that is not the Jacobian of f.
+    """
+    jacobian = np.array([[0.3, -1.2], [2.0, -5.0]])
+    x = np.array([1.5, -0.4])
+    for h in (0.01, 0.2):
+        np.testing.assert_allclose(transformed_step(method, van_der_pol, jacobian, x, h),
+                                   gamma_form_step(method, van_der_pol, jacobian, x, h),
+                                   rtol=0, atol=1e-14)
+
+
+@pytest.mark.parametrize('method', sorted(IMPLICIT))
+@pytest.mark.parametrize('which', ['exact', 'zero', 'wrong'])
+def test_rosenbrock_w_order_for_any_jacobian(method, which):
+    """A W-method keeps its order whatever J is (Steihaug & Wolfbrandt 1979; HW IV.7).
+
+    Van der Pol to t = 1 in the published Gamma form, with J the exact Jacobian at the
+    step's start, zero (then an explicit Runge-Kutta method) or a fixed wrong matrix;
+    reference: the exact-J run with 1/32 of the step. log2 of the error ratio for h = 1/20
+    and 1/40 is the paper's order within 0.25.
+    """
+    def exact(x):
+        return np.array([[0.0, 1.0], [-2.0 * x[0] * x[1] - 1.0, 1.0 - x[0] ** 2]])
+
+    def jacobian_at(x):
+        if which == 'exact':
+            return exact(x)
+        return np.zeros((2, 2)) if which == 'zero' else np.array([[0.5, 0.0], [-3.0, -2.0]])
+
+    def run(steps, jac=jacobian_at):
+        x = np.array([2.0, 0.0])
+        for _ in range(steps):
+            x = gamma_form_step(method, van_der_pol, jac(x), x, 1.0 / steps)
+        return x
+
+    reference = run(40 * 32, exact)
+    errors = [np.max(np.abs(run(steps) - reference)) for steps in (20, 40)]
+    assert abs(math.log2(errors[0] / errors[1]) - IMPLICIT[method][-1]) < 0.25
+
+
+@pytest.mark.parametrize('method', sorted(IMPLICIT))
+def test_rosenbrock_methods_are_l_stable(method):
+    """R(z) = 1 + z beta^T (I - z (alpha + Gamma))^-1 1 (HW IV.7, (7.13)): |R(iy)| <= 1 on
+    the imaginary axis (A-stable: R has no pole in the left half-plane, its only pole is
+    1/gamma > 0) and R(z) -> 0 as z -> -infinity (L-stable)."""
+    gamma, alpha_rows, gamma_rows, beta, _ = IMPLICIT[method]
+    stages = len(beta)
+    coupled = gamma * np.eye(stages)
+    for j in range(stages):
+        coupled[j, :j] = np.add(alpha_rows[j], gamma_rows[j]) if j else []
+
+    def stability(z):
+        return 1.0 + z * np.array(beta) @ np.linalg.solve(
+            np.eye(stages) - z * coupled, np.ones(stages))
+    assert max(abs(stability(1j * y)) for y in np.geomspace(1e-3, 1e6, 400)) <= 1.0 + 1e-12
+    assert abs(stability(-1e9)) < 1e-6
 
 
 @pytest.mark.parametrize('ode', sorted(ODES))

@@ -124,7 +124,8 @@ def attitude_after(model, q0, v0, step, method, duration=0.5):
 
 
 @pytest.mark.parametrize('method, order',
-                         [('rk4', 4), ('rk3', 3), ('heun', 2), ('rosenbrock2', 2)])
+                         [('rk4', 4), ('rk3', 3), ('heun', 2), ('rosenbrock2', 2),
+                          ('rosenbrock3', 3)])
 def test_integration_on_the_group_keeps_the_order(method, order):
     """log2 of the error ratio for h and h/2 is the scheme's order (within 0.3).
 

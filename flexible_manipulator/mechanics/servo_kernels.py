@@ -157,13 +157,13 @@ def dexpinv(model, theta, k):
 
 @_inline
 def identity_factor(model, data, gh):
-    """ROS2 with W = I (these systems are small and not stiff): nothing to factor."""
+    """W = I (these systems are small and not stiff): nothing to factor."""
     return True
 
 
 @_inline
 def identity_solve(model, data, gh, r, out):
-    """W^-1 r with W = I: a copy. ROS2 is then the explicit second-order Heun scheme."""
+    """W^-1 r with W = I: a copy (ROS2 is then the explicit second-order Heun scheme)."""
     for i in range(r.shape[0]):
         out[i] = r[i]
 
@@ -176,11 +176,11 @@ def explicit_steps(model, data, x, u, h, count, a, b, stages, trial, theta):
 
 
 @_jit
-def rosenbrock_steps(model, data, x, u, h, count, stages, trial, theta):
-    """`integrators.rosenbrock_steps` with W = I: an explicit second-order W-method (Heun)."""
+def rosenbrock_steps(model, data, x, u, h, count, a, c, b, gamma, stages, trial, theta):
+    """`integrators.rosenbrock_steps` with W = I: an explicit W-method of the same order."""
     return integrators.rosenbrock_steps(rhs, identity_factor, identity_solve, integrate,
-                                        dexpinv, model, data, x, u, h, count, stages, trial,
-                                        theta)
+                                        dexpinv, model, data, x, u, h, count, a, c, b, gamma,
+                                        stages, trial, theta)
 
 
 @_jit

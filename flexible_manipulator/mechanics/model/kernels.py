@@ -472,7 +472,8 @@ def explicit_steps(model_table, data_table, x, u, h, count, a, b, stages, trial,
 
 
 @_jit
-def rosenbrock_steps(model_table, data_table, x, u, h, count, stages, trial, theta):
+def rosenbrock_steps(model_table, data_table, x, u, h, count, a, c, b, gamma, stages, trial,
+                     theta):
     """`integrators.rosenbrock_steps`, the elastic forces implicit (the chain's hooks).
 
     On the tables of the chain's arrays. On a floating base: the group's "+" and inverse
@@ -480,4 +481,5 @@ def rosenbrock_steps(model_table, data_table, x, u, h, count, stages, trial, the
     """
     return integrators.rosenbrock_steps(rhs, stiff_factor_on_tables, stiff_solve_on_tables,
                                         integrate_on_tables, dexpinv_on_tables, model_table,
-                                        data_table, x, u, h, count, stages, trial, theta)
+                                        data_table, x, u, h, count, a, c, b, gamma, stages,
+                                        trial, theta)
