@@ -62,8 +62,12 @@ from flexible_manipulator.model_config import load_model  # noqa: E402
 
 ELEMENTS = (25, 50, 100, 200)
 ORDERS = (2, 3, 4, 6, 8)
-STEPS = (1e-3, 5e-4)
-TARGETS = (1e-2, 5e-3, 2e-3, 1e-3, 5e-4)
+# (integrator, steps [s]): rosenbrock2 at the steps it needed before rosenbrock3, which
+# is third order and takes the steps its accuracy allows (the 50 ms sampling period must be
+# a whole number of steps)
+RUNS = (('rosenbrock2', (1e-3, 5e-4)), ('rosenbrock3', (1e-2, 5e-3, 2e-3)))
+REFERENCE = ('rosenbrock3', 1e-4)       # ours converged: strain order 10, this step
+TARGETS = (1e-2, 5e-3, 2e-3, 1e-3, 5e-4, 2e-4, 1e-4)
 
 
 def timed(function, repeats):
@@ -94,21 +98,24 @@ def rod_comparison():
         tips, times = timed(lambda: soft.pyelastica_tips(n, 1e-3 / n), 3 if n < 200 else 2)
         elastica[n] = (tips, times)
     order, reference, rows = pyelastica_table(elastica, 'dt = 1e-3/n s', '0.5 s')
-    ours_ref = soft.our_tips(strains(10), 1e-4)
+    ours_ref = soft.our_tips(strains(10), REFERENCE[1], REFERENCE[0])
     print(f'model-form gap, our converged tip vs PyElastica\'s: '
           f'{np.linalg.norm(ours_ref - reference, axis=1).max():.2e} m (max over time)')
-    print('| ours: strain orders (bending, extension, shear), rosenbrock2 step | coordinates '
+    print(f'ours converged: strain order 10, {REFERENCE[0]} at {REFERENCE[1] * 1e3:g} ms')
+    print('| ours: strain orders (bending, extension, shear), integrator, step | coordinates '
           '| tip error [m] | CPU [s] per 0.5 s, median (min-max) |')
     print('|---|---|---|---|')
     ours = []
-    for p in ORDERS:
-        for step in STEPS:
-            tips, times = timed(lambda: soft.our_tips(strains(p), step), 5)
-            error = np.linalg.norm(tips - ours_ref, axis=1).max()
-            ours.append((error, statistics.median(times), p, step))
-            s = strains(p)
-            print(f'| {s["bending_y"]}, {s["extension"]}, {s["shear_z"]}, {step * 1e3:g} ms '
-                  f'| {sum(v + 1 for v in s.values())} | {error:.2e} | {fmt(times)} |')
+    for method, steps in RUNS:
+        for p in ORDERS:
+            for step in steps:
+                tips, times = timed(lambda: soft.our_tips(strains(p), step, method), 5)
+                error = np.linalg.norm(tips - ours_ref, axis=1).max()
+                ours.append((error, statistics.median(times), p, f'{method} {step * 1e3:g} ms'))
+                s = strains(p)
+                print(f'| {s["bending_y"]}, {s["extension"]}, {s["shear_z"]}, {method}, '
+                      f'{step * 1e3:g} ms | {sum(v + 1 for v in s.values())} | {error:.2e} | '
+                      f'{fmt(times)} |')
     equal_accuracy(rows, order, ours, TARGETS, 'n and dt = 1e-3/n both scale')
 
 
@@ -142,14 +149,14 @@ def equal_accuracy(rows, order, ours, targets, why):
     """Print the CPU of both codes at each target tip accuracy and their ratio.
 
     ``rows``: PyElastica's (n, error, CPU) by n; ``order``: its observed order in n;
-    ``ours``: (error, CPU, strain order, step). Where PyElastica's runs do not reach a
-    target its cost is extrapolated: error ~ C n^-order, cost ~ D n^growth, both fitted
+    ``ours``: (error, CPU, strain order, integrator and step). Where PyElastica's runs do not
+    reach a target its cost is extrapolated: error ~ C n^-order, cost ~ D n^growth, both fitted
     over the two finest runs (``why`` says what its cost growth in n comes from).
     """
     (n1, _, c1), (n2, e2, c2) = rows[-2], rows[-1]
     growth = math.log(c2 / c1) / math.log(n2 / n1)
     print(f'\nPyElastica cost growth in n: {growth:.2f} ({why})')
-    print('| tip accuracy [m] | PyElastica CPU [s] | ours CPU [s] (orders, step) | '
+    print('| tip accuracy [m] | PyElastica CPU [s] | ours CPU [s] (order, integrator, step) | '
           'PyElastica / ours |')
     print('|---|---|---|---|')
     for target in targets:
@@ -163,8 +170,8 @@ def equal_accuracy(rows, order, ours, targets, why):
         if not fits:
             print(f'| {target:g} | {theirs:.3g}{label} | not reached | - |')
             continue
-        cost, p, h = min(fits)
-        print(f'| {target:g} | {theirs:.3g}{label} | {cost:.3g} ({p}, {h * 1e6:g} us) | '
+        cost, p, how = min(fits)
+        print(f'| {target:g} | {theirs:.3g}{label} | {cost:.3g} ({p}, {how}) | '
               f'{theirs / cost:.0f}x |')
 
 
@@ -173,19 +180,21 @@ def soft_arm(name):
     model = load_model(model_path(name))
     duration = 2.0
 
-    def run(step):
-        sim = Simulation(model, step, 'rosenbrock2')
+    def run(step, method):
+        sim = Simulation(model, step, method)
         sim.advance(np.zeros(model.nu), duration)
         return model.section_pose(sim.data, sim.q, 1, model.links[1].length)[1]
-    reference = run(2.5e-4)
+    reference = run(1.25e-4, 'rosenbrock3')
     print(f'\n## {name} ({model.nq} coordinates), 2 s falling from rest under gravity, '
-          'joints free, rosenbrock2')
-    print('| step | tip error at 2 s [m] | CPU [s], median (min-max) of 5 | real-time factor |')
-    print('|---|---|---|---|')
-    for step in (4e-3, 2e-3, 1e-3):
-        tip, times = timed(lambda: run(step), 5)
-        print(f'| {step * 1e3:g} ms | {np.linalg.norm(tip - reference):.1e} | {fmt(times)} | '
-              f'{duration / statistics.median(times):.1f}x |')
+          'joints free; reference: rosenbrock3 at 0.125 ms')
+    print('| integrator | step | tip error at 2 s [m] | CPU [s], median (min-max) of 5 | '
+          'real-time factor |')
+    print('|---|---|---|---|---|')
+    for method in ('rosenbrock2', 'rosenbrock3'):
+        for step in (4e-3, 2e-3, 1e-3):
+            tip, times = timed(lambda: run(step, method), 5)
+            print(f'| {method} | {step * 1e3:g} ms | {np.linalg.norm(tip - reference):.1e} | '
+                  f'{fmt(times)} | {duration / statistics.median(times):.1f}x |')
 
 
 def planar_chain(links, order):
@@ -274,7 +283,8 @@ def linear_cost():
 METAL_DURATION, METAL_TORQUE, METAL_SAMPLE = 0.2, 0.5, 2e-3      # [s], [N m], [s]
 METAL_ELEMENTS = (10, 20, 40)
 METAL_ORDERS = (1, 2, 3, 4, 6)
-METAL_STEPS = (1.25e-4, 6.25e-5)
+METAL_RUNS = (('rosenbrock2', (2e-3, 1e-3, 2.5e-4, 1.25e-4)), ('rosenbrock3', (2e-3, 1e-3, 5e-4)))
+METAL_REFERENCE = ('rosenbrock3', 1.5625e-5)    # ours converged: bending order 8
 METAL_TARGETS = (1e-3, 3e-4, 1e-4, 3e-5)
 
 
@@ -333,20 +343,23 @@ def metal_comparison():
     order, reference, rows = pyelastica_table(
         elastica, f'dt = {pyelastica_link.VERLET_STEP:g} s, set by the shear rotation of an '
         'element whatever n', '0.2 s')
-    ours_ref = metal_tips(8, METAL_STEPS[-1] / 2)
+    ours_ref = metal_tips(8, METAL_REFERENCE[1], METAL_REFERENCE[0])
     print(f'model-form gap, our converged tip vs PyElastica\'s: '
           f'{np.linalg.norm(ours_ref - reference, axis=1).max():.2e} m (max over time; tip '
           f'excursion {np.max(np.linalg.norm(reference - reference[0], axis=1)):.3f} m)')
-    print('| ours: bending order, rosenbrock2 step | tip error [m] | CPU [s] per 0.2 s, median '
+    print(f'ours converged: bending order 8, {METAL_REFERENCE[0]} at '
+          f'{METAL_REFERENCE[1] * 1e6:g} us')
+    print('| ours: bending order, integrator, step | tip error [m] | CPU [s] per 0.2 s, median '
           '(min-max) of 5 |')
     print('|---|---|---|')
     ours = []
-    for p in METAL_ORDERS:
-        for step in METAL_STEPS:
-            tips, times = timed(lambda: metal_tips(p, step), 5)
-            error = np.linalg.norm(tips - ours_ref, axis=1).max()
-            ours.append((error, statistics.median(times), p, step))
-            print(f'| {p}, {step * 1e6:g} us | {error:.2e} | {fmt(times)} |')
+    for method, steps in METAL_RUNS:
+        for p in METAL_ORDERS:
+            for step in steps:
+                tips, times = timed(lambda: metal_tips(p, step, method), 5)
+                error = np.linalg.norm(tips - ours_ref, axis=1).max()
+                ours.append((error, statistics.median(times), p, f'{method} {step * 1e6:g} us'))
+                print(f'| {p}, {method}, {step * 1e6:g} us | {error:.2e} | {fmt(times)} |')
     equal_accuracy(rows, order, ours, METAL_TARGETS, 'dt fixed by the shear rotation')
 
 

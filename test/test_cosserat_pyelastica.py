@@ -64,9 +64,9 @@ def same_section():
                    [bend[2], bend[1], bend[0], shear[2], shear[1], shear[0]])
 
 
-def our_tips(orders, step=1e-4):
+def our_tips(orders, step=1e-4, method='rosenbrock2'):
     """Tip position every PERIOD [m] of our link with PyElastica's section constants."""
-    return modal_tips(orders, same_section(), step)
+    return modal_tips(orders, same_section(), step, method)
 
 
 def test_a_soft_cantilever_falls_like_the_pyelastica_rod():

@@ -102,7 +102,8 @@ def simulation_arguments():
     """Construction arguments of `Simulation`: mostly sane, some hostile."""
     step = st.one_of(st.sampled_from([1e-4, 5e-4, 1e-3]), ANY_FLOAT, st.just('1e-3'),
                      st.just(True), st.just(None))
-    integrator = st.sampled_from(['rk4', 'rk4', 'rosenbrock2', 'euler', 'heun', 'rk5', ''])
+    integrator = st.sampled_from(['rk4', 'rk4', 'rosenbrock2', 'rosenbrock3', 'euler', 'heun',
+                                  'rk5', ''])
     return step, integrator
 
 

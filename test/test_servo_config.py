@@ -41,7 +41,7 @@ def tensor(values):
 
 
 @pytest.mark.parametrize('name', RIGID + SLEIGH)
-@pytest.mark.parametrize('method', ['rk4', 'rosenbrock2'])
+@pytest.mark.parametrize('method', ['rk4', 'rosenbrock2', 'rosenbrock3'])
 def test_every_servo_config_loads_and_simulates_one_second(name, method):
     """Sizes, names and outputs as the spec says; 1 s from the file's initial state stays
     finite with finite outputs, except the generic top, whose blow-up is reported."""

@@ -9,8 +9,8 @@ order p = s <= 4 multiplies each mode per step by R(h lambda) = sum_{k <= p} (h 
 the step is stable iff |R(h lambda)| <= 1 for every lambda. Past the limit a state can
 stay finite for a while yet be wrong, so a step that amplifies by more than
 ``REFUSE_GROWTH`` per step is refused and a weaker growth is warned about, both naming the
-step, |lambda| of the mode and the largest stable step. ``rosenbrock2`` treats exactly
-this linear part implicitly (L-stable): no limit.
+step, |lambda| of the mode and the largest stable step. ``rosenbrock2`` and
+``rosenbrock3`` treat exactly this linear part implicitly (L-stable): no limit.
 """
 
 import warnings
@@ -84,7 +84,7 @@ def check_step(model, data, step, method, q, refuse=True):
                f'{step * fastest:.3g}, amplification {growth[worst]:.6g} per step); '
                + (f'the largest stable step is {limit:.3g} s' if limit > 0.0 else
                   f'{method} amplifies this mode at any step')
-               + ', or use rosenbrock2 (the elastic forces implicit)')
+               + ', or use rosenbrock3 or rosenbrock2 (the elastic forces implicit)')
     if refuse and growth[worst] > 1.0 + REFUSE_GROWTH:
         raise ValueError(message)
     warnings.warn(message, StepStabilityWarning, stacklevel=3)

@@ -50,8 +50,8 @@ class PlantNode(SimulatedPlant):
     FAULT_ADVICE = 'plant paused, call ~/reset to recover'
     SETTINGS = (
         common.model_setting('two_link_rigid'), common.JOINTS,
-        *plant_settings(0.0005, 0.002,
-                        ' (rosenbrock2: linearly implicit, for stiff elastic modes)', INPUT_NAME),
+        *plant_settings(0.0005, 0.002, ' (rosenbrock2, rosenbrock3: linearly implicit, for '
+                        'stiff elastic modes)', INPUT_NAME),
         Setting('initial_positions', None, 'Initial joint positions [rad or m].', kind='floats'),
         Setting('initial_velocities', None, 'Initial joint velocities [rad/s or m/s].',
                 kind='floats'),
