@@ -5,7 +5,9 @@ rho = 1000 kg/m^3, E = 5 MPa, clamped at the root along x, straight and at rest 
 gravity 9.81 m/s^2 along -z, 0.5 s of fall, the tip sampled every 0.05 s) as one
 SoRoMoX `GVS` segment (geometric variable strain, Renda et al.): a fixed joint and a
 continuum link whose strains are Legendre polynomials in the arc length, integrated in
-time by SoRoMoX's `rollout_to` (diffrax, constant step, Tsit5 by default).
+time by SoRoMoX's `rollout_to` (diffrax, constant step, Tsit5 by default). `rollout_to`
+runs to the end time plus one step and saves by the solver's interpolation at the sample
+times, which fall on steps here (every step divides 0.05 s).
 
 The same discrete model as our link when the bases match: both carry each active strain
 on Legendre polynomials P_0 ... P_p, both integrate the kinematics by fourth-order Magnus
@@ -61,7 +63,7 @@ except ImportError:          # the benchmark says how to install it and skips th
     soromox = None
 
 MAX_STEPS = 200_000          # diffrax's step budget (static: one compile per model)
-SOLVERS = ('tsit5', 'dopri5', 'bosh3', 'heun')
+SOLVERS = ('tsit5', 'dopri5', 'bosh3', 'heun')      # diffrax's explicit Runge-Kutta solvers
 
 
 def version():
@@ -88,7 +90,7 @@ def rod(order, shear):
     """The clamped rod as a SoRoMoX `GVS` at bending order p (module doc).
 
     ``shear``: G [Pa] (`shear_modulus`). Cached: SoRoMoX builds a model by eager JAX
-    operations, ~15-20 s of CPU whatever the order.
+    operations, 13-24 s of CPU whatever the order (a busy 2-CPU host).
     """
     link = LinkSpec.circular(length=LENGTH, radius=RADIUS, density=DENSITY,
                              reference_strain=[0.0, 0.0, 0.0, 1.0, 0.0, 0.0],
@@ -102,8 +104,9 @@ def rod(order, shear):
 
 def solver(name):
     """A diffrax explicit solver by name (``SOLVERS``)."""
-    return {'tsit5': diffrax.Tsit5, 'dopri5': diffrax.Dopri5, 'bosh3': diffrax.Bosh3,
-            'heun': diffrax.Heun}[name]()
+    if name not in SOLVERS:
+        raise ValueError(f'solver {name!r}: one of {", ".join(SOLVERS)}')
+    return getattr(diffrax, name.capitalize())()
 
 
 def _rollout(robot, step, method):
