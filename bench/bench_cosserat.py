@@ -33,8 +33,24 @@ articulated-body recursion (``model.articulated``), each call checked against th
 other (largest relative difference printed), median (min-max) of 7 interleaved batches and
 the local exponents in links between 8 and 16 and between 16 and 32.
 
-Run: python bench/bench_cosserat.py (PyElastica from requirements-test.txt); ``metal`` or
-``links``: only part 4 or part 5.
+Part 6, the soft cantilever of part 1 against SoRoMoX 0.5.0 (bench/soromox_rod.py: the
+same rod as a JAX `GVS` rod, the same Legendre strains, nodes and Magnus steps: the same
+discrete model, checked by its stiffness matrix and the gap between the two converged tips).
+Each code against its own converged answer at bending order 16 (extension and shear 8):
+ours with rosenbrock3 at 62.5 us, SoRoMoX with Bosh3 at 62.5 us. Ours: rosenbrock2 and
+rosenbrock3 at 5, 2.5, 2, 1 and 0.5 ms (steps that divide the 0.05 s sampling period),
+bending orders 2 to 16. SoRoMoX: diffrax's explicit solvers at a constant step, whose step
+is capped by stability, not accuracy: orders 2, 4 and 8, each at the largest stable step of
+Bosh3 (the cheapest stable solver tried; Tsit5, SoRoMoX's default, takes 6 evaluations per
+step to Bosh3's 3 and diverges at a smaller step) on the grid 250, 200, 125, 100, 62.5 us
+(the next step up diverges: shown, one run). CPU per run is the process CPU time (every
+thread) of one 0.5 s run, median (min-max) of 3 after warm-up calls; SoRoMoX's model build
+(eager JAX) and its compile (a first call less a second) are printed apart and not
+counted. Then the cheapest run of each code within 1 cm, 1 mm and 0.1 mm of its own
+converged tip, and the ratio SoRoMoX / ours.
+
+Run: python bench/bench_cosserat.py (PyElastica from requirements-test.txt); ``metal``,
+``links`` or ``soromox``: only part 4, 5 or 6.
 """
 
 import math
@@ -51,6 +67,8 @@ sys.path.insert(0, HERE)
 
 from bench_common import machine, model_path  # noqa: E402
 import pyelastica_link  # noqa: E402
+import soft_cantilever  # noqa: E402
+import soromox_rod  # noqa: E402
 import test_cosserat_pyelastica as soft  # noqa: E402  (the rod's one definition)
 
 from flexible_manipulator.mechanics.model.chain import (  # noqa: E402
@@ -363,8 +381,121 @@ def metal_comparison():
     equal_accuracy(rows, order, ours, METAL_TARGETS, 'dt fixed by the shear rotation')
 
 
+SX_REFERENCE = (16, 6.25e-5, 6.25e-5)   # bending order, our rosenbrock3 step, SoRoMoX's [s]
+SX_ORDERS = (2, 4, 6, 8, 12, 16)
+SX_STEPS = (5e-3, 2.5e-3, 2e-3, 1e-3, 5e-4)
+SX_RUNS = ((2, 'bosh3', 2e-4, 2.5e-4), (4, 'bosh3', 2e-4, 2.5e-4),   # order, solver, the
+           (8, 'bosh3', 1.25e-4, 2e-4))                                # stable and next step
+SX_TARGETS = (1e-2, 1e-3, 1e-4)
+
+
+def cantilever_tips(order, step, method):
+    """Our soft cantilever's tip every 0.05 s [m]: bending order p, ``method``, ``step``."""
+    return soft_cantilever.modal_tips(strains(order), soft.same_section(), step, method)
+
+
+def our_runs(reference):
+    """Part 6, ours: print each run's error and CPU; return rows (error, CPU, label)."""
+    print('| ours: strain orders (bending, extension, shear), method, step | coordinates '
+          '| tip error [m] | CPU [s] per 0.5 s, median (min-max) of 3 |')
+    print('|---|---|---|---|')
+    rows = []
+    for p in SX_ORDERS:
+        s = strains(p)
+        for method in ('rosenbrock2', 'rosenbrock3'):
+            cantilever_tips(p, SX_STEPS[0], method)                  # warm-up
+            for step in SX_STEPS:
+                tips, times = timed(lambda: cantilever_tips(p, step, method), 3)
+                error = np.linalg.norm(tips - reference, axis=1).max()
+                label = f'{s["bending_y"]}, {s["extension"]}, {s["shear_z"]}, {method}, ' \
+                    f'{step * 1e3:g} ms'
+                rows.append((error, statistics.median(times), label))
+                print(f'| {label} | {sum(v + 1 for v in s.values())} | {error:.2e} '
+                      f'| {fmt(times)} |')
+    return rows
+
+
+def soromox_model(order, solver='bosh3'):
+    """Build and compile SoRoMoX's rod at bending order p; return (build, compile) CPU [s].
+
+    The compile is the first call less the second, both at a 1 ms step (500 steps: it may
+    diverge, no matter); the step is traced, so one compile serves every step of a
+    ``solver``. A model built before (cached) costs no build.
+    """
+    section = soft.same_section()
+    start = time.process_time()
+    soromox_rod.rod(order, soromox_rod.shear_modulus(section))
+    build = time.process_time() - start
+    _, (first, again) = timed(lambda: soromox_rod.tips(order, section, 1e-3, solver), 2)
+    return build, first - again
+
+
+def soromox_runs(reference):
+    """Part 6, SoRoMoX: print each run's error and CPU; return rows (error, CPU, label)."""
+    section = soft.same_section()
+    print('| SoRoMoX: strain orders (bending, extension, shear), solver, step | tip error [m] '
+          '| CPU [s] per 0.5 s, median (min-max) of 3 |')
+    print('|---|---|---|')
+    rows, setup = [], []
+    for p, solver, step, unstable in SX_RUNS:
+        s = strains(p)
+        setup.append(soromox_model(p, solver))
+        tips, times = timed(lambda: soromox_rod.tips(p, section, step, solver), 3)
+        error = np.linalg.norm(tips - reference, axis=1).max()
+        name = f'{s["bending_y"]}, {s["extension"]}, {s["shear_z"]}, {solver.capitalize()}'
+        rows.append((error, statistics.median(times), f'{name}, {step * 1e6:g} us'))
+        print(f'| {rows[-1][2]} | {error:.2e} | {fmt(times)} |')
+        tips, times = timed(lambda: soromox_rod.tips(p, section, unstable, solver), 1)
+        state = 'diverges (NaN)' if not np.all(np.isfinite(tips)) else \
+            f'{np.linalg.norm(tips - reference, axis=1).max():.2e}'
+        print(f'| {name}, {unstable * 1e6:g} us | {state} | {times[0]:.3f} (1 run) |')
+    builds, compiles = zip(*setup)
+    print(f'not counted above, per model: JAX compile (first call less a run) '
+          f'{min(compiles):.1f}-{max(compiles):.1f} s; model build (eager JAX) '
+          f'{min(builds):.1f}-{max(builds):.1f} s')
+    return rows
+
+
+def soromox_comparison():
+    """Part 6: the soft cantilever in both codes, costs at 1 cm, 1 mm and 0.1 mm."""
+    if soromox_rod.soromox is None:
+        print('\n## SoRoMoX: skipped, SoRoMoX is not installed (pip install -r '
+              'bench/requirements.txt)')
+        return
+    section = soft.same_section()
+    order, ours_step, their_step = SX_REFERENCE
+    print(f'\n## soft cantilever, 0.5 s of fall, against SoRoMoX {soromox_rod.version()}: '
+          'tip error against each code\'s own converged answer, CPU seconds per run')
+    ours_ref = cantilever_tips(order, ours_step, 'rosenbrock3')
+    build, compile_time = soromox_model(order)
+    their_ref, (run,) = timed(lambda: soromox_rod.tips(order, section, their_step, 'bosh3'), 1)
+    rod = CosseratRod(StrainBasis(strains(order), soft_cantilever.LENGTH), section)
+    print(f'converged answers at order {order}: ours rosenbrock3 {ours_step * 1e6:g} us, '
+          f'SoRoMoX Bosh3 {their_step * 1e6:g} us ({run:.1f} s CPU, one run; model build '
+          f'{build:.1f} s, JAX compile {compile_time:.1f} s)')
+    gap = np.linalg.norm(ours_ref - their_ref, axis=1).max()
+    same = soromox_rod.stiffness_gap(order, section, rod.stiffness_matrix)
+    print(f'gap between the two converged tips: {gap:.1e} m (max over time); their '
+          f'stiffness matrices differ by {same:.0e} (relative)')
+    ours = our_runs(ours_ref)
+    theirs = soromox_runs(their_ref)
+    print('| tip accuracy [m] | SoRoMoX CPU [s] (run) | ours CPU [s] (run) | SoRoMoX / ours |')
+    print('|---|---|---|---|')
+    for target in SX_TARGETS:
+        cells = [cheapest(rows, target) for rows in (theirs, ours)]
+        text = ['not reached' if c is None else f'{c[0]:.3g} ({c[1]})' for c in cells]
+        ratio = '-' if None in cells else f'{cells[0][0] / cells[1][0]:.0f}x'
+        print(f'| {target:g} | {text[0]} | {text[1]} | {ratio} |')
+
+
+def cheapest(rows, target):
+    """The (CPU, label) of the cheapest of ``rows`` (error, CPU, label) within ``target``."""
+    fits = [(cost, label) for error, cost, label in rows if error <= target]
+    return min(fits) if fits else None
+
+
 def main():
-    """Print the machine, then the four parts (``metal``: only part 4)."""
+    """Print the machine, then the six parts (``metal``, ``links``, ``soromox``: one)."""
     print(machine())
     if sys.argv[1:] == ['metal']:
         metal_comparison()
@@ -372,12 +503,16 @@ def main():
     if sys.argv[1:] == ['links']:
         linear_cost()
         return
+    if sys.argv[1:] == ['soromox']:
+        soromox_comparison()
+        return
     rod_comparison()
     for name in ('two_link_soft', 'two_link_spatial_soft'):
         soft_arm(name)
     scaling()
     metal_comparison()
     linear_cost()
+    soromox_comparison()
 
 
 if __name__ == '__main__':

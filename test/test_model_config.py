@@ -315,7 +315,7 @@ BAD_SOFT_SPECS = [
     ('rod section shape', _set(R0 + ['section', 'shape'], 'hexagon'),
      'links[0].rod.section.shape'),
     ('rod no strain', _set(R0 + ['strains'], {}), 'links[0].rod.strains'),
-    ('rod order 13', _set(R0 + ['strains'], {'bending_y': 13}), 'links[0].rod.strains'),
+    ('rod order 21', _set(R0 + ['strains'], {'bending_y': 21}), 'links[0].rod.strains'),
     ('rod strain typo', _set(R0 + ['strains'], {'bend_y': 2}), 'links[0].rod.strains'),
     ('rod points 0', _set(R0 + ['points'], 0), 'links[0].rod.points'),
     ('rod damping negative', _set(R0 + ['damping_time'], -1.0), 'links[0].rod.damping_time'),

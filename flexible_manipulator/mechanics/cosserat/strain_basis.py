@@ -15,7 +15,7 @@ import numpy as np
 # strain name -> index in the strain twist (K1, K2, K3, Gamma1, Gamma2, Gamma3)
 STRAINS = {'torsion': 0, 'bending_y': 1, 'bending_z': 2,
            'extension': 3, 'shear_y': 4, 'shear_z': 5}
-MAX_ORDER = 12
+MAX_ORDER = 20
 
 
 class StrainBasis:
