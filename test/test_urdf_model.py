@@ -332,6 +332,24 @@ def test_the_generated_description_keeps_the_urdf_names(tmp_path):
             assert error(written.get_transform(name, 'base'), placement.homogeneous) < 1e-12
 
 
+def test_a_urdf_rooted_at_world_is_the_world():
+    """A URDF whose root is ``world`` (fixed to base_link, as many are) on a fixed base at
+    the identity: its root is the world frame, not a frame mounted in it (no world -> world
+    transform); the description has one ``world`` link and parses (yourdfpy)."""
+    text = open(os.path.join(URDFS, 'ur5e_like.urdf')).read().replace(
+        '<link name="base_link"/>', '<link name="world"/><link name="base_link"/><joint '
+        'name="world_joint" type="fixed"><parent link="world"/><child link="base_link"/>'
+        '<origin xyz="0 0 0.8"/></joint>')
+    model = model_from_dict(chain_spec('-'), robot_description=lambda: text)
+    assert model.base_frame == 'world'
+    frames = joint_frames(model)
+    assert [f.child for f in frames if f.parent == 'world'] == ['shoulder_link', 'base_link']
+    written = yourdfpy.URDF.load(io.StringIO(urdf(model)), load_meshes=False,
+                                 build_scene_graph=True)
+    assert written.validate() and written.base_link == 'world'
+    assert written.get_transform('base_link', 'world')[2, 3] == pytest.approx(0.8)
+
+
 # -- a flexible link: the same chain written by hand ----------------------------------------
 
 # l2 is made flexible: the next joint (j3, behind the fixed l2_end) sits at (0, 0, 0.3) in

@@ -65,11 +65,22 @@ def tool_frame_added(links, tool_frame):
                    for name in [link.name] + [frame.name for frame in link.attached])
 
 
+def is_world(model, world_frame):
+    """Tell whether the model's base frame is the world frame itself (no mount).
+
+    A URDF rooted at ``world`` (the frame robots are fixed to in many URDFs) with the base
+    fixed at the identity: its root is the world, not a frame placed in it.
+    """
+    return (model.base_frame == world_frame and model.floating_base is None
+            and not np.any(model.base_xyz) and not np.any(model.base_rpy))
+
+
 def joint_frames(model, world_frame='world'):
     """List the model's transforms from the world to the tool, in tree order."""
     base_kind = 'fixed' if model.floating_base is None else 'base'
-    frames = [JointFrame(f'{model.base_frame}_mount', world_frame, model.base_frame,
-                         tuple(model.base_xyz), tuple(model.base_rpy), base_kind)]
+    frames = [] if is_world(model, world_frame) else [
+        JointFrame(f'{model.base_frame}_mount', world_frame, model.base_frame,
+                   tuple(model.base_xyz), tuple(model.base_rpy), base_kind)]
     parent = model.base_frame
     for j, link in enumerate(model.links):
         joint = link.joint
@@ -178,7 +189,7 @@ def _joint_xml(frame, joint):
 def urdf(model, world_frame='world'):
     """Return the URDF of ``model`` as a string (root link: ``world_frame``)."""
     parts = [f'<?xml version="1.0"?>\n<robot name={quoteattr(model.name)}>\n',
-             f'  <link name={quoteattr(world_frame)}/>\n',
+             '' if is_world(model, world_frame) else f'  <link name={quoteattr(world_frame)}/>\n',
              f'''  <link name={quoteattr(model.base_frame)}>
 {_inertial(model.floating_base) if model.floating_base is not None else ''}    <visual>
       <geometry><cylinder radius="0.05" length="0.08"/></geometry>
