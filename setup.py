@@ -26,6 +26,8 @@ setup(
         share('config', '*.yaml'),
         share('config', '*.rviz'),
         share('config/models', '*.yaml'),
+        share('config/urdf', '*.urdf'),
+        share('config/urdf', '*.xacro'),
     ],
     # Runtime Python dependencies (numpy, scipy, transforms3d, PyYAML) come from rosdep in a
     # ROS 2 install and from requirements.txt on the pip-only path (tools/setup_env.sh);

@@ -17,6 +17,7 @@ A model file of ``type: serial_chain`` describes one serial chain (see
                 rpy: [0, 0, 0], damping: 0.0, armature: 0.0, effort_limit: 40.0,
                 velocity_limit: 8.0, lower: -3.14, upper: 3.14}
         length: 0.5                  # m, joint to tip frame along the link's x axis
+                                     # (a rigid link may have 0: its tip is its joint)
         mass: 0.2                    # rigid part at the link frame (hub, clamp) [kg]
         com: [0.0, 0.0, 0.0]         # m, link frame
         inertia: [ixx, iyy, izz, ixy, ixz, iyz]   # about the centre of mass [kg m^2]
@@ -42,6 +43,28 @@ joint may be ``type: fixed``, a clamp)::
           damping_time: 0.0           # optional: Kelvin-Voigt relaxation time [s]
           rest_curvature: [0, 0, 0]   # optional: torsion, bending_y, bending_z at rest [1/m]
 
+A chain may instead be a URDF's (``urdf:`` in place of ``links:``, ``tool_frame`` and
+``base.frame``: the URDF's root and tip links are the base and tool frames), with what
+bends said per URDF link (doc/models.md, "Your own robot: a URDF";
+``description.urdf_reader``)::
+
+    urdf: ../urdf/arm.urdf          # relative to this file, package://pkg/path, or '-'
+                                    # (the robot_description topic, read by a node);
+                                    # .xacro / .urdf.xacro files are expanded with xacro
+    xacro_args: {prefix: ''}        # optional: the xacro file's $(arg ...) values
+    root: base_link                 # optional: default the URDF's root link
+    tip: tool0                      # optional: default the one leaf behind the most joints
+    actuated: [joint1, joint2]      # optional: default (and only) every moving joint
+    base: {floating: false, xyz: [0, 0, 0], rpy: [0, 0, 0]}   # as above; a floating
+                                    # base's body is the URDF root's
+    flexible:
+      forearm_link:                 # a URDF link a moving joint of the chain drives
+        beam: {...}                 # or rod: {...}, the blocks above; it runs from its
+                                    # joint to the next joint's origin (its length)
+        hub: {mass, com, inertia}   # optional: its rigid part in the link's frame, in
+                                    # place of the URDF <inertial> (the whole link's)
+        frames: 3                   # optional: section frames on TF
+
 Files of ``type: servo_rigid_body`` or ``type: servo_sleigh`` describe a servoconstraint
 system instead (see `servo_model_from_dict`).
 
@@ -65,6 +88,7 @@ from .mechanics.links import chain_from_links, kind_of
 from .mechanics.cosserat.rod import CosseratRod, Section
 from .mechanics.cosserat.strain_basis import StrainBasis
 from .mechanics.servo import REALIZATIONS, ServoRigidBody, ServoSleigh
+from .description import urdf_reader
 
 
 class ConfigError(ValueError):
@@ -300,7 +324,10 @@ def _link(spec, field):
                optional=('mass', 'com', 'inertia', 'beam', 'rod', 'payload', 'frames'))
     body = _body({k: spec[k] for k in ('mass', 'com', 'inertia') if k in spec}, field)
     beam = _beam(spec['beam'], f'{field}.beam') if 'beam' in spec else None
-    length = number(spec['length'], f'{field}.length', 0.0, strict_minimum=True)
+    # A rigid link may have no length (its tip frame is its joint frame: a URDF's links);
+    # a beam or a rod needs one.
+    length = number(spec['length'], f'{field}.length', 0.0,
+                    strict_minimum='beam' in spec or 'rod' in spec)
     if 'rod' in spec and beam is not None:
         raise ConfigError(f'{field}.rod: a link has a beam (floating frame) or a rod '
                           '(Cosserat), not both')
@@ -316,34 +343,50 @@ def _link(spec, field):
     if link.joint.type == 'fixed' and rod is None:
         raise ConfigError(f'{field}.joint.type: a fixed joint (a clamp) is for a Cosserat '
                           'link (rod:)')
-    axis = np.asarray(link.joint.axis)
-    inertia = body.inertia_about_origin()
-    rigid = beam is None and rod is None
-    if rigid and link.joint.type == 'revolute' and axis @ inertia @ axis <= 0.0:
-        # Otherwise the mass matrix is singular whenever this link's joint moves alone.
-        raise ConfigError(f'{field}.inertia: the link has no rotational inertia about its '
-                          'joint axis')
-    if rigid and link.joint.type == 'prismatic' and body.mass <= 0.0:
-        raise ConfigError(f'{field}.mass: a link on a prismatic joint needs mass > 0')
+    _check_rigid_body(link, f'{field}.inertia', f'{field}.mass')
     return link
+
+
+def _check_rigid_body(link, inertia_field, mass_field):
+    """Refuse a rigid link whose body leaves its joint without inertia.
+
+    Otherwise the mass matrix is singular whenever this link's joint moves alone.
+    """
+    if kind_of(link).name != 'rigid':
+        return
+    axis = np.asarray(link.joint.axis)
+    if link.joint.type == 'revolute' and axis @ link.body.inertia_about_origin() @ axis <= 0.0:
+        raise ConfigError(f'{inertia_field}: the link has no rotational inertia about its '
+                          'joint axis')
+    if link.joint.type == 'prismatic' and link.body.mass <= 0.0:
+        raise ConfigError(f'{mass_field}: a link on a prismatic joint needs mass > 0')
 
 
 SERVO_TYPES = ('servo_rigid_body', 'servo_sleigh')
 MODEL_TYPES = ('serial_chain',) + SERVO_TYPES
 
 
-def model_from_dict(spec, source='model'):
-    """Build a model from a parsed model file; ``source`` names it in error messages."""
+def model_from_dict(spec, source='model', directory=None, robot_description=None):
+    """Build a model from a parsed model file; ``source`` names it in error messages.
+
+    A chain may come from a URDF (``urdf:``, `urdf_chain`): ``directory`` is where a
+    relative path starts (the model file's; default the working directory) and
+    ``robot_description`` a function returning the URDF text for ``urdf: '-'`` (the
+    robot_description topic, read by a node).
+    """
     kind = spec.get('type', MODEL_TYPES[0]) if isinstance(spec, dict) else MODEL_TYPES[0]
     if kind in SERVO_TYPES:
         return servo_model_from_dict(spec, source)
     if kind not in MODEL_TYPES:      # before the chain's fields, which would not apply
         raise ConfigError(f'{source}: type: unknown model type {kind!r} (known: '
                           f'{", ".join(MODEL_TYPES)})')
+    from_urdf = isinstance(spec, dict) and 'urdf' in spec
     try:
-        check_keys(spec, '', required=('name', 'type', 'links'),
-                   optional=('gravity', 'base', 'tool_frame', 'description',
-                             'geometric_stiffening'))
+        if from_urdf and 'links' in spec:
+            raise ConfigError('links: a model file takes links: or urdf:, not both')
+        check_keys(spec, '', required=('name', 'type', 'urdf' if from_urdf else 'links'),
+                   optional=('gravity', 'base', 'description', 'geometric_stiffening')
+                   + (URDF_KEYS if from_urdf else ('tool_frame',)))
         name(spec['name'], 'name')
         if spec['type'] not in MODEL_TYPES:
             raise ConfigError(f"type: unknown model type {spec['type']!r} (known: "
@@ -355,6 +398,10 @@ def model_from_dict(spec, source='model'):
         if not isinstance(floating, bool):
             raise ConfigError(f'base.floating: expected true or false, got {floating!r}')
         body_keys = sorted({'mass', 'com', 'inertia'} & set(base))
+        if from_urdf and (body_keys or 'frame' in base):
+            raise ConfigError(f'base.{"frame" if "frame" in base else body_keys[0]}: with '
+                              "urdf: the base is the chain's root link and its body the "
+                              "URDF's (root:)")
         if body_keys and not floating:
             raise ConfigError(f'base.{body_keys[0]}: only a floating base has a body '
                               '(set base.floating: true)')
@@ -368,28 +415,27 @@ def model_from_dict(spec, source='model'):
         if not isinstance(stiffening, bool):
             raise ConfigError(f'geometric_stiffening: expected true or false, got '
                               f'{stiffening!r}')
-        if tool_frame == base_frame:
-            raise ConfigError(f'tool_frame: must differ from base.frame ({base_frame!r})')
-        links = spec['links']
-        if not isinstance(links, list) or not links:
-            raise ConfigError(f'links: expected a non-empty list of links, got {links!r}')
-        chain = []
-        for i, item in enumerate(links):
-            with naming(f'links[{i}]'):
-                chain.append(_link(item, f'links[{i}]'))
-        frames, joints = {base_frame, tool_frame}, set()
-        for i, link in enumerate(chain):
-            # Each link also owns the frames <name>_tip and <name>_s<k> on TF.
-            owned = {link.name, f'{link.name}_tip'} | {f'{link.name}_s{k + 1}'
-                                                       for k in range(link.frames)}
-            clash = sorted(owned & frames)
-            if clash:
-                raise ConfigError(f'links[{i}].name: frame name {clash[0]!r} is used twice')
-            if link.joint.name in joints:
-                raise ConfigError(f'links[{i}].joint.name: joint name {link.joint.name!r} '
-                                  'is used twice')
-            frames |= owned
-            joints.add(link.joint.name)
+        if from_urdf:
+            with naming('urdf'):
+                read = urdf_chain(spec, directory, robot_description)
+            chain, base_frame, tool_frame = read.links, read.base_frame, read.tool_frame
+            base_body = read.base_body if floating else None
+            for note in read.notes:
+                warnings.warn(f'{source}: urdf: {note}', ModelWarning, stacklevel=2)
+            # the tool frame is the tip link: a frame of the chain already
+            _check_names(chain, [base_frame], lambda i: ('urdf', 'urdf'))
+        else:
+            if tool_frame == base_frame:
+                raise ConfigError(f'tool_frame: must differ from base.frame ({base_frame!r})')
+            links = spec['links']
+            if not isinstance(links, list) or not links:
+                raise ConfigError(f'links: expected a non-empty list of links, got {links!r}')
+            chain = []
+            for i, item in enumerate(links):
+                with naming(f'links[{i}]'):
+                    chain.append(_link(item, f'links[{i}]'))
+            _check_names(chain, [base_frame, tool_frame],
+                         lambda i: (f'links[{i}].name', f'links[{i}].joint.name'))
     except ConfigError as error:
         raise ConfigError(f'{source}: {error}') from None
     # URDF rpy: fixed-axis roll, pitch, yaw, i.e. R = Rz(yaw) Ry(pitch) Rx(roll).
@@ -405,6 +451,195 @@ def model_from_dict(spec, source='model'):
                                 geometric_stiffening=stiffening, floating_base=base_body)
 
 
+def _check_names(chain, frames, fields):
+    """Refuse a frame or a joint name used twice in the robot description (TF tree).
+
+    ``frames``: the frames besides the links' (base, tool); each link owns its frame,
+    ``<name>_tip``, ``<name>_s<k>`` and its attached frames; ``fields(i)``: the fields
+    (frame, joint) of link i named in the error.
+    """
+    frames = set(frames)
+    joints = set()
+    for i, link in enumerate(chain):
+        frame_field, joint_field = fields(i)
+        owned = ([link.name, f'{link.name}_tip']
+                 + [f'{link.name}_s{k + 1}' for k in range(link.frames)]
+                 + [frame.name for frame in link.attached])
+        for frame in owned:
+            if frame in frames:
+                raise ConfigError(f'{frame_field}: frame name {frame!r} is used twice')
+            frames.add(frame)
+        for joint in [link.joint.name] + [frame.joint for frame in link.attached]:
+            if joint in joints:
+                raise ConfigError(f'{joint_field}: joint name {joint!r} is used twice')
+            joints.add(joint)
+
+
+# -- a URDF as the chain's rigid skeleton (description.urdf_reader) -------------------------
+
+URDF_KEYS = ('urdf', 'xacro_args', 'root', 'tip', 'flexible', 'actuated')
+
+
+def urdf_chain(spec, directory=None, robot_description=None):
+    """Read the chain of a model file's ``urdf:`` (module doc): a ``urdf_reader.UrdfChain``.
+
+    Errors: `ConfigError` naming the model file's field, or ``urdf: <file>: <element>``.
+    """
+    args = spec.get('xacro_args', {})
+    if not isinstance(args, dict):
+        raise ConfigError(f'xacro_args: expected a mapping name: value, got {args!r}')
+    for key, value in args.items():
+        if not isinstance(key, str) or isinstance(value, (dict, list)) or value is None:
+            raise ConfigError(f'xacro_args.{key}: expected a name and a text or number value, '
+                              f'got {value!r}')
+    text, where = _urdf_text(spec['urdf'], directory, robot_description,
+                             {key: str(value) for key, value in args.items()})
+    ends = {}
+    for key in ('root', 'tip'):
+        if key in spec:
+            if not isinstance(spec[key], str) or not spec[key]:
+                raise ConfigError(f'{key}: expected a URDF link name, got {spec[key]!r}')
+            ends[key] = spec[key]
+    flexible = spec.get('flexible', {})
+    if not isinstance(flexible, dict):
+        raise ConfigError(f'flexible: expected a mapping URDF link: {{beam: ...}} or '
+                          f'{{rod: ...}}, got {flexible!r}')
+    elastic = {str(link): _elastic(block, f'flexible.{link}')
+               for link, block in flexible.items()}
+    try:
+        read = urdf_reader.serial_chain(urdf_reader.parse(text), elastic=elastic, **ends)
+    except urdf_reader.URDFError as error:
+        raise ConfigError(f'{error.field}: {error}' if error.field
+                          else f'urdf: {where}: {error}') from None
+    moving = [link.joint.name for link in read.links]
+    actuated = spec.get('actuated', moving)
+    if not isinstance(actuated, list) or not all(isinstance(j, str) for j in actuated):
+        raise ConfigError(f'actuated: expected a list of joint names, got {actuated!r}')
+    for i, joint in enumerate(actuated):
+        if joint not in moving:
+            raise ConfigError(f'actuated[{i}]: no moving joint {joint!r} in the chain (its '
+                              f'moving joints: {", ".join(moving)})')
+    passive = [joint for joint in moving if joint not in actuated]
+    if passive:
+        raise ConfigError(f'actuated: joint {passive[0]!r} is left out, but the chain model '
+                          'drives every moving joint of the chain (passive joints are not '
+                          'supported): list it, or make it fixed in the URDF')
+    for link in read.links:
+        inertial = f'urdf: {where}: link {link.name!r} <inertial>'
+        _check_rigid_body(link, inertial, inertial)
+    return read
+
+
+def _elastic(spec, field):
+    """Parse a ``flexible:`` entry: return the function of the length giving Link fields."""
+    check_keys(spec, field, required=(), optional=('beam', 'rod', 'frames', 'hub'))
+    if ('beam' in spec) == ('rod' in spec):
+        raise ConfigError(f'{field}: expected a beam: (floating frame) or a rod: (Cosserat) '
+                          'block, one of the two')
+    frames = spec.get('frames', 0)
+    if isinstance(frames, bool) or not isinstance(frames, int) or not 0 <= frames <= 50:
+        raise ConfigError(f'{field}.frames: expected an integer from 0 to 50, got {frames!r}')
+    common = dict(frames=frames)
+    if 'hub' in spec:
+        common['hub'] = _body(spec['hub'], f'{field}.hub')
+    if 'beam' in spec:
+        beam = _beam(spec['beam'], f'{field}.beam')
+        return lambda length: dict(common, beam=beam)
+
+    def rod(length):
+        with naming(f'{field}.rod'):
+            return dict(common, rod=_rod(spec['rod'], f'{field}.rod', length))
+    with naming(f'{field}.rod'):
+        _section(spec['rod'], f'{field}.rod')       # its errors now, not at the length
+    return rod
+
+
+def _urdf_text(value, directory, robot_description, args):
+    """(URDF text, where it came from) of a ``urdf:`` value (file, package:// or '-')."""
+    if not isinstance(value, str) or not value:
+        raise ConfigError("urdf: expected a file path, a package:// URI or '-' (the "
+                          f'robot_description topic), got {value!r}')
+    if value == '-':
+        if args:
+            raise ConfigError("xacro_args: the URDF of '-' (robot_description) is expanded")
+        if robot_description is None:
+            raise ConfigError("urdf: '-' reads the robot_description topic: only a node "
+                              '(plant, controller) loads this model file')
+        text = robot_description()
+        if not isinstance(text, str):
+            raise ConfigError(f"urdf: '-': expected the URDF text, got {type(text).__name__}")
+        return text, "'-' (robot_description)"
+    if value.startswith('package://'):
+        package, _, rest = value[len('package://'):].partition('/')
+        path = os.path.join(package_share_directory(package), rest)
+    else:
+        path = os.path.join(directory or os.getcwd(), os.path.expanduser(value))
+    if path.endswith('.xacro'):
+        return _xacro(path, args), path
+    if args:
+        raise ConfigError(f'xacro_args: {path} is not a .xacro file')
+    try:
+        with open(path, encoding='utf-8') as stream:
+            return stream.read(), path
+    except OSError as error:
+        raise ConfigError(f'urdf: cannot read {path} ({error.strerror})') from None
+    except UnicodeDecodeError as error:
+        raise ConfigError(f'urdf: {path}: not UTF-8 text ({error.reason})') from None
+
+
+def package_share_directory(package):
+    """Share directory of a ROS package (package:// URIs, xacro's $(find package)).
+
+    This package's own is found without ROS (`_share_directory`); another one needs the
+    ament index of a sourced ROS 2 workspace.
+    """
+    if package == 'flexible_manipulator':
+        return _share_directory()
+    try:
+        from ament_index_python.packages import get_package_share_directory
+    except ImportError:
+        get_package_share_directory = None
+    try:
+        if get_package_share_directory is not None:
+            return get_package_share_directory(package)
+    except (LookupError, OSError, ValueError):      # unknown, or no AMENT_PREFIX_PATH
+        pass
+    raise ConfigError(f'urdf: package {package!r} not found: without a sourced ROS 2 '
+                      "workspace only flexible_manipulator's own files resolve; give a path")
+
+
+def _xacro(path, args):
+    """Expand a .xacro file with the xacro package; $(find) through `package_share_directory`."""
+    try:
+        import xacro
+        from xacro import substitution_args
+    except ImportError:
+        raise ConfigError(f'urdf: {path}: a .xacro file needs the xacro package (pip install '
+                          'xacro)') from None
+    if not os.path.isfile(path):
+        raise ConfigError(f'urdf: cannot read {path} (No such file or directory)')
+    failures = []
+
+    def find(package):
+        try:
+            return package_share_directory(package)
+        except ConfigError as error:
+            failures.append(str(error))
+            raise
+
+    saved = substitution_args._eval_find
+    substitution_args._eval_find = find
+    try:
+        document = xacro.process_file(path, mappings=args)
+    except Exception as error:           # xacro evaluates the file's Python expressions
+        reason = failures[0] if failures else f'xacro: {" ".join(str(error).split())}'
+        raise ConfigError(f'{reason} (expanding {path})' if failures
+                          else f'urdf: {path}: {reason}') from None
+    finally:
+        substitution_args._eval_find = saved
+    return document.toxml()
+
+
 # Largest gravity sag / length for which the floating-frame model (moderate deflections,
 # second-order foreshortening) is trusted; past the link's length it is not physical.
 SAG_VALIDITY = 0.1
@@ -412,7 +647,8 @@ SAG_VALIDITY = 0.1
 
 def _check_sag(link, gravity, field):
     """Refuse a link that sags past its length under gravity; warn past `SAG_VALIDITY`."""
-    ratio = kind_of(link).sag(link, gravity) / link.length
+    sag = kind_of(link).sag(link, gravity)
+    ratio = sag / link.length if sag > 0.0 else 0.0       # a rigid link may have no length
     if ratio > 1.0:
         raise ConfigError(
             f'{field}.beam: the link would sag {ratio:.3g} times its length {link.length} m '
@@ -564,6 +800,12 @@ def resolve_model_path(model, share_directory=None):
     return resolve_config_path(model, os.path.join('config', 'models'), share_directory)
 
 
-def load_model(path):
-    """Build the model described by the YAML file at ``path``."""
-    return model_from_dict(load_yaml(path), source=path)
+def load_model(path, robot_description=None):
+    """Build the model described by the YAML file at ``path``.
+
+    A ``urdf:`` path in it is relative to the file's directory; ``robot_description``: a
+    function returning the URDF text for ``urdf: '-'`` (`model_from_dict`).
+    """
+    return model_from_dict(load_yaml(path), source=path,
+                           directory=os.path.dirname(os.path.abspath(path)),
+                           robot_description=robot_description)

@@ -21,6 +21,7 @@ from fuzzing import mutated
 from test_program_controller import CONFIG
 
 MODEL_FILES = sorted((CONFIG / 'models').glob('*.yaml'))
+MODELS = str(CONFIG / 'models')     # where a model file's relative urdf: path starts
 PROGRAM_FILES = {'two_link_flexible': 'programs_two_link_flexible.yaml',
                  'two_link_rigid': 'programs_two_link_rigid.yaml',
                  'two_link_soft': 'programs_two_link_soft.yaml'}
@@ -48,7 +49,7 @@ def test_mutated_model_files_give_a_model_or_a_config_error_naming_the_field(dat
     with warnings.catch_warnings():
         warnings.simplefilter('ignore')         # e.g. a large sag: a warning, not an error
         try:
-            model_from_dict(spec, 'fuzzed')
+            model_from_dict(spec, 'fuzzed', directory=MODELS)
         except ConfigError as error:
             assert NAMED.match(str(error)), str(error)
 
@@ -70,7 +71,7 @@ def test_mutated_programs_give_a_program_or_a_config_error_naming_the_field(data
 def test_every_model_and_program_file_parses_unmutated():
     """The fuzzers start from valid files: each parses as it is."""
     for name, spec in MODEL_SPECS.items():
-        model_from_dict(spec, name)
+        model_from_dict(spec, name, directory=MODELS)
     assert len(PROGRAMS) >= 9
     with pytest.raises(ConfigError, match='^fuzzed: '):
         model_from_dict([], 'fuzzed')

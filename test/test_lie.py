@@ -284,3 +284,40 @@ def test_quaternion_product_and_exp_update():
             np.testing.assert_allclose(lie.matrix_from_quat(q_new),
                                        lie.matrix_from_quat(q) @ expm(h * lie.hat3(omega)),
                                        atol=1e-14)
+
+
+def test_urdf_origin_against_scipy_and_back():
+    """se3_from_origin(xyz, rpy) = [[R, xyz], [0, 1]] with R scipy's extrinsic 'xyz' Euler
+    rotation (URDF: fixed-axis roll, pitch, yaw); se3_origin gives a pose's (xyz, rpy) back,
+    the same pose to round-off, also at pitch = +-pi/2 (gimbal lock)."""
+    rng = np.random.default_rng(21)
+    for k in range(200):
+        rpy = rng.uniform(-math.pi, math.pi, 3)
+        if k % 4 == 0:
+            rpy[1] = math.copysign(math.pi / 2, rpy[1])
+        xyz = rng.normal(size=3)
+        pose = lie.se3_from_origin(xyz, rpy)
+        np.testing.assert_allclose(pose[:3, :3], Rotation.from_euler('xyz', rpy).as_matrix(),
+                                   atol=1e-15)
+        np.testing.assert_array_equal(pose[:3, 3], xyz)
+        back = lie.se3_from_origin(*lie.se3_origin(pose))
+        np.testing.assert_allclose(back, pose, atol=2e-15)
+
+
+@pytest.mark.parametrize('direction', [(1, 0, 0), (0, 0, 2), (-0.3922, 0, 0.1333),
+                                       (0.2, -0.7, 0.1), (-1, 1e-12, 0), (-1, 0, 0)])
+def test_aligning_rotation_is_the_smallest(direction):
+    """so3_aligning(d) turns e_x onto d/|d| by the angle between them about an axis normal
+    to both (the geodesic: scipy's rotation vector of R is perpendicular to e_x and d, its
+    length the angle); for d opposite to e_x, the half turn about e_z."""
+    d = np.asarray(direction, dtype=float)
+    d = d / np.linalg.norm(d)
+    R = lie.so3_aligning(direction)
+    np.testing.assert_allclose(R @ R.T, np.eye(3), atol=1e-15)
+    np.testing.assert_allclose(R[:, 0], d, atol=1e-15)
+    phi = Rotation.from_matrix(R).as_rotvec()
+    assert np.linalg.norm(phi) == pytest.approx(math.acos(np.clip(d[0], -1, 1)), abs=1e-7)
+    if np.linalg.norm(np.cross((1, 0, 0), d)) > 1e-9:
+        assert abs(phi @ d) < 1e-12 and abs(phi[0]) < 1e-12
+    elif d[0] < 0:          # opposite, or next to it (continuous): the half turn about z
+        np.testing.assert_allclose(R, np.diag([-1.0, -1.0, 1.0]), atol=1e-11)

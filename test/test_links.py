@@ -35,7 +35,13 @@ KIND_AWARE = ('mechanics/links/', 'mechanics/reference/')
 def test_every_link_of_every_model_file_has_the_kind_of_its_key(path):
     spec = yaml.safe_load(open(path))
     model = load_model(path)
-    for entry, link in zip(spec['links'], model.links):
+    # A file of a URDF (urdf:) names its flexible links under flexible: (<link>_beam or
+    # <link>_rod in the model); its other links are rigid.
+    entries = spec['links'] if 'links' in spec else [
+        spec['flexible'].get(link.name.rpartition('_')[0], {})
+        if link.name.endswith(('_beam', '_rod')) else {} for link in model.links]
+    assert len(entries) == len(model.links)
+    for entry, link in zip(entries, model.links):
         expected = 'rod' if 'rod' in entry else 'beam' if 'beam' in entry else 'rigid'
         assert [kind.name for kind in KINDS if kind.matches(link)][0] == expected
         assert kind_of(link).name == expected

@@ -209,7 +209,6 @@ B0, B1 = ['links', 0, 'beam'], ['links', 1, 'beam']
 # follow the loader's documented convention (module docstring: dotted path of the field).
 BAD_SPECS = [
     ('negative length', _set(L0 + ['length'], -0.5), 'links[0].length'),
-    ('zero length', _set(L1 + ['length'], 0.0), 'links[1].length'),
     ('negative mass', _set(L0 + ['mass'], -1.0), 'links[0].mass'),
     ('negative inertia', _set(L1 + ['inertia'], [-0.01, 0.01, 0.01, 0, 0, 0]),
      'links[1].inertia'),
@@ -294,6 +293,7 @@ BAD_FLEXIBLE_SPECS = [
      'links[0].beam.linear_density'),
     ('beam key typo', _rename_key(B1, 'damping_ratio', 'damping'), 'links[1].beam.damping'),
     ('beam not a mapping', _set(B0, 0.243), 'links[0].beam'),
+    ('zero length of a beam', _set(L1 + ['length'], 0.0), 'links[1].length'),
     ('negative payload mass', _set(L0 + ['payload', 'mass'], -0.25), 'links[0].payload.mass'),
     ('non-PSD payload inertia', _set(L1 + ['payload', 'inertia'], [1, 1, 1, 0, 0, 3]),
      'links[1].payload.inertia'),
@@ -367,6 +367,19 @@ def test_bad_field_is_refused_naming_the_field(tmp_path, path, change, field):
     # The field must appear as a whole path (not e.g. 'links[0].length' inside a longer one).
     pattern = re.escape(field)
     assert re.search(r'(^|[\s:]){}[\s:]'.format(pattern), message), message
+
+
+def test_a_rigid_link_of_zero_length_has_its_tip_at_its_joint(tmp_path):
+    """A rigid link may have length 0 (a URDF's links: doc/models.md): its tip frame is its
+    joint frame, so the forearm's joint sits where the upper arm's does (the file's
+    shoulder origin, the base frame's origin)."""
+    spec = raw_spec()
+    spec['links'][0]['length'] = 0.0
+    model = load_model(write(tmp_path, spec))
+    link_R, link_p, tip_R, tip_p = model.frame_placements(model.create_data(), [0.7, -0.4])
+    np.testing.assert_allclose(tip_p[0], link_p[0], atol=1e-15)
+    np.testing.assert_allclose(link_p[1], link_p[0], atol=1e-15)
+    np.testing.assert_allclose(link_R[1], urdf_rpy(0, 0, 0.3), atol=1e-15)
 
 
 def test_frames_and_quadrature_extremes_are_accepted():

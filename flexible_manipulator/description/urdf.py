@@ -10,6 +10,11 @@ Frames, from the world to the tool:
 flexible link they follow the deformation and the URDF declares them ``floating`` (the
 plant computes and publishes them; robot_state_publisher cannot). A free-floating base is
 a ``floating`` joint from the world too. Fixed joints go to /tf_static, all others to /tf.
+
+A link's ``attached`` frames (``chain.FixedFrame``: a user's URDF links merged into the
+chain's bodies, ``urdf_reader``) follow its own, fixed to their parents, with their URDF
+link and joint names and geometry; the tool frame is added only when no frame has its name
+(a model read from a URDF: its tip link).
 """
 
 from dataclasses import dataclass
@@ -50,11 +55,32 @@ def section_abscissae(link):
     return [link.length * (k + 1) / (link.frames + 1) for k in range(link.frames)]
 
 
+def tool_frame_added(links, tool_frame):
+    """Tell whether the description adds ``tool_frame`` on the last tip.
+
+    It does unless ``tool_frame`` is already a frame of the chain's ``links`` (a link's
+    own or an attached one).
+    """
+    return not any(tool_frame == name for link in links
+                   for name in [link.name] + [frame.name for frame in link.attached])
+
+
+def is_world(model, world_frame):
+    """Tell whether the model's base frame is the world frame itself (no mount).
+
+    A URDF rooted at ``world`` (the frame robots are fixed to in many URDFs) with the base
+    fixed at the identity: its root is the world, not a frame placed in it.
+    """
+    return (model.base_frame == world_frame and model.floating_base is None
+            and not np.any(model.base_xyz) and not np.any(model.base_rpy))
+
+
 def joint_frames(model, world_frame='world'):
     """List the model's transforms from the world to the tool, in tree order."""
     base_kind = 'fixed' if model.floating_base is None else 'base'
-    frames = [JointFrame(f'{model.base_frame}_mount', world_frame, model.base_frame,
-                         tuple(model.base_xyz), tuple(model.base_rpy), base_kind)]
+    frames = [] if is_world(model, world_frame) else [
+        JointFrame(f'{model.base_frame}_mount', world_frame, model.base_frame,
+                   tuple(model.base_xyz), tuple(model.base_rpy), base_kind)]
     parent = model.base_frame
     for j, link in enumerate(model.links):
         joint = link.joint
@@ -70,9 +96,12 @@ def joint_frames(model, world_frame='world'):
             else:
                 frames.append(JointFrame(f'{child}_section', link.name, child, (x, 0.0, 0.0),
                                          (0.0, 0.0, 0.0), 'fixed', j, x))
+        frames += [JointFrame(frame.joint, frame.parent, frame.name, tuple(frame.xyz),
+                              tuple(frame.rpy), 'fixed') for frame in link.attached]
         parent = f'{link.name}_tip'
-    frames.append(JointFrame(f'{model.tool_frame}_mount', parent, model.tool_frame,
-                             (0.0, 0.0, 0.0), (0.0, 0.0, 0.0), 'fixed'))
+    if tool_frame_added(model.links, model.tool_frame):
+        frames.append(JointFrame(f'{model.tool_frame}_mount', parent, model.tool_frame,
+                                 (0.0, 0.0, 0.0), (0.0, 0.0, 0.0), 'fixed'))
     return frames
 
 
@@ -115,16 +144,23 @@ def _bar(length):
 
 
 def _links_xml(link):
-    """URDF links of one model link: the link frame, its sections and its tip."""
+    """URDF links of one model link: the link frame, its sections, its tip, its attached.
+
+    The link frame shows the link's own ``geometry`` (a URDF's) if it has one, else a bar
+    to the next section (none on a link of zero length).
+    """
     stations = [0.0] + section_abscissae(link) + [link.length]
     names = [link.name] + [f'{link.name}_s{k + 1}' for k in range(link.frames)]
     parts = []
     for k, frame in enumerate(names):
         inertial = _inertial(link.body, link) if k == 0 else ''
-        parts.append(f'  <link name={quoteattr(frame)}>\n{inertial}'
-                     f'{_bar(stations[k + 1] - stations[k])}  </link>\n')
+        step = stations[k + 1] - stations[k]
+        shape = link.geometry if k == 0 and link.geometry else _bar(step) if step > 0 else ''
+        parts.append(f'  <link name={quoteattr(frame)}>\n{inertial}{shape}  </link>\n')
     parts.append(f'  <link name={quoteattr(link.name + "_tip")}>\n{_inertial(link.payload)}'
                  '  </link>\n')
+    parts += [f'  <link name={quoteattr(frame.name)}>\n{frame.geometry}  </link>\n'
+              for frame in link.attached]
     return ''.join(parts)
 
 
@@ -153,7 +189,7 @@ def _joint_xml(frame, joint):
 def urdf(model, world_frame='world'):
     """Return the URDF of ``model`` as a string (root link: ``world_frame``)."""
     parts = [f'<?xml version="1.0"?>\n<robot name={quoteattr(model.name)}>\n',
-             f'  <link name={quoteattr(world_frame)}/>\n',
+             '' if is_world(model, world_frame) else f'  <link name={quoteattr(world_frame)}/>\n',
              f'''  <link name={quoteattr(model.base_frame)}>
 {_inertial(model.floating_base) if model.floating_base is not None else ''}    <visual>
       <geometry><cylinder radius="0.05" length="0.08"/></geometry>
@@ -162,7 +198,8 @@ def urdf(model, world_frame='world'):
   </link>
 ''']
     parts += [_links_xml(link) for link in model.links]
-    parts.append(f'  <link name={quoteattr(model.tool_frame)}/>\n')
+    if tool_frame_added(model.links, model.tool_frame):
+        parts.append(f'  <link name={quoteattr(model.tool_frame)}/>\n')
     joints = {link.joint.name: link.joint for link in model.links}
     parts += [_joint_xml(frame, joints.get(frame.joint))
               for frame in joint_frames(model, world_frame)]

@@ -104,8 +104,32 @@ class Beam:
 
 
 @dataclass(frozen=True)
+class FixedFrame:
+    """A frame fixed to a link for TF and the robot description only (no dynamics).
+
+    A URDF link merged into a body of the chain (``description.urdf_reader``): its pose
+    ``xyz``, ``rpy`` (URDF origin convention) in its ``parent`` frame, which is a frame of
+    the link that carries it (``<name>``, ``<name>_tip``), the base frame (on the first
+    link), or a frame attached before it; ``joint`` names the transform, ``geometry``
+    holds the URDF ``<visual>`` and ``<collision>`` elements the description copies.
+    """
+
+    name: str
+    joint: str
+    parent: str
+    xyz: tuple = (0.0, 0.0, 0.0)
+    rpy: tuple = (0.0, 0.0, 0.0)
+    geometry: str = ''
+
+
+@dataclass(frozen=True)
 class Link:
-    """One link of the chain and the joint that drives it."""
+    """One link of the chain and the joint that drives it.
+
+    ``attached``: `FixedFrame` s that ride on the link (a URDF's merged links);
+    ``geometry``: URDF ``<visual>``/``<collision>`` elements of the link frame, copied into
+    the robot description in place of the default bar ('' for the bar).
+    """
 
     name: str
     joint: Joint
@@ -115,6 +139,8 @@ class Link:
     payload: RigidBody = field(default_factory=RigidBody)
     frames: int = 0                           # section frames on TF between root and tip
     rod: object = None                        # a cosserat.rod.CosseratRod (Cosserat chains)
+    attached: tuple = ()
+    geometry: str = ''
 
 
 def SerialChain(name, links, gravity_base=(0.0, 0.0, 0.0), base_frame='base_link',

@@ -32,6 +32,7 @@ two branches agree to ~1e-15 and the Jacobians match their power series to that 
 """
 
 import numpy as np
+import transforms3d
 
 SMALL_ANGLE = 0.1
 _I3 = np.eye(3)
@@ -203,6 +204,36 @@ def se3_inverse(g):
 def se3_compose(g, h):
     """Product g h of two 4x4 homogeneous matrices (g_ab h_bc = g_ac)."""
     return np.asarray(g, dtype=float) @ np.asarray(h, dtype=float)
+
+
+def se3_from_origin(xyz, rpy):
+    """Pose of a URDF ``<origin xyz rpy>``: Trans(xyz) R(rpy) [m, rad].
+
+    R = Rz(yaw) Ry(pitch) Rx(roll), fixed-axis roll, pitch, yaw (transforms3d's 'sxyz').
+    """
+    return _pose(transforms3d.euler.euler2mat(*np.asarray(rpy, dtype=float), axes='sxyz'),
+                 np.asarray(xyz, dtype=float))
+
+
+def se3_origin(g):
+    """(xyz, rpy) of a 4x4 pose: `se3_from_origin` inverted, pitch in [-pi/2, pi/2]."""
+    g = np.asarray(g, dtype=float)
+    return g[:3, 3].copy(), np.array(transforms3d.euler.mat2euler(g[:3, :3], axes='sxyz'))
+
+
+def so3_aligning(direction):
+    """Return the smallest rotation R with R e_x = d/|d| (d = ``direction``, nonzero).
+
+    A turn about e_x x d by the angle between them; for d opposite to e_x (no smallest
+    one), a half turn about e_z.
+    """
+    d = np.asarray(direction, dtype=float)
+    d = d / np.linalg.norm(d)
+    axis = np.array([0.0, -d[2], d[1]])             # e_x x d
+    s = np.linalg.norm(axis)
+    if s == 0.0:
+        return _I3.copy() if d[0] > 0.0 else so3_exp((0.0, 0.0, np.pi))
+    return so3_exp(np.arctan2(s, d[0]) / s * axis)
 
 
 def se3_adjoint(g):

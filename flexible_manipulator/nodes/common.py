@@ -12,9 +12,11 @@ from rclpy.event_handler import PublisherEventCallbacks, SubscriptionEventCallba
 from rclpy.exceptions import InvalidParameterTypeException, ParameterException
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.parameter import Parameter
+from rclpy.qos import DurabilityPolicy, QoSProfile
 from rclpy.signals import SignalHandlerOptions
 from builtin_interfaces.msg import Time
 from rcl_interfaces.msg import ParameterDescriptor
+from std_msgs.msg import String
 
 from .message_memory import bound_message_memory
 from ..entry_points import ShutdownRequest
@@ -94,15 +96,60 @@ def declare_settings(node, schema, model=None):
     return values
 
 
+# Longest wait [s] for the robot description of a model file with ``urdf: '-'``.
+DESCRIPTION_WAIT = 10.0
+
+
 def model_parameter(node, setting):
-    """Declare ``model`` (``setting``) and load the model it names (path or config/models)."""
+    """Declare ``model`` (``setting``) and load the model it names (path or config/models).
+
+    A model file with ``urdf: '-'`` reads the URDF on ``robot_description``
+    (`robot_description`); ``node.description_from_topic`` tells whether it did.
+    """
     model_name = declare_settings(node, (setting,))['model']
+    read = []
+
+    def description():
+        read.append(True)
+        return robot_description(node)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter('always', ModelWarning)
-        model = load_model(resolve_model_path(model_name))
+        model = load_model(resolve_model_path(model_name), robot_description=description)
+    node.description_from_topic = bool(read)
     for warning in caught:      # outside its validity: said once, on the node's log
         node.get_logger().warning(str(warning.message))
     return model
+
+
+def robot_description(node, timeout=DESCRIPTION_WAIT):
+    """Return the URDF text on ``robot_description``, waiting up to ``timeout`` [s] for it.
+
+    A transient-local subscription (robot_state_publisher and the plant latch it), spun
+    here before the node's own executor runs; `ConfigError` if nothing comes.
+    """
+    received = []
+    latched = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)
+    subscription = node.create_subscription(String, 'robot_description',
+                                            lambda message: received.append(message.data),
+                                            latched)
+    executor = SingleThreadedExecutor(context=node.context)
+    executor.add_node(node)
+    deadline = time.monotonic() + timeout
+    try:
+        while (not received and time.monotonic() < deadline
+               and ShutdownRequest.current().requested is None):
+            executor.spin_once(timeout_sec=0.05)
+    finally:
+        executor.remove_node(node)
+        executor.shutdown()
+        topic = subscription.topic_name
+        node.destroy_subscription(subscription)
+    if not received:
+        raise ConfigError(f"urdf: '-': no robot description on {topic} within {timeout:g} s "
+                          '(a std_msgs/String published transient local, as '
+                          'robot_state_publisher does): start its publisher, or give the '
+                          'URDF file in the model file')
+    return received[-1]
 
 
 def joint_order(model, names):

@@ -105,13 +105,16 @@ class PlantNode(SimulatedPlant):
                                 if self.model.n_modes else None)
         self.tf_pub = common.per_tick_publisher(self, TFMessage, 'tf')
         self.tf_static_pub = self.create_publisher(TFMessage, 'tf_static', LATCHED)
-        self.description_pub = self.create_publisher(String, 'robot_description', LATCHED)
+        # A model read from robot_description (urdf: '-') leaves the topic to its publisher.
+        self.description_pub = (None if self.description_from_topic else
+                                self.create_publisher(String, 'robot_description', LATCHED))
 
         # Build the messages once; each publication only refreshes numbers.
         self.joint_state = JointState(name=list(self.model.joint_names))
         self.modal_state = JointState(name=list(self.model.mode_names))
         self.tf_message = TFMessage(transforms=[transform(f, stamp(0.0)) for f in self.moving])
-        self.description_pub.publish(String(data=urdf(self.model, self.world_frame)))
+        if self.description_pub is not None:
+            self.description_pub.publish(String(data=urdf(self.model, self.world_frame)))
         self.tf_static_pub.publish(TFMessage(transforms=[
             transform(f, stamp(0.0)) for f in self.frames if not f.moving]))
 

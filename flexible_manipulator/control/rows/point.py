@@ -22,7 +22,8 @@ class PointRow(Row):
     def from_spec(cls, spec, model, field, rigid_twin=None):
         """Build the row on ``model`` (see `Row.from_spec`)."""
         link, abscissa, indices, reference = point_path(model, spec, field)
-        fraction = abscissa / model.links[link].length
+        length = model.links[link].length         # a URDF's rigid link has none
+        fraction = abscissa / length if length > 0.0 else 1.0
         where = 'tip' if fraction == 1.0 else f'{fraction:g}L'
         return cls(PointProgram(model, link, abscissa, reference, indices),
                    [f'{model.link_names[link]}_{where}_{AXIS_NAMES[a]}' for a in indices])
