@@ -143,11 +143,11 @@ class ControllerNodeBase(Node):
         self.window = Window(nu, len(self.residuals.name))
         self.run = Window(nu, len(self.residuals.name))   # since the start of the program
 
-        # The per-tick topics go without rclpy's QoS-event handlers (`common.per_tick_*`).
-        self.command_pub = common.per_tick_publisher(self, Float64MultiArray,
-                                                     'effort_controller/commands')
-        self.residual_pub = common.per_tick_publisher(self, JointState, '~/residuals')
-        self.diagnostics_pub = self.create_publisher(DiagnosticArray, 'diagnostics', 10)
+        # The topics go without rclpy's QoS-event handlers (`common.quiet_*`).
+        self.command_pub = common.quiet_publisher(self, Float64MultiArray,
+                                                  'effort_controller/commands')
+        self.residual_pub = common.quiet_publisher(self, JointState, '~/residuals')
+        self.diagnostics_pub = common.quiet_publisher(self, DiagnosticArray, 'diagnostics')
         self.create_state_interfaces()
         self.create_service(SetBool, '~/enable', self.on_enable)
         steady = Clock(clock_type=ClockType.STEADY_TIME)

@@ -68,13 +68,12 @@ class ControllerNode(ControllerNodeBase):
         """Joint (and modal) states in, the reference out, ``active_program`` switching."""
         self.reference = JointState()
         self.reference.name = self.row_names()
-        self.reference_pub = common.per_tick_publisher(self, JointState, '~/reference')
+        self.reference_pub = common.quiet_publisher(self, JointState, '~/reference')
         # Modal states first: when both wait, the executor takes the older subscription
         # first, so the modal state of a stamp is in hand when its joint state is handled.
         if self.use_modal:
-            common.per_tick_subscription(self, JointState, 'modal_states',
-                                         self.on_modal_state)
-        common.per_tick_subscription(self, JointState, 'joint_states', self.on_state)
+            common.quiet_subscription(self, JointState, 'modal_states', self.on_modal_state)
+        common.quiet_subscription(self, JointState, 'joint_states', self.on_state)
         self.add_on_set_parameters_callback(self.on_parameters)
 
     def build_core(self, model, parameters):

@@ -100,12 +100,13 @@ class PlantNode(SimulatedPlant):
         self.transforms = self.model.frame_transforms(
             [(f.link, f.x if f.kind == 'section' else None) for f in self.moving
              if f.kind != 'base'])
-        self.joint_state_pub = common.per_tick_publisher(self, JointState, 'joint_states')
-        self.modal_state_pub = (common.per_tick_publisher(self, JointState, 'modal_states')
+        self.joint_state_pub = common.quiet_publisher(self, JointState, 'joint_states')
+        self.modal_state_pub = (common.quiet_publisher(self, JointState, 'modal_states')
                                 if self.model.n_modes else None)
-        self.tf_pub = common.per_tick_publisher(self, TFMessage, 'tf')
-        self.tf_static_pub = self.create_publisher(TFMessage, 'tf_static', LATCHED)
-        self.description_pub = self.create_publisher(String, 'robot_description', LATCHED)
+        self.tf_pub = common.quiet_publisher(self, TFMessage, 'tf')
+        self.tf_static_pub = common.quiet_publisher(self, TFMessage, 'tf_static', LATCHED)
+        self.description_pub = common.quiet_publisher(self, String, 'robot_description',
+                                                      LATCHED)
 
         # Build the messages once; each publication only refreshes numbers.
         self.joint_state = JointState(name=list(self.model.joint_names))

@@ -157,6 +157,7 @@ class SimulatedPlant(Node):
         self.copies = 0                      # lockstep: publications of the current state
         self.merging = False                 # lockstep: the first answer waits for the others
         self.merge_started = 0.0             # lockstep: wall time of that first answer
+        self.merge_timer = None              # lockstep: the quiet wait, only while merging
         self.state_publishers = []           # of `state_messages`, for their match counts
         self.matched = []                    # their matched readers at the last resend check
         self.answer_latency = LatencyHistogram()
@@ -166,19 +167,17 @@ class SimulatedPlant(Node):
         # which the plant itself publishes, so a timer on ROS time would never fire.
         self.steady_clock = Clock(clock_type=ClockType.STEADY_TIME)
         self.clock_message = ClockMsg()
-        self.clock_pub = common.per_tick_publisher(self, ClockMsg, 'clock')
-        self.diagnostics_pub = self.create_publisher(DiagnosticArray, 'diagnostics', 10)
+        self.clock_pub = common.quiet_publisher(self, ClockMsg, 'clock')
+        self.diagnostics_pub = common.quiet_publisher(self, DiagnosticArray, 'diagnostics')
         self.setup()
-        common.per_tick_subscription(self, Float64MultiArray, 'effort_controller/commands',
-                                     self.on_command)
+        common.quiet_subscription(self, Float64MultiArray, 'effort_controller/commands',
+                                  self.on_command)
         self.create_service(Trigger, '~/reset', self.on_reset)
         self.create_service(SetBool, '~/pause', self.on_pause)
         if self.timing_mode == 'realtime':
             self.create_steady_timer(self.update_period, self.update)
         else:
             self.create_steady_timer(self.resend_period / 4, self.on_resend_check)
-            self.merge_timer = self.create_steady_timer(MERGE_WINDOW, self.take_merged_step)
-            self.merge_timer.cancel()       # started by the first answer to a re-sent state
         self.create_steady_timer(1.0, self.publish_diagnostics)
         self.publish_state()
         self.get_logger().info(
@@ -240,7 +239,7 @@ class SimulatedPlant(Node):
         if self.merging:
             self.dropped += 1                   # another answer to the same state
             if time.monotonic() - self.merge_started < MERGE_LIMIT:
-                self.merge_timer.reset()        # wait for quiet again
+                self.wait_for_quiet()           # wait for quiet again
             return
         data = msg.data
         if len(data) != len(self.command_index):
@@ -266,7 +265,7 @@ class SimulatedPlant(Node):
             if self.copies > 1:
                 self.merging = True
                 self.merge_started = time.monotonic()
-                self.merge_timer.reset()
+                self.wait_for_quiet()
             else:
                 self.update()
         # Paused in lockstep, a command is not answered (else the loop would spin on the
@@ -294,9 +293,26 @@ class SimulatedPlant(Node):
         """Create a timer on wall time (`steady_clock`), whatever use_sim_time says."""
         return self.create_timer(period, callback, clock=self.steady_clock)
 
+    def wait_for_quiet(self):
+        """Lockstep mode: (re)start the `MERGE_WINDOW` wait before `take_merged_step`.
+
+        The timer exists only while a merge waits: every timer of the node, even a cancelled
+        one, is an entry of the executor's wait set on every tick.
+        """
+        if self.merge_timer is None:
+            self.merge_timer = self.create_steady_timer(MERGE_WINDOW, self.take_merged_step)
+        else:
+            self.merge_timer.reset()
+
+    def end_quiet_wait(self):
+        """Lockstep mode: drop the merge's timer."""
+        if self.merge_timer is not None:
+            self.destroy_timer(self.merge_timer)
+            self.merge_timer = None
+
     def take_merged_step(self):
         """Lockstep mode: advance with the first answer to a re-published state."""
-        self.merge_timer.cancel()
+        self.end_quiet_wait()
         self.merging = False
         self.update()
 
@@ -373,7 +389,7 @@ class SimulatedPlant(Node):
         """Go back to the initial state at time zero, zero input, faults cleared."""
         self.sim.reset()
         if self.merging:                # answers to the old state: dropped
-            self.merge_timer.cancel()
+            self.end_quiet_wait()
             self.merging = False
         self.input[:] = 0.0
         self.last_command[:] = 0.0
