@@ -37,7 +37,7 @@ from rosgraph_msgs.msg import Clock as ClockMsg
 from std_msgs.msg import Float64MultiArray
 from std_srvs.srv import SetBool, Trigger
 
-from . import common
+from . import common, packed_messages
 from .common import stamp
 from .latency import LatencyHistogram
 from ..mechanics.integrators import METHODS, RENAMED
@@ -166,7 +166,7 @@ class SimulatedPlant(Node):
         # Timers run on the steady clock: with use_sim_time the node clock follows /clock,
         # which the plant itself publishes, so a timer on ROS time would never fire.
         self.steady_clock = Clock(clock_type=ClockType.STEADY_TIME)
-        self.clock_message = ClockMsg()
+        self.clock_message = packed_messages.PackedMessage(ClockMsg(), stamps=[_set_clock])
         self.clock_pub = common.quiet_publisher(self, ClockMsg, 'clock')
         self.diagnostics_pub = common.quiet_publisher(self, DiagnosticArray, 'diagnostics')
         self.setup()
@@ -208,7 +208,9 @@ class SimulatedPlant(Node):
     def state_messages(self, now):
         """Refresh the state messages stamped ``now``; return (publisher, message) pairs.
 
-        Return None when the state cannot be published (nothing is sent then).
+        A message is a message object, its serialized bytes, or a function returning either,
+        called when its turn to be sent comes (work that can wait until the messages before
+        it are out). Return None when the state cannot be published (nothing is sent then).
         """
         raise NotImplementedError
 
@@ -370,10 +372,11 @@ class SimulatedPlant(Node):
         if messages is None:
             return
         if self.publish_clock:
-            self.clock_message.clock = now
-            self.clock_pub.publish(self.clock_message)
+            self.clock_message.set_stamp(now.sec, now.nanosec)
+            self.clock_pub.publish(self.clock_message.data())
         for publisher, message in messages:
-            publisher.publish(message)
+            # A callable is called as its turn comes (`state_messages`).
+            publisher.publish(message() if callable(message) else message)
         if not self.state_publishers:
             self.state_publishers = [publisher for publisher, _ in messages]
         self.copies += 1
@@ -446,3 +449,8 @@ class SimulatedPlant(Node):
         msg = DiagnosticArray(status=[status])
         msg.header.stamp = stamp(self.sim.time)
         self.diagnostics_pub.publish(msg)
+
+
+def _set_clock(msg, time):
+    """Stamp setter of a rosgraph_msgs/Clock (`packed_messages.PackedMessage`)."""
+    msg.clock = time
