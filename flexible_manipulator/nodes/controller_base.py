@@ -22,7 +22,7 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 from std_srvs.srv import SetBool
 
-from . import common
+from . import common, packed_messages
 from ..settings import positive, Setting
 
 WATCHDOG_ACTIONS = ('zero', 'hold')
@@ -36,13 +36,44 @@ NODE_SETTINGS = (
     Setting('start_enabled', True, 'Track the program from start-up.'))
 
 
-def publish_rows(publisher, msg, stamp, position, velocity, effort):
-    """Fill a JointState used as named rows (names already set) and publish it."""
-    msg.header.stamp = stamp
-    msg.position = position.tolist()
-    msg.velocity = velocity.tolist()
-    msg.effort = effort.tolist()
-    publisher.publish(msg)
+class Rows:
+    """Named rows published as a `sensor_msgs/JointState` (~/reference, ~/residuals).
+
+    The message is kept serialized (`packed_messages`); setting ``name`` (the row names,
+    when the program changes) rebuilds it. Values of another length than the names (never
+    on a tracking tick: a guard) go out as a message object, as they come.
+    """
+
+    def __init__(self, names):
+        """Rows named ``names``."""
+        self.name = names
+
+    @property
+    def name(self):
+        """The row names."""
+        return self._names
+
+    @name.setter
+    def name(self, names):
+        self._names = list(names)
+        self._packed = packed_messages.joint_state(self._names)
+
+    def publish(self, publisher, stamp, position, velocity, effort):
+        """Publish the rows' ``position``, ``velocity`` and ``effort`` stamped ``stamp``."""
+        count = len(self._names)
+        if len(position) == len(velocity) == len(effort) == count:
+            packed = self._packed
+            packed.set_stamp(stamp.sec, stamp.nanosec)
+            packed.set('position', position)
+            packed.set('velocity', velocity)
+            packed.set('effort', effort)
+            publisher.publish(packed.data())
+        else:
+            msg = JointState(name=self._names, position=np.asarray(position).tolist(),
+                             velocity=np.asarray(velocity).tolist(),
+                             effort=np.asarray(effort).tolist())
+            msg.header.stamp = stamp
+            publisher.publish(msg)
 
 
 class Window:
@@ -138,8 +169,7 @@ class ControllerNodeBase(Node):
         self.answered_ns = 0        # wall time [ns, system clock] the last answer was sent
         self.skipped_copies = 0     # copies of an answered state that were not answered again
         self.command = Float64MultiArray(data=[0.0] * nu)
-        self.residuals = JointState()
-        self.residuals.name = self.row_names()
+        self.residuals = Rows(self.row_names())
         self.window = Window(nu, len(self.residuals.name))
         self.run = Window(nu, len(self.residuals.name))   # since the start of the program
 
@@ -274,8 +304,8 @@ class ControllerNodeBase(Node):
     def publish_program(self, stamp):
         """Publish the residuals, stamped like the state they answer."""
         status = self.core.status
-        publish_rows(self.residual_pub, self.residuals, stamp, status.residual,
-                     status.residual_rate, status.constraint_error)
+        self.residuals.publish(self.residual_pub, stamp, status.residual, status.residual_rate,
+                               status.constraint_error)
 
     def on_watchdog(self):
         """Zero or holding effort while states are stale (module doc)."""

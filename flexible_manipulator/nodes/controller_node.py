@@ -16,7 +16,7 @@ from rcl_interfaces.msg import SetParametersResult
 from sensor_msgs.msg import JointState
 
 from . import common, controller_base
-from .controller_base import ControllerNodeBase, publish_rows
+from .controller_base import ControllerNodeBase, Rows
 from ..control.input_delay import InputDelayMonitor
 from ..control.program_config import load_program_file, resolve_program_path
 from ..control.mismatch_guard import WINDOW
@@ -66,8 +66,7 @@ class ControllerNode(ControllerNodeBase):
 
     def create_state_interfaces(self):
         """Joint (and modal) states in, the reference out, ``active_program`` switching."""
-        self.reference = JointState()
-        self.reference.name = self.row_names()
+        self.reference = Rows(self.row_names())
         self.reference_pub = common.quiet_publisher(self, JointState, '~/reference')
         # Modal states first: when both wait, the executor takes the older subscription
         # first, so the modal state of a stamp is in hand when its joint state is handled.
@@ -317,8 +316,8 @@ class ControllerNode(ControllerNodeBase):
     def publish_program(self, stamp):
         """Publish the reference and the residuals, stamped like the state they answer."""
         entry = self.core.entry
-        publish_rows(self.reference_pub, self.reference, stamp, entry.reference,
-                     entry.reference_rate, entry.reference_acceleration)
+        self.reference.publish(self.reference_pub, stamp, entry.reference, entry.reference_rate,
+                               entry.reference_acceleration)
         super().publish_program(stamp)
 
     def on_parameters(self, parameters):
