@@ -39,9 +39,12 @@ def quiet_publisher(node, message_type, topic, qos=10):
                                      use_default_callbacks=False))
 
 
-def quiet_subscription(node, message_type, topic, callback, depth=10):
-    """Create a subscription of a per-tick topic without the default QoS-event handlers."""
-    return node.create_subscription(message_type, topic, callback, depth,
+def quiet_subscription(node, message_type, topic, callback, depth=10, raw=False):
+    """Create a subscription without the default QoS-event handlers (`quiet_publisher`).
+
+    ``raw``: the callback gets the serialized bytes (`packed_messages` reads them).
+    """
+    return node.create_subscription(message_type, topic, callback, depth, raw=raw,
                                     event_callbacks=SubscriptionEventCallbacks(
                                         use_default_callbacks=False))
 

@@ -1,4 +1,4 @@
-"""Per-tick messages kept serialized, their numbers written into the buffer in place.
+"""Per-tick messages kept serialized: numbers written into, and read from, the CDR bytes.
 
 Publishing a message object costs rclpy a conversion of every field from Python to C and a
 serialization, each time: for the soft arm's TF (14 transforms, each with two frame names)
@@ -14,8 +14,19 @@ each sentinel's bytes are looked up (each must occur exactly once). The construc
 checks the buffer against the message itself: random numbers written both ways, the
 buffer deserialized must equal the message. A message whose strings or sequence lengths
 change (a controller's row names when its program changes) is rebuilt from a new template.
+
+Taking a message costs rclpy as much the other way: a message object built and filled
+field by field (a `sensor_msgs/JointState` 45-105 µs on a loaded machine, its bytes
+15-19 µs). `JointStateReader` and `Float64ArrayReader` read a raw subscription's bytes
+(plain CDR, either byte order) into NumPy views: the first message of a layout (its
+strings and sequence lengths) is walked field by field, and the next ones whose layout
+bytes are the same (every byte but the numbers, the stamp and the alignment padding,
+which a writer may leave undefined) are read at the offsets found then. Bytes of another
+representation go through `rclpy.serialization`; bytes that are no such message read as
+None.
 """
 
+import collections
 import struct
 
 import numpy as np
@@ -151,3 +162,153 @@ def _field_setter(field):
 
 def _header_stamp(msg, time):
     msg.header.stamp = time
+
+
+# What a reader returns: the fields of a JointState that the nodes read, as a message
+# object has them (``header.stamp.sec``, ``name``, ``position``, ...); the arrays are
+# read-only NumPy views of the bytes.
+Stamp = collections.namedtuple('Stamp', 'sec nanosec')
+Header = collections.namedtuple('Header', 'stamp frame_id')
+JointStateView = collections.namedtuple('JointStateView',
+                                        'header name position velocity effort')
+_EMPTY = np.zeros(0)
+_EMPTY.flags.writeable = False
+
+
+class _Walk:
+    """A cursor over plain CDR bytes.
+
+    XCDR1: every number is aligned to its size from the start of the payload, after the
+    4-byte encapsulation header. The cursor records the spans of bytes that fix the
+    layout (``fixed``): the header, sequence lengths, strings; not the numbers nor the
+    padding. ValueError or struct.error when the bytes are not such a message.
+    """
+
+    def __init__(self, data):
+        if len(data) < 4 or data[0] != 0 or data[1] not in (0, 1):
+            raise ValueError('not plain CDR')
+        self.data, self.pos = data, 4
+        self.order = '<' if data[1] else '>'
+        self.fixed = [(0, 4)]
+
+    def _align(self, size):
+        self.pos = 4 + -(-(self.pos - 4) // size) * size
+
+    def u32(self, fixed=True):
+        """Read a uint32 (a length, or a number when not ``fixed``)."""
+        self._align(4)
+        start = self.pos
+        (value,) = struct.unpack_from(self.order + 'I', self.data, start)
+        self.pos += 4
+        if fixed:
+            self.fixed.append((start, self.pos))
+        return value
+
+    def string(self):
+        """Read a text field (its length counts the closing NUL)."""
+        size = self.u32()
+        start, end = self.pos, self.pos + size
+        if end > len(self.data) or (size and self.data[end - 1] != 0):
+            raise ValueError('not a string')
+        self.fixed[-1] = (self.fixed[-1][0], end)
+        self.pos = end
+        return self.data[start:end - 1].decode() if size else ''
+
+    def doubles(self):
+        """Read a float64 sequence's length; return (offset, count) of its numbers."""
+        count = self.u32()
+        if count:
+            self._align(8)
+        start = self.pos
+        self.pos += 8 * count
+        if self.pos > len(self.data):
+            raise ValueError('sequence beyond the message')
+        return start, count
+
+
+class _Layout:
+    """The fixed bytes of one layout (`_Walk.fixed`), compared in one NumPy gather."""
+
+    def __init__(self, walk):
+        data = walk.data
+        self.size = len(data)
+        self.order = walk.order
+        self.index = np.concatenate([np.arange(a, b) for a, b in walk.fixed])
+        self.reference = np.frombuffer(data, np.uint8)[self.index].tobytes()
+
+    def matches(self, data):
+        """Whether ``data`` has this layout (the same size and fixed bytes)."""
+        return (len(data) == self.size
+                and np.frombuffer(data, np.uint8)[self.index].tobytes() == self.reference)
+
+    def array(self, data, offset, count):
+        """Return the ``count`` doubles at ``offset``, a read-only view."""
+        return np.frombuffer(data, self.order + 'f8', count, offset) if count else _EMPTY
+
+
+class JointStateReader:
+    """Read `sensor_msgs/JointState` bytes into a `JointStateView` (module doc)."""
+
+    def __init__(self):
+        """Start with no layout."""
+        self._layout = None
+
+    def read(self, data):
+        """Return the message in ``data`` (a view, or a message object), or None."""
+        layout = self._layout
+        if layout is None or not layout.matches(data):
+            try:
+                layout = self._learn(data)
+            except (ValueError, struct.error):
+                return _deserialized(data, 'sensor_msgs.msg', 'JointState')
+        sec, nanosec = struct.unpack_from(layout.order + 'iI', data, 4)
+        return JointStateView(Header(Stamp(sec, nanosec), layout.frame_id), layout.names,
+                              *(layout.array(data, *at) for at in layout.arrays))
+
+    def _learn(self, data):
+        walk = _Walk(data)
+        walk.u32(fixed=False)                  # header.stamp.sec, nanosec
+        walk.u32(fixed=False)
+        frame_id = walk.string()
+        names = [walk.string() for _ in range(walk.u32())]
+        arrays = [walk.doubles() for _ in range(3)]    # position, velocity, effort
+        layout = _Layout(walk)
+        layout.frame_id, layout.names, layout.arrays = frame_id, names, arrays
+        self._layout = layout
+        return layout
+
+
+class Float64ArrayReader:
+    """Read `std_msgs/Float64MultiArray` bytes; `read` returns the ``data`` numbers."""
+
+    def __init__(self):
+        """Start with no layout."""
+        self._layout = None
+
+    def read(self, data):
+        """Return the ``data`` field of the message in ``data`` (an array), or None."""
+        layout = self._layout
+        if layout is None or not layout.matches(data):
+            try:
+                walk = _Walk(data)
+                for _ in range(walk.u32()):        # layout.dim: label, size, stride
+                    walk.string()
+                    walk.u32()
+                    walk.u32()
+                walk.u32()                         # layout.data_offset
+                at = walk.doubles()
+                layout = self._layout = _Layout(walk)
+                layout.at = at
+            except (ValueError, struct.error):
+                msg = _deserialized(data, 'std_msgs.msg', 'Float64MultiArray')
+                return None if msg is None else np.asarray(msg.data)
+        return layout.array(data, *layout.at)
+
+
+def _deserialized(data, module, name):
+    """Return the message of type ``module.name`` in ``data`` (another representation), or None."""
+    import importlib
+    try:
+        return deserialize_message(bytes(data), getattr(importlib.import_module(module), name))
+    except Exception:           # noqa: B902 - whatever the middleware says: not a message
+        return None

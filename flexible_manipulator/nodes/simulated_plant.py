@@ -170,8 +170,9 @@ class SimulatedPlant(Node):
         self.clock_pub = common.quiet_publisher(self, ClockMsg, 'clock')
         self.diagnostics_pub = common.quiet_publisher(self, DiagnosticArray, 'diagnostics')
         self.setup()
+        self.command_reader = packed_messages.Float64ArrayReader()
         common.quiet_subscription(self, Float64MultiArray, 'effort_controller/commands',
-                                  self.on_command)
+                                  self.on_command_bytes, raw=True)
         self.create_service(Trigger, '~/reset', self.on_reset)
         self.create_service(SetBool, '~/pause', self.on_pause)
         if self.timing_mode == 'realtime':
@@ -231,9 +232,18 @@ class SimulatedPlant(Node):
         return []
 
     # -- commands -------------------------------------------------------------------------
-    def on_command(self, msg):
-        """Validate a command; in lockstep, apply it and advance one update period.
+    def on_command_bytes(self, data):
+        """Take a command from its bytes (the subscription is raw: `packed_messages`)."""
+        self.on_command_data(self.command_reader.read(data))
 
+    def on_command(self, msg):
+        """Take a command message (`on_command_data`)."""
+        self.on_command_data(msg.data)
+
+    def on_command_data(self, data):
+        """Validate a command's entries; in lockstep, apply it and advance one update period.
+
+        ``data``: the entries, or None for bytes that are no command message (rejected).
         In lockstep, the first answer to a state published more than once is applied when
         commands have been quiet for `MERGE_WINDOW`; the commands that come meanwhile are
         other answers to that state, and dropped (module doc).
@@ -243,11 +253,13 @@ class SimulatedPlant(Node):
             if time.monotonic() - self.merge_started < MERGE_LIMIT:
                 self.wait_for_quiet()           # wait for quiet again
             return
-        data = msg.data
-        if len(data) != len(self.command_index):
+        if data is None:
+            self.reject('malformed', 'not a std_msgs/Float64MultiArray')
+        elif len(data) != len(self.command_index):
             self.reject('length', self.length_problem(len(data)))
         elif not all(math.isfinite(x) for x in data):
-            self.reject('non-finite', f'non-finite {self.INPUT_NAME} in {list(data)}')
+            self.reject('non-finite',
+                        f'non-finite {self.INPUT_NAME} in {[float(x) for x in data]}')
         else:
             self.last_command[self.command_index] = data
             self.last_command_time = self.sim.time
