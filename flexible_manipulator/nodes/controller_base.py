@@ -76,6 +76,11 @@ class Rows:
             publisher.publish(msg)
 
 
+def _set_data(msg, values):
+    """Write a Float64MultiArray's data (`packed_messages.PackedMessage`)."""
+    msg.data = values
+
+
 class Window:
     """Counters of the ticks since the last diagnostics message."""
 
@@ -168,7 +173,9 @@ class ControllerNodeBase(Node):
         self.last_stamp = None
         self.answered_ns = 0        # wall time [ns, system clock] the last answer was sent
         self.skipped_copies = 0     # copies of an answered state that were not answered again
-        self.command = Float64MultiArray(data=[0.0] * nu)
+        self.command = Float64MultiArray(data=[0.0] * nu)    # the last command sent
+        self.packed_command = packed_messages.PackedMessage(
+            Float64MultiArray(data=[0.0] * nu), {'data': (nu, _set_data)})
         self.residuals = Rows(self.row_names())
         self.window = Window(nu, len(self.residuals.name))
         self.run = Window(nu, len(self.residuals.name))   # since the start of the program
@@ -298,8 +305,10 @@ class ControllerNodeBase(Node):
 
     def send(self, effort):
         """Publish ``effort`` (model order) in command order."""
-        self.command.data = effort[self.command_index].tolist()
-        self.command_pub.publish(self.command)
+        data = effort[self.command_index]
+        self.command.data = data.tolist()
+        self.packed_command.set('data', data)
+        self.command_pub.publish(self.packed_command.data())
 
     def publish_program(self, stamp):
         """Publish the residuals, stamped like the state they answer."""
