@@ -140,6 +140,29 @@ class Window:
             self.residual_squares += status.residual * status.residual
             np.maximum(self.residual_max, np.abs(status.residual), out=self.residual_max)
 
+    def fold(self, other):
+        """Account the ticks of window ``other`` as if each had been added here too.
+
+        The input delay is not folded: only the window since the last report measures it.
+        """
+        self.ticks += other.ticks
+        self.saturated += other.saturated
+        self.rate_limited += other.rate_limited
+        self.unusual += other.unusual
+        self.estimated += other.estimated
+        self.constraint_error = max(self.constraint_error, other.constraint_error)
+        np.maximum(self.dropped, other.dropped, out=self.dropped)
+        np.maximum(self.effort_peak, other.effort_peak, out=self.effort_peak)
+        if self.residual_squares.size == other.residual_squares.size:
+            self.residual_squares += other.residual_squares
+            np.maximum(self.residual_max, other.residual_max, out=self.residual_max)
+        self.sigma_min = min(self.sigma_min, other.sigma_min)
+        if self.first_stamp is None:
+            self.first_stamp = other.first_stamp
+        if other.last_stamp is not None:
+            self.last_stamp = other.last_stamp
+        self.message = other.message or self.message
+
 
 class ControllerNodeBase(Node):
     """A controller on topics: shared parameters, safety and diagnostics (module doc)."""
@@ -178,7 +201,8 @@ class ControllerNodeBase(Node):
             Float64MultiArray(data=[0.0] * nu), {'data': (nu, _set_data)})
         self.residuals = Rows(self.row_names())
         self.window = Window(nu, len(self.residuals.name))
-        self.run = Window(nu, len(self.residuals.name))   # since the start of the program
+        # Since the start of the program: the windows folded in as each is reported.
+        self.run = Window(nu, len(self.residuals.name))
 
         # The topics go without rclpy's QoS-event handlers (`common.quiet_*`).
         self.command_pub = common.quiet_publisher(self, Float64MultiArray,
@@ -299,7 +323,6 @@ class ControllerNodeBase(Node):
             self.publish_program(stamp)
         if not repeated:
             self.window.add(status, t, effort)
-            self.run.add(status, t, effort)
         self.last_state_wall = time.monotonic()
         self.stale = False
 
@@ -349,6 +372,7 @@ class ControllerNodeBase(Node):
     def publish_diagnostics(self):
         """Report health, realization status and saturation of the last second."""
         core, w = self.core, self.window
+        self.run.fold(w)
         status = core.status
         notes = self.notes()
         allowed = [note for note in notes if 'ALLOWED' in note]
