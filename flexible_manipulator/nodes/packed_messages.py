@@ -172,6 +172,7 @@ Header = collections.namedtuple('Header', 'stamp frame_id')
 JointStateView = collections.namedtuple('JointStateView',
                                         'header name position velocity effort')
 _EMPTY = np.zeros(0)
+_BYTE = np.dtype(np.uint8)
 _EMPTY.flags.writeable = False
 
 
@@ -232,18 +233,19 @@ class _Layout:
     def __init__(self, walk):
         data = walk.data
         self.size = len(data)
-        self.order = walk.order
+        self.doubles = np.dtype(walk.order + 'f8')
+        self.stamp = struct.Struct(walk.order + 'iI')
         self.index = np.concatenate([np.arange(a, b) for a, b in walk.fixed])
-        self.reference = np.frombuffer(data, np.uint8)[self.index].tobytes()
+        self.reference = np.frombuffer(data, _BYTE)[self.index].tobytes()
 
     def matches(self, data):
         """Whether ``data`` has this layout (the same size and fixed bytes)."""
         return (len(data) == self.size
-                and np.frombuffer(data, np.uint8)[self.index].tobytes() == self.reference)
+                and np.frombuffer(data, _BYTE)[self.index].tobytes() == self.reference)
 
     def array(self, data, offset, count):
         """Return the ``count`` doubles at ``offset``, a read-only view."""
-        return np.frombuffer(data, self.order + 'f8', count, offset) if count else _EMPTY
+        return np.frombuffer(data, self.doubles, count, offset) if count else _EMPTY
 
 
 class JointStateReader:
@@ -261,9 +263,11 @@ class JointStateReader:
                 layout = self._learn(data)
             except (ValueError, struct.error):
                 return _deserialized(data, 'sensor_msgs.msg', 'JointState')
-        sec, nanosec = struct.unpack_from(layout.order + 'iI', data, 4)
+        sec, nanosec = layout.stamp.unpack_from(data, 4)
+        position, velocity, effort = layout.arrays
         return JointStateView(Header(Stamp(sec, nanosec), layout.frame_id), layout.names,
-                              *(layout.array(data, *at) for at in layout.arrays))
+                              layout.array(data, *position), layout.array(data, *velocity),
+                              layout.array(data, *effort))
 
     def _learn(self, data):
         walk = _Walk(data)
