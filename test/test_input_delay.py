@@ -3,7 +3,12 @@
 Expected values come from the construction of the loop here: a plant that applies the
 command answering state j from state j + d on (lockstep: d = 0; a real-time plant: d >= 1)
 reports, in state k, the command that answered state k - 1 - d; the monitor must find d.
+And on random histories (repeated commands, NaN, -0.0, time going back, any ring size) the
+monitor answers as the plain rule does: the newest command equal to the report, None if
+none is or the command before it is equal too.
 """
+
+import random
 
 import numpy as np
 import pytest
@@ -55,3 +60,55 @@ def test_time_going_back_starts_over():
     assert monitor.measure(5 * PERIOD, np.array([3.0, 1.0])) == 1
     assert monitor.measure(0.0, np.array([3.0, 1.0])) is None
     assert monitor.newest == -1
+
+
+def plain_rule(history, stamp, applied, period):
+    """The delay by the module doc's rule over ``history`` (a `Ring`), newest last."""
+    equal = [bool(np.all(np.equal(effort, applied))) for _, effort in history]
+    if not any(equal):
+        return None
+    found = max(i for i, e in enumerate(equal) if e)
+    # The command before the oldest of a full ring is its newest (the ring wraps).
+    before = equal[found - 1] if found > 0 else len(history) == history.capacity and equal[-1]
+    if before:
+        return None
+    d = round((stamp - history[found][0]) / period) - 1
+    return d if d >= 0 else None
+
+
+class Ring(list):
+    """The last ``capacity`` (stamp, effort) pairs sent, as the monitor's ring keeps them."""
+
+    def __init__(self, capacity):
+        super().__init__()
+        self.capacity = capacity
+
+    def add(self, item):
+        self.append(item)
+        if len(self) > self.capacity:
+            del self[0]
+
+
+def test_random_histories_follow_the_plain_rule():
+    rng = random.Random(7)
+    for _ in range(200):
+        nu, capacity = rng.choice([1, 2, 3]), rng.choice([1, 2, 3, 8, 64])
+        monitor, history = InputDelayMonitor(nu, PERIOD, capacity), Ring(capacity)
+        pool = [np.array([rng.choice([0.0, -0.0, 1.0, 2.0, np.nan]) for _ in range(nu)])
+                for _ in range(6)]
+        t = 0.0
+        for _ in range(150):
+            t += PERIOD * rng.choice([1, 1, 1, 0, 2, -5])
+            if history and t < history[-1][0]:
+                history.clear()                 # time went back: the monitor forgets
+                expected = None
+            else:
+                expected = 'rule'
+            applied = rng.choice(pool)
+            if expected == 'rule':
+                expected = plain_rule(history, t, applied, PERIOD)
+            assert monitor.measure(t, applied) == expected
+            if rng.random() < 0.6:
+                effort = rng.choice(pool)
+                monitor.sent(t, effort)
+                history.add((t, effort))

@@ -51,16 +51,25 @@ class InputDelayMonitor:
         if stamp < self.stamps[self.newest]:
             self.reset()                        # time went back: a reset plant
             return None
-        np.equal(self.commands, applied, out=self._equal)
-        self._equal.all(axis=1, out=self._match)
-        if not self._match.any():
-            return None
         size = self.stamps.size
-        for back in range(size):                # the newest matching command
+        # The newest commands one by one first (lockstep reports the newest, a real-time
+        # loop the one before), then the whole ring at once: the newest matching command.
+        # Lists of floats compare as np.equal does (NaN equals nothing, -0.0 equals 0.0).
+        effort = np.asarray(applied, dtype=float).tolist()
+        for back in range(min(2, size)):
             found = (self.newest - back) % size
-            if self._match[found]:
+            if self.commands[found].tolist() == effort:
                 break
-        if self._match[(found - 1) % size]:     # equal to the command before: ambiguous
-            return None
+        else:
+            np.equal(self.commands, applied, out=self._equal)
+            self._equal.all(axis=1, out=self._match)
+            if not self._match.any():
+                return None
+            for back in range(size):
+                found = (self.newest - back) % size
+                if self._match[found]:
+                    break
+        if self.commands[(found - 1) % size].tolist() == effort:
+            return None                         # equal to the command before: ambiguous
         d = round((stamp - self.stamps[found]) / self.period) - 1
         return d if d >= 0 else None

@@ -25,21 +25,28 @@ from ..model_config import ConfigError, load_model, ModelWarning, resolve_model_
 from ..settings import Setting
 
 
-def per_tick_publisher(node, message_type, topic, depth=10):
-    """Create a publisher of a per-tick topic without rclpy's default QoS-event handlers.
+def quiet_publisher(node, message_type, topic, qos=10):
+    """Create a publisher without rclpy's default QoS-event handlers.
 
     Each handler is an entry of the executor's wait set, which rclpy rebuilds for every
-    callback: on the lock-step path they cost about a third of a node's time per tick.
-    Incompatible-QoS warnings are then left to the other side of the topic.
+    callback (twice per callback: the executor wakes itself once after each): on the
+    lock-step path they cost about a third of a node's time per tick. So the simulation
+    nodes' publishers go without them, the per-tick topics and the others (diagnostics,
+    latched topics) alike: each entry costs every rebuild, however rarely its topic is
+    published. Incompatible-QoS warnings are then left to the other side of the topic.
+    ``qos``: a history depth or a `QoSProfile`.
     """
-    return node.create_publisher(message_type, topic, depth,
+    return node.create_publisher(message_type, topic, qos,
                                  event_callbacks=PublisherEventCallbacks(
                                      use_default_callbacks=False))
 
 
-def per_tick_subscription(node, message_type, topic, callback, depth=10):
-    """Create a subscription of a per-tick topic without the default QoS-event handlers."""
-    return node.create_subscription(message_type, topic, callback, depth,
+def quiet_subscription(node, message_type, topic, callback, depth=10, raw=False):
+    """Create a subscription without the default QoS-event handlers (`quiet_publisher`).
+
+    ``raw``: the callback gets the serialized bytes (`packed_messages` reads them).
+    """
+    return node.create_subscription(message_type, topic, callback, depth, raw=raw,
                                     event_callbacks=SubscriptionEventCallbacks(
                                         use_default_callbacks=False))
 

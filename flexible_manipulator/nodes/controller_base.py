@@ -22,7 +22,7 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 from std_srvs.srv import SetBool
 
-from . import common
+from . import common, packed_messages
 from ..settings import positive, Setting
 
 WATCHDOG_ACTIONS = ('zero', 'hold')
@@ -36,13 +36,49 @@ NODE_SETTINGS = (
     Setting('start_enabled', True, 'Track the program from start-up.'))
 
 
-def publish_rows(publisher, msg, stamp, position, velocity, effort):
-    """Fill a JointState used as named rows (names already set) and publish it."""
-    msg.header.stamp = stamp
-    msg.position = position.tolist()
-    msg.velocity = velocity.tolist()
-    msg.effort = effort.tolist()
-    publisher.publish(msg)
+class Rows:
+    """Named rows published as a `sensor_msgs/JointState` (~/reference, ~/residuals).
+
+    The message is kept serialized (`packed_messages`); setting ``name`` (the row names,
+    when the program changes) rebuilds it. Values of another length than the names (never
+    on a tracking tick: a guard) go out as a message object, as they come.
+    """
+
+    def __init__(self, names):
+        """Rows named ``names``."""
+        self.name = names
+
+    @property
+    def name(self):
+        """The row names."""
+        return self._names
+
+    @name.setter
+    def name(self, names):
+        self._names = list(names)
+        self._packed = packed_messages.joint_state(self._names)
+
+    def publish(self, publisher, stamp, position, velocity, effort):
+        """Publish the rows' ``position``, ``velocity`` and ``effort`` stamped ``stamp``."""
+        count = len(self._names)
+        if len(position) == len(velocity) == len(effort) == count:
+            packed = self._packed
+            packed.set_stamp(stamp.sec, stamp.nanosec)
+            packed.set('position', position)
+            packed.set('velocity', velocity)
+            packed.set('effort', effort)
+            publisher.publish(packed.data())
+        else:
+            msg = JointState(name=self._names, position=np.asarray(position).tolist(),
+                             velocity=np.asarray(velocity).tolist(),
+                             effort=np.asarray(effort).tolist())
+            msg.header.stamp = stamp
+            publisher.publish(msg)
+
+
+def _set_data(msg, values):
+    """Write a Float64MultiArray's data (`packed_messages.PackedMessage`)."""
+    msg.data = values
 
 
 class Window:
@@ -104,6 +140,29 @@ class Window:
             self.residual_squares += status.residual * status.residual
             np.maximum(self.residual_max, np.abs(status.residual), out=self.residual_max)
 
+    def fold(self, other):
+        """Account the ticks of window ``other`` as if each had been added here too.
+
+        The input delay is not folded: only the window since the last report measures it.
+        """
+        self.ticks += other.ticks
+        self.saturated += other.saturated
+        self.rate_limited += other.rate_limited
+        self.unusual += other.unusual
+        self.estimated += other.estimated
+        self.constraint_error = max(self.constraint_error, other.constraint_error)
+        np.maximum(self.dropped, other.dropped, out=self.dropped)
+        np.maximum(self.effort_peak, other.effort_peak, out=self.effort_peak)
+        if self.residual_squares.size == other.residual_squares.size:
+            self.residual_squares += other.residual_squares
+            np.maximum(self.residual_max, other.residual_max, out=self.residual_max)
+        self.sigma_min = min(self.sigma_min, other.sigma_min)
+        if self.first_stamp is None:
+            self.first_stamp = other.first_stamp
+        if other.last_stamp is not None:
+            self.last_stamp = other.last_stamp
+        self.message = other.message or self.message
+
 
 class ControllerNodeBase(Node):
     """A controller on topics: shared parameters, safety and diagnostics (module doc)."""
@@ -137,17 +196,19 @@ class ControllerNodeBase(Node):
         self.last_stamp = None
         self.answered_ns = 0        # wall time [ns, system clock] the last answer was sent
         self.skipped_copies = 0     # copies of an answered state that were not answered again
-        self.command = Float64MultiArray(data=[0.0] * nu)
-        self.residuals = JointState()
-        self.residuals.name = self.row_names()
+        self.command = Float64MultiArray(data=[0.0] * nu)    # the last command sent
+        self.packed_command = packed_messages.PackedMessage(
+            Float64MultiArray(data=[0.0] * nu), {'data': (nu, _set_data)})
+        self.residuals = Rows(self.row_names())
         self.window = Window(nu, len(self.residuals.name))
-        self.run = Window(nu, len(self.residuals.name))   # since the start of the program
+        # Since the start of the program: the windows folded in as each is reported.
+        self.run = Window(nu, len(self.residuals.name))
 
-        # The per-tick topics go without rclpy's QoS-event handlers (`common.per_tick_*`).
-        self.command_pub = common.per_tick_publisher(self, Float64MultiArray,
-                                                     'effort_controller/commands')
-        self.residual_pub = common.per_tick_publisher(self, JointState, '~/residuals')
-        self.diagnostics_pub = self.create_publisher(DiagnosticArray, 'diagnostics', 10)
+        # The topics go without rclpy's QoS-event handlers (`common.quiet_*`).
+        self.command_pub = common.quiet_publisher(self, Float64MultiArray,
+                                                  'effort_controller/commands')
+        self.residual_pub = common.quiet_publisher(self, JointState, '~/residuals')
+        self.diagnostics_pub = common.quiet_publisher(self, DiagnosticArray, 'diagnostics')
         self.create_state_interfaces()
         self.create_service(SetBool, '~/enable', self.on_enable)
         steady = Clock(clock_type=ClockType.STEADY_TIME)
@@ -262,20 +323,21 @@ class ControllerNodeBase(Node):
             self.publish_program(stamp)
         if not repeated:
             self.window.add(status, t, effort)
-            self.run.add(status, t, effort)
         self.last_state_wall = time.monotonic()
         self.stale = False
 
     def send(self, effort):
         """Publish ``effort`` (model order) in command order."""
-        self.command.data = effort[self.command_index].tolist()
-        self.command_pub.publish(self.command)
+        data = effort[self.command_index]
+        self.command.data = data.tolist()
+        self.packed_command.set('data', data)
+        self.command_pub.publish(self.packed_command.data())
 
     def publish_program(self, stamp):
         """Publish the residuals, stamped like the state they answer."""
         status = self.core.status
-        publish_rows(self.residual_pub, self.residuals, stamp, status.residual,
-                     status.residual_rate, status.constraint_error)
+        self.residuals.publish(self.residual_pub, stamp, status.residual, status.residual_rate,
+                               status.constraint_error)
 
     def on_watchdog(self):
         """Zero or holding effort while states are stale (module doc)."""
@@ -310,6 +372,7 @@ class ControllerNodeBase(Node):
     def publish_diagnostics(self):
         """Report health, realization status and saturation of the last second."""
         core, w = self.core, self.window
+        self.run.fold(w)
         status = core.status
         notes = self.notes()
         allowed = [note for note in notes if 'ALLOWED' in note]

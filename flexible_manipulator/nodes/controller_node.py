@@ -15,8 +15,8 @@ from rcl_interfaces.msg import SetParametersResult
 
 from sensor_msgs.msg import JointState
 
-from . import common, controller_base
-from .controller_base import ControllerNodeBase, publish_rows
+from . import common, controller_base, packed_messages
+from .controller_base import ControllerNodeBase, Rows
 from ..control.input_delay import InputDelayMonitor
 from ..control.program_config import load_program_file, resolve_program_path
 from ..control.mismatch_guard import WINDOW
@@ -66,15 +66,18 @@ class ControllerNode(ControllerNodeBase):
 
     def create_state_interfaces(self):
         """Joint (and modal) states in, the reference out, ``active_program`` switching."""
-        self.reference = JointState()
-        self.reference.name = self.row_names()
-        self.reference_pub = common.per_tick_publisher(self, JointState, '~/reference')
+        self.reference = Rows(self.row_names())
+        self.reference_pub = common.quiet_publisher(self, JointState, '~/reference')
         # Modal states first: when both wait, the executor takes the older subscription
         # first, so the modal state of a stamp is in hand when its joint state is handled.
+        # Both are taken as bytes and read in place (`packed_messages`).
+        self.modal_reader = packed_messages.JointStateReader()
+        self.state_reader = packed_messages.JointStateReader()
         if self.use_modal:
-            common.per_tick_subscription(self, JointState, 'modal_states',
-                                         self.on_modal_state)
-        common.per_tick_subscription(self, JointState, 'joint_states', self.on_state)
+            common.quiet_subscription(self, JointState, 'modal_states', self.on_modal_bytes,
+                                      raw=True)
+        common.quiet_subscription(self, JointState, 'joint_states', self.on_state_bytes,
+                                  raw=True)
         self.add_on_set_parameters_callback(self.on_parameters)
 
     def build_core(self, model, parameters):
@@ -220,6 +223,14 @@ class ControllerNode(ControllerNodeBase):
             return 'name', f'expected each of {", ".join(self.joint_slot)} once, got {list(names)}'
         return None
 
+    def on_modal_bytes(self, data):
+        """Take a modal state from its bytes (`on_modal_state`); reject what is none."""
+        msg = self.modal_reader.read(data)
+        if msg is None:
+            self._reject_modal(('modal malformed', 'not a sensor_msgs/JointState'))
+        else:
+            self.on_modal_state(msg)
+
     def on_modal_state(self, msg):
         """Keep the latest valid modal state; reject (count, log) any other.
 
@@ -233,15 +244,19 @@ class ControllerNode(ControllerNodeBase):
                                                          self.modal_velocities)
             problem = None if reason is None else ('modal range', reason)
         if problem is not None:
-            self.modal_stamp = None
-            self.rejected += 1
-            self.warn_throttled(problem[0], f'rejected modal state: {problem[1]}')
+            self._reject_modal(problem)
             return
         stamp = common.seconds(msg.header.stamp)
         self.modal_stamp = stamp
         if self.last_stamp is not None and stamp == self.last_stamp:
             # Late: the joint state of this stamp was answered with the estimate.
             self.core.rebase_elastic(stamp, self.modal_positions, self.modal_velocities)
+
+    def _reject_modal(self, problem):
+        """Count and log a rejected modal state; its joint state gets the estimated modes."""
+        self.modal_stamp = None
+        self.rejected += 1
+        self.warn_throttled(problem[0], f'rejected modal state: {problem[1]}')
 
     def _parse_modal(self, msg):
         """Copy a modal state into model mode order; None, or (kind, reason).
@@ -266,8 +281,19 @@ class ControllerNode(ControllerNodeBase):
             return 'modal non-finite', 'non-finite modal position or velocity'
         return None
 
+    def on_state_bytes(self, data, info):
+        """Take a joint state from its bytes (`on_state`); reject what is none."""
+        msg = self.state_reader.read(data)
+        if msg is None:
+            self.reject(('malformed', 'not a sensor_msgs/JointState'))
+        else:
+            self.on_state(msg, info)
+
     def on_state(self, msg, info):
-        """Answer one joint state with one effort command (and the program topics)."""
+        """Answer one joint state with one effort command (and the program topics).
+
+        ``msg``: a JointState message, or a reader's view of one (`packed_messages`).
+        """
         if self.answered_copy(msg, info):
             return
         problem = self.parse_state(msg)
@@ -318,8 +344,8 @@ class ControllerNode(ControllerNodeBase):
     def publish_program(self, stamp):
         """Publish the reference and the residuals, stamped like the state they answer."""
         entry = self.core.entry
-        publish_rows(self.reference_pub, self.reference, stamp, entry.reference,
-                     entry.reference_rate, entry.reference_acceleration)
+        self.reference.publish(self.reference_pub, stamp, entry.reference, entry.reference_rate,
+                               entry.reference_acceleration)
         super().publish_program(stamp)
 
     def on_parameters(self, parameters):

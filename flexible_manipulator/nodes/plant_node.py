@@ -17,7 +17,7 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import String
 from tf2_msgs.msg import TFMessage
 
-from . import common
+from . import common, packed_messages
 from .common import stamp
 from .simulated_plant import plant_settings, SimulatedPlant
 from ..description.urdf import joint_frames, urdf
@@ -100,19 +100,26 @@ class PlantNode(SimulatedPlant):
         self.transforms = self.model.frame_transforms(
             [(f.link, f.x if f.kind == 'section' else None) for f in self.moving
              if f.kind != 'base'])
-        self.joint_state_pub = common.per_tick_publisher(self, JointState, 'joint_states')
-        self.modal_state_pub = (common.per_tick_publisher(self, JointState, 'modal_states')
+        self.joint_state_pub = common.quiet_publisher(self, JointState, 'joint_states')
+        self.modal_state_pub = (common.quiet_publisher(self, JointState, 'modal_states')
                                 if self.model.n_modes else None)
-        self.tf_pub = common.per_tick_publisher(self, TFMessage, 'tf')
-        self.tf_static_pub = self.create_publisher(TFMessage, 'tf_static', LATCHED)
+        self.tf_pub = common.quiet_publisher(self, TFMessage, 'tf')
+        self.tf_static_pub = common.quiet_publisher(self, TFMessage, 'tf_static', LATCHED)
         # A model read from robot_description (urdf: '-') leaves the topic to its publisher.
         self.description_pub = (None if self.description_from_topic else
-                                self.create_publisher(String, 'robot_description', LATCHED))
+                                common.quiet_publisher(self, String, 'robot_description',
+                                                       LATCHED))
 
-        # Build the messages once; each publication only refreshes numbers.
-        self.joint_state = JointState(name=list(self.model.joint_names))
-        self.modal_state = JointState(name=list(self.model.mode_names))
-        self.tf_message = TFMessage(transforms=[transform(f, stamp(0.0)) for f in self.moving])
+        # The per-tick messages are kept serialized; each publication only refreshes their
+        # numbers in place (`packed_messages`).
+        self.joint_state = packed_messages.joint_state(self.model.joint_names)
+        self.modal_state = packed_messages.joint_state(self.model.mode_names,
+                                                       ('position', 'velocity'))
+        self.tf_values = np.zeros((len(self.moving), 7))   # translation, rotation x y z w
+        self.tf_message = packed_messages.PackedMessage(
+            TFMessage(transforms=[transform(f, stamp(0.0)) for f in self.moving]),
+            {'transforms': (self.tf_values.size, _set_transforms)},
+            stamps=[_transform_stamp(i) for i in range(len(self.moving))])
         if self.description_pub is not None:
             self.description_pub.publish(String(data=urdf(self.model, self.world_frame)))
         self.tf_static_pub.publish(TFMessage(transforms=[
@@ -128,38 +135,62 @@ class PlantNode(SimulatedPlant):
         return f'expected {len(self.command_index)} efforts (joints {names}), got {count}'
 
     def state_messages(self, now):
-        """Refresh joint states, moving transforms and modal states at ``now``."""
-        js = self.joint_state
-        js.header.stamp = now
+        """Refresh the modal and joint states at ``now``; TF is refreshed as it is sent.
+
+        The states the controller answers go first, TF last (`tf_state`): the controller
+        computes while the plant works out and sends the transforms.
+        """
         n = self.model.n_joints
         q, v = self.sim.q, self.sim.v
-        js.position = q[:n].tolist()
-        js.velocity = v[:n].tolist()
-        js.effort = self.input.tolist()
-        self.transforms.update(self.tf_data, q)
-        messages = self.tf_message.transforms
-        if self.floating:
-            base, b = messages[0], self.model.nv - 6
-            base.header.stamp = now
-            t, r = base.transform.translation, base.transform.rotation
-            t.x, t.y, t.z = q[b:b + 3].tolist()
-            r.w, r.x, r.y, r.z = q[b + 3:b + 7].tolist()
-            messages = messages[1:]
-        for msg, quat, position in zip(messages, self.transforms.quat.tolist(),
-                                       self.transforms.p.tolist()):
-            msg.header.stamp = now
-            t = msg.transform.translation
-            t.x, t.y, t.z = position
-            r = msg.transform.rotation
-            r.w, r.x, r.y, r.z = quat
-        published = [(self.tf_pub, self.tf_message), (self.joint_state_pub, js)]
+        js = self.joint_state
+        js.set_stamp(now.sec, now.nanosec)
+        js.set('position', q[:n])
+        js.set('velocity', v[:n])
+        js.set('effort', self.input)
+        self.tf_stamp = now
+        published = [(self.joint_state_pub, js.data()), (self.tf_pub, self.tf_state)]
         if self.modal_state_pub is not None:
             modes = slice(n, n + self.model.n_modes)
-            self.modal_state.header.stamp = now
-            self.modal_state.position = q[modes].tolist()
-            self.modal_state.velocity = v[modes].tolist()
-            published.insert(0, (self.modal_state_pub, self.modal_state))
+            ms = self.modal_state
+            ms.set_stamp(now.sec, now.nanosec)
+            ms.set('position', q[modes])
+            ms.set('velocity', v[modes])
+            published.insert(0, (self.modal_state_pub, ms.data()))
         return published
+
+    def tf_state(self):
+        """Return the moving transforms at the state's stamp, serialized."""
+        q = self.sim.q
+        values = self.tf_values
+        if self.floating:
+            b = self.model.nv - 6
+            values[0, :3] = q[b:b + 3]
+            values[0, 3:6] = q[b + 4:b + 7]
+            values[0, 6] = q[b + 3]
+            values = values[1:]
+        transforms = self.transforms
+        transforms.update(self.tf_data, q)
+        values[:, :3] = transforms.p
+        values[:, 3:6] = transforms.quat[:, 1:]
+        values[:, 6] = transforms.quat[:, 0]
+        tf = self.tf_message
+        tf.set('transforms', self.tf_values.ravel())
+        tf.set_stamp(self.tf_stamp.sec, self.tf_stamp.nanosec)
+        return tf.data()
+
+
+def _set_transforms(msg, values):
+    """Write rows (translation x y z, rotation x y z w) into a TFMessage's transforms."""
+    for transform, row in zip(msg.transforms, np.reshape(values, (-1, 7)).tolist()):
+        t, r = transform.transform.translation, transform.transform.rotation
+        t.x, t.y, t.z, r.x, r.y, r.z, r.w = row
+
+
+def _transform_stamp(i):
+    """Setter of the stamp of a TFMessage's transform ``i`` (`PackedMessage`)."""
+    def setter(msg, time):
+        msg.transforms[i].header.stamp = time
+    return setter
 
 
 def main(args=None):

@@ -47,7 +47,7 @@ class ServoControllerNode(ControllerNodeBase):
 
     def create_state_interfaces(self):
         """Odometry in."""
-        common.per_tick_subscription(self, Odometry, 'odom', self.on_odometry)
+        common.quiet_subscription(self, Odometry, 'odom', self.on_odometry)
 
     def row_names(self):
         """Return the constraint's row name (``a_omega``, ``v_lat``)."""

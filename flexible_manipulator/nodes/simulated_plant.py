@@ -37,7 +37,7 @@ from rosgraph_msgs.msg import Clock as ClockMsg
 from std_msgs.msg import Float64MultiArray
 from std_srvs.srv import SetBool, Trigger
 
-from . import common
+from . import common, packed_messages
 from .common import stamp
 from .latency import LatencyHistogram
 from ..mechanics.integrators import METHODS, RENAMED
@@ -157,6 +157,7 @@ class SimulatedPlant(Node):
         self.copies = 0                      # lockstep: publications of the current state
         self.merging = False                 # lockstep: the first answer waits for the others
         self.merge_started = 0.0             # lockstep: wall time of that first answer
+        self.merge_timer = None              # lockstep: the quiet wait, only while merging
         self.state_publishers = []           # of `state_messages`, for their match counts
         self.matched = []                    # their matched readers at the last resend check
         self.answer_latency = LatencyHistogram()
@@ -165,20 +166,19 @@ class SimulatedPlant(Node):
         # Timers run on the steady clock: with use_sim_time the node clock follows /clock,
         # which the plant itself publishes, so a timer on ROS time would never fire.
         self.steady_clock = Clock(clock_type=ClockType.STEADY_TIME)
-        self.clock_message = ClockMsg()
-        self.clock_pub = common.per_tick_publisher(self, ClockMsg, 'clock')
-        self.diagnostics_pub = self.create_publisher(DiagnosticArray, 'diagnostics', 10)
+        self.clock_message = packed_messages.PackedMessage(ClockMsg(), stamps=[_set_clock])
+        self.clock_pub = common.quiet_publisher(self, ClockMsg, 'clock')
+        self.diagnostics_pub = common.quiet_publisher(self, DiagnosticArray, 'diagnostics')
         self.setup()
-        common.per_tick_subscription(self, Float64MultiArray, 'effort_controller/commands',
-                                     self.on_command)
+        self.command_reader = packed_messages.Float64ArrayReader()
+        common.quiet_subscription(self, Float64MultiArray, 'effort_controller/commands',
+                                  self.on_command_bytes, raw=True)
         self.create_service(Trigger, '~/reset', self.on_reset)
         self.create_service(SetBool, '~/pause', self.on_pause)
         if self.timing_mode == 'realtime':
             self.create_steady_timer(self.update_period, self.update)
         else:
             self.create_steady_timer(self.resend_period / 4, self.on_resend_check)
-            self.merge_timer = self.create_steady_timer(MERGE_WINDOW, self.take_merged_step)
-            self.merge_timer.cancel()       # started by the first answer to a re-sent state
         self.create_steady_timer(1.0, self.publish_diagnostics)
         self.publish_state()
         self.get_logger().info(
@@ -209,7 +209,9 @@ class SimulatedPlant(Node):
     def state_messages(self, now):
         """Refresh the state messages stamped ``now``; return (publisher, message) pairs.
 
-        Return None when the state cannot be published (nothing is sent then).
+        A message is a message object, its serialized bytes, or a function returning either,
+        called when its turn to be sent comes (work that can wait until the messages before
+        it are out). Return None when the state cannot be published (nothing is sent then).
         """
         raise NotImplementedError
 
@@ -230,9 +232,18 @@ class SimulatedPlant(Node):
         return []
 
     # -- commands -------------------------------------------------------------------------
-    def on_command(self, msg):
-        """Validate a command; in lockstep, apply it and advance one update period.
+    def on_command_bytes(self, data):
+        """Take a command from its bytes (the subscription is raw: `packed_messages`)."""
+        self.on_command_data(self.command_reader.read(data))
 
+    def on_command(self, msg):
+        """Take a command message (`on_command_data`)."""
+        self.on_command_data(msg.data)
+
+    def on_command_data(self, data):
+        """Validate a command's entries; in lockstep, apply it and advance one update period.
+
+        ``data``: the entries, or None for bytes that are no command message (rejected).
         In lockstep, the first answer to a state published more than once is applied when
         commands have been quiet for `MERGE_WINDOW`; the commands that come meanwhile are
         other answers to that state, and dropped (module doc).
@@ -240,13 +251,15 @@ class SimulatedPlant(Node):
         if self.merging:
             self.dropped += 1                   # another answer to the same state
             if time.monotonic() - self.merge_started < MERGE_LIMIT:
-                self.merge_timer.reset()        # wait for quiet again
+                self.wait_for_quiet()           # wait for quiet again
             return
-        data = msg.data
-        if len(data) != len(self.command_index):
+        if data is None:
+            self.reject('malformed', 'not a std_msgs/Float64MultiArray')
+        elif len(data) != len(self.command_index):
             self.reject('length', self.length_problem(len(data)))
         elif not all(math.isfinite(x) for x in data):
-            self.reject('non-finite', f'non-finite {self.INPUT_NAME} in {list(data)}')
+            self.reject('non-finite',
+                        f'non-finite {self.INPUT_NAME} in {[float(x) for x in data]}')
         else:
             self.last_command[self.command_index] = data
             self.last_command_time = self.sim.time
@@ -266,7 +279,7 @@ class SimulatedPlant(Node):
             if self.copies > 1:
                 self.merging = True
                 self.merge_started = time.monotonic()
-                self.merge_timer.reset()
+                self.wait_for_quiet()
             else:
                 self.update()
         # Paused in lockstep, a command is not answered (else the loop would spin on the
@@ -294,9 +307,26 @@ class SimulatedPlant(Node):
         """Create a timer on wall time (`steady_clock`), whatever use_sim_time says."""
         return self.create_timer(period, callback, clock=self.steady_clock)
 
+    def wait_for_quiet(self):
+        """Lockstep mode: (re)start the `MERGE_WINDOW` wait before `take_merged_step`.
+
+        The timer exists only while a merge waits: every timer of the node, even a cancelled
+        one, is an entry of the executor's wait set on every tick.
+        """
+        if self.merge_timer is None:
+            self.merge_timer = self.create_steady_timer(MERGE_WINDOW, self.take_merged_step)
+        else:
+            self.merge_timer.reset()
+
+    def end_quiet_wait(self):
+        """Lockstep mode: drop the merge's timer."""
+        if self.merge_timer is not None:
+            self.destroy_timer(self.merge_timer)
+            self.merge_timer = None
+
     def take_merged_step(self):
         """Lockstep mode: advance with the first answer to a re-published state."""
-        self.merge_timer.cancel()
+        self.end_quiet_wait()
         self.merging = False
         self.update()
 
@@ -354,10 +384,11 @@ class SimulatedPlant(Node):
         if messages is None:
             return
         if self.publish_clock:
-            self.clock_message.clock = now
-            self.clock_pub.publish(self.clock_message)
+            self.clock_message.set_stamp(now.sec, now.nanosec)
+            self.clock_pub.publish(self.clock_message.data())
         for publisher, message in messages:
-            publisher.publish(message)
+            # A callable is called as its turn comes (`state_messages`).
+            publisher.publish(message() if callable(message) else message)
         if not self.state_publishers:
             self.state_publishers = [publisher for publisher, _ in messages]
         self.copies += 1
@@ -373,7 +404,7 @@ class SimulatedPlant(Node):
         """Go back to the initial state at time zero, zero input, faults cleared."""
         self.sim.reset()
         if self.merging:                # answers to the old state: dropped
-            self.merge_timer.cancel()
+            self.end_quiet_wait()
             self.merging = False
         self.input[:] = 0.0
         self.last_command[:] = 0.0
@@ -430,3 +461,8 @@ class SimulatedPlant(Node):
         msg = DiagnosticArray(status=[status])
         msg.header.stamp = stamp(self.sim.time)
         self.diagnostics_pub.publish(msg)
+
+
+def _set_clock(msg, time):
+    """Stamp setter of a rosgraph_msgs/Clock (`packed_messages.PackedMessage`)."""
+    msg.clock = time
