@@ -17,7 +17,7 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import String
 from tf2_msgs.msg import TFMessage
 
-from . import common, packed_messages
+from . import common, topic_hardware, packed_messages
 from .common import stamp
 from .simulated_plant import plant_settings, SimulatedPlant
 from ..description.urdf import joint_frames, urdf
@@ -58,7 +58,8 @@ class PlantNode(SimulatedPlant):
         Setting('initial_modes', 'rest',
                 'Initial elastic coordinates (modes, strains), at zero velocity: rest = their '
                 'static equilibrium under gravity with the joints held at initial_positions; '
-                'zero = straight links.', choices=('rest', 'zero')))
+                'zero = straight links.', choices=('rest', 'zero')),
+        *topic_hardware.SETTINGS)
 
     def __init__(self, **node_options):
         """Read and check parameters, build the model, create the ROS interfaces."""
@@ -101,6 +102,8 @@ class PlantNode(SimulatedPlant):
             [(f.link, f.x if f.kind == 'section' else None) for f in self.moving
              if f.kind != 'base'])
         self.joint_state_pub = common.quiet_publisher(self, JointState, 'joint_states')
+        self.topic_hardware = (topic_hardware.TopicHardware(self, self.parameters)
+                               if self.parameters['ros2_control_topics'] else None)
         self.modal_state_pub = (common.quiet_publisher(self, JointState, 'modal_states')
                                 if self.model.n_modes else None)
         self.tf_pub = common.quiet_publisher(self, TFMessage, 'tf')
@@ -148,7 +151,10 @@ class PlantNode(SimulatedPlant):
         js.set('velocity', v[:n])
         js.set('effort', self.input)
         self.tf_stamp = now
-        published = [(self.joint_state_pub, js.data()), (self.tf_pub, self.tf_state)]
+        joints = js.data()
+        published = [(self.joint_state_pub, joints), (self.tf_pub, self.tf_state)]
+        if self.topic_hardware is not None:      # the same state for ros2_control
+            published.insert(1, (self.topic_hardware.states_pub, joints))
         if self.modal_state_pub is not None:
             modes = slice(n, n + self.model.n_modes)
             ms = self.modal_state
