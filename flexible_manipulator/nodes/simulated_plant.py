@@ -145,6 +145,7 @@ class SimulatedPlant(Node):
         self.last_command = np.zeros(self.model.nu)  # last valid command, model order
         self.last_command_time = -math.inf           # simulated time it arrived
         self.limit = self.input_limit()
+        self.low_limit = None if self.limit is None else -np.asarray(self.limit)
         self.paused = parameters['start_paused']
         self.waiting_for_command = parameters['wait_for_command']
         self.fault = ''
@@ -295,9 +296,10 @@ class SimulatedPlant(Node):
         """Input to apply now: the last valid command while fresh, else zero; clipped."""
         if self.sim.time - self.last_command_time <= self.command_timeout + 1e-12:
             self.input[:] = self.last_command
-            if self.limit is not None:
-                np.clip(self.input, -self.limit, self.limit, out=self.input)
-                if np.any(self.input != self.last_command):
+            if self.limit is not None:      # np.clip, in two ufuncs (a third of its cost)
+                np.maximum(self.input, self.low_limit, out=self.input)
+                np.minimum(self.input, self.limit, out=self.input)
+                if (self.input != self.last_command).any():
                     self.clipped += 1
         else:
             self.input[:] = 0.0
