@@ -611,6 +611,10 @@ class Chain:
                          *self.section_table(link_index, x), out.R, out.p, out.J, motion):
             for array in (out.R, out.p, out.J, motion):
                 arguments.checked(array, 'section_kinematics')
+        # The kernel's own check sums its outputs under fastmath's reassociation, which
+        # let an overflowing twist (|v| ~ 1e162) through once (found by the fuzz test):
+        # the 12 numbers of the motion are checked here too.
+        arguments.checked(motion, 'section_kinematics')
         if motion is not out.twist.base:
             out.twist[:] = motion[:6]
             out.accel[:] = motion[6:]
