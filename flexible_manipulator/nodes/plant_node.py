@@ -42,6 +42,27 @@ def transform(frame, time_msg):
     return msg
 
 
+def fill_states(model, now, q, v, applied, joint_state, modal_state):
+    """Fill the joint and modal state messages of ``model`` at state (q, v), stamped ``now``.
+
+    A joint state carries each joint's position, velocity and the effort ``applied`` over
+    the period that ends at this state (model input order); a modal state the elastic
+    coordinates and their rates (a model without them leaves ``modal_state`` alone). The
+    plant's messages and a headless simulation's recording (`recording.synthetic`) are
+    filled here alike.
+    """
+    n = model.n_joints
+    joint_state.header.stamp = now
+    joint_state.position = q[:n].tolist()
+    joint_state.velocity = v[:n].tolist()
+    joint_state.effort = applied.tolist()
+    if model.n_modes:
+        modes = slice(n, n + model.n_modes)
+        modal_state.header.stamp = now
+        modal_state.position = q[modes].tolist()
+        modal_state.velocity = v[modes].tolist()
+
+
 class PlantNode(SimulatedPlant):
     """The arm plant: a serial-chain model publishing joint states, modes and TF."""
 
@@ -127,12 +148,8 @@ class PlantNode(SimulatedPlant):
     def state_messages(self, now):
         """Refresh joint states, moving transforms and modal states at ``now``."""
         js = self.joint_state
-        js.header.stamp = now
-        n = self.model.n_joints
         q, v = self.sim.q, self.sim.v
-        js.position = q[:n].tolist()
-        js.velocity = v[:n].tolist()
-        js.effort = self.input.tolist()
+        fill_states(self.model, now, q, v, self.input, js, self.modal_state)
         self.transforms.update(self.tf_data, q)
         messages = self.tf_message.transforms
         if self.floating:
@@ -151,10 +168,6 @@ class PlantNode(SimulatedPlant):
             r.w, r.x, r.y, r.z = quat
         published = [(self.tf_pub, self.tf_message), (self.joint_state_pub, js)]
         if self.modal_state_pub is not None:
-            modes = slice(n, n + self.model.n_modes)
-            self.modal_state.header.stamp = now
-            self.modal_state.position = q[modes].tolist()
-            self.modal_state.velocity = v[modes].tolist()
             published.insert(0, (self.modal_state_pub, self.modal_state))
         return published
 
