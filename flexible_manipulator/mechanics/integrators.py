@@ -105,7 +105,7 @@ def tableau_arrays(method):
 
 
 def rosenbrock_tableau(method):
-    """(a, c, b, gamma) of a method of `IMPLICIT` in the form the stepper runs (module doc)."""
+    """Return (a, c, b, gamma) of a method of `IMPLICIT` in the form the stepper runs."""
     gamma, alpha_rows, gamma_rows, beta, _ = IMPLICIT[method]
     stages = len(beta)
     alpha, big_gamma = np.zeros((stages, stages)), gamma * np.eye(stages)
