@@ -88,7 +88,7 @@ def record_simulation(path, model, efforts, period, step, integrator='rk4', q0=N
 
 
 def _copy(message):
-    """A JointState with the same stamp, names and values (messages are written later)."""
+    """Return a JointState with the same stamp, names and values (written later)."""
     copy = JointState(name=list(message.name), position=list(message.position),
                       velocity=list(message.velocity), effort=list(message.effort))
     copy.header.stamp = message.header.stamp
