@@ -163,6 +163,7 @@ def test_the_flexible_arm_s_forearm_is_recovered_within_2_percent(
         relative_std = estimate.std / estimate.factor
         assert abs(error) < 0.02 and relative_std < 0.02 / 3, (estimate, error)
     assert len(result.data.signals) == (4 if signals == 'joints' else 16)
+    assert result.outcome.converged
     white = 1e-3 / len(result.data.signals)
     assert all(p >= white for _, p, _ in result.outcome.whiteness), result.report()
 
@@ -306,6 +307,8 @@ def test_bad_input_is_one_line_exit_2_and_nothing_written(short_recording, tmp_p
          "forearm.beam.stiffness: forearm.beam has no field 'stiffness'"),
         ([short_recording, '--model', FLEXIBLE, '--fit', ELASTIC[0], '--step', '0.0003'],
          'is not a whole number of replay steps of 0.0003 s'),
+        ([short_recording, '--model', FLEXIBLE, '--fit', ELASTIC[0], '--integrator', 'rk4',
+          '--step', '0.002'], 'the model cannot replay the recording with rk4 at 0.002 s: '),
         ([short_recording, '--model', FLEXIBLE, '--fit', ELASTIC[0], '--window', '-1'],
          '--window: expected a length > 0 s'),
         ([short_recording, '--model', FLEXIBLE], 'the following arguments are required: --fit'),

@@ -87,6 +87,8 @@ class Result:
         span = data.times[-1] - data.times[0]
         width = max(34, *(len(parameter.path) for parameter in self.fitted))
         white = fitting.WHITE_LEVEL / len(data.signals)
+        unconverged = ('' if outcome.converged else f'; NOT CONVERGED within '
+                       f'{fitting.EVALUATIONS} evaluations: start closer, or shorten --window')
         lines = [
             f'{self.recording}: {data.times.size} states over {span:.3f} s in '
             f'{len(self.windows)} windows of {self.window:g} s; signals from '
@@ -96,7 +98,7 @@ class Result:
             f'scaled sensitivity (window starts projected out): condition number '
             f'{outcome.start.condition:.3g} at the start, {outcome.optimum.condition:.3g} at '
             f'the optimum (refused above {fitting.CONDITION_LIMIT:.0e}); '
-            f'{outcome.simulations} replays',
+            f'{outcome.simulations} replays{unconverged}',
             '',
             f'{"parameter":<{width}} {"model file":>11} {"estimate":>11} '
             f'{f"{level:g} % interval":>25} {"rel. std. error":>15}']

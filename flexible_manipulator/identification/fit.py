@@ -6,7 +6,7 @@ efforts (each held over its period, as the plant held it); its states at the rec
 stamps are compared with the measured signals. The unknowns are the parameters' factors
 (x = 1 at the model file's values, `parameters`) and every window's whole initial state:
 started from the measured joints and, when recorded, the measured elastic coordinates
-(else their static rest at the measured joints, at rest), and estimated with the
+(else their static rest at the measured joints, zero rates), and estimated with the
 parameters, because a measured start carries the sensors' noise, which a window would
 carry along as a drift. `scipy.optimize.least_squares` (trust region, bounds x >= 0)
 minimizes sum ((y - y_sim) / sigma_s)^2 over the samples and signals s, with the
@@ -56,6 +56,7 @@ FD_STEP = 1e-6              # forward-difference step, relative (at least absolu
 NUISANCE_RANK = 1e-8        # relative singular value below which a start column is void
 FAILED = 1e6                # weighted residual of a trial point the model cannot run
 BOUND = 1e-6                # a factor below this ran to the bound 0
+EVALUATIONS = 40            # residual evaluations per solve, at most
 
 
 class Unidentifiable(IdentificationError):
@@ -304,6 +305,7 @@ class Outcome:
     whiteness: list              # per signal (Q, p, lags)
     simulations: int
     iterations: int
+    converged: bool              # False: the last solve stopped at its evaluation limit
 
 
 def start_states(replay, n):
@@ -353,7 +355,7 @@ def solve(problem, z, sigma, tolerance):
     lower[:p] = 0.0
     return optimize.least_squares(residual, z, jac=jacobian, bounds=(lower, np.inf),
                                   method='trf', x_scale='jac', tr_solver='exact',
-                                  ftol=tolerance, xtol=tolerance, gtol=1e-8, max_nfev=40)
+                                  ftol=tolerance, xtol=tolerance, gtol=1e-8, max_nfev=EVALUATIONS)
 
 
 def fit(replay, level=LEVEL):
@@ -362,18 +364,19 @@ def fit(replay, level=LEVEL):
     Raises `Unidentifiable` at the start value or at the optimum, `IdentificationError`
     when the model cannot run at the start value.
     """
-    sim = replay.simulation(np.ones(len(replay.fitted)))
-    n = sim.model.nq + sim.model.nv
-    problem = Problem(replay, n)
-    names = [parameter.path for parameter in replay.fitted]
-    factors0 = np.ones(problem.count)
-    starts0 = start_states(replay, n)
-    z = np.concatenate([factors0, starts0.ravel()])
+    factors0 = np.ones(len(replay.fitted))
     try:
+        sim = replay.simulation(factors0)
+        n = sim.model.nq + sim.model.nv
+        starts0 = start_states(replay, n)
         before = replay.predict(factors0, starts0)
     except ReplayFailed as error:
-        raise IdentificationError(f'{replay.source}: the model cannot replay the recording: '
-                                  f'{error}') from None
+        raise IdentificationError(f'{replay.source}: the model cannot replay the recording '
+                                  f'with {replay.integrator} at {replay.step:g} s: {error}'
+                                  ) from None
+    problem = Problem(replay, n)
+    names = [parameter.path for parameter in replay.fitted]
+    z = np.concatenate([factors0, starts0.ravel()])
     sigma = noise_level(replay.data.values)
     weights = 1.0 / sigma[replay.row_signal]
     jacobian = -problem.derivatives(z) * weights[:, None]
@@ -385,6 +388,7 @@ def fit(replay, level=LEVEL):
     for tolerance in (1e-4, 1e-8):       # weights from the signal, then from the residual
         result = solve(problem, z, sigma, tolerance)
         iterations += result.nfev
+        converged = result.status > 0
         z = result.x
         error = replay.data.values - _full(replay, problem.prediction(z))
         sigma = floor(np.sqrt(np.nanmean(error ** 2, axis=0)), replay.data.values)
@@ -415,7 +419,7 @@ def fit(replay, level=LEVEL):
                          else (np.nan, np.nan, 0))
     return Outcome(factors, covariance, dof, level, start, optimum, sigma, error, before,
                    _full(replay, problem.prediction(z)), problem.split(z)[1], whiteness,
-                   replay.simulations, iterations)
+                   replay.simulations, iterations, converged)
 
 
 def _full(replay, rows):
