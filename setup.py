@@ -48,6 +48,7 @@ setup(
             'bringup = flexible_manipulator.nodes.bringup:main',
             'record = flexible_manipulator.entry_points:record',
             'plot = flexible_manipulator.recording.figures:main',
+            'identify = flexible_manipulator.identification.cli:main',
             'view = flexible_manipulator.entry_points:view',
             'servo_plant = flexible_manipulator.entry_points:servo_plant',
             'compile_kernels = flexible_manipulator.compile_kernels:main',

@@ -1,11 +1,11 @@
 """The ROS-free core imports without ROS: dynamics and control never import rclpy.
 
-Expected: every module of `mechanics`, `control` and `description`, plus `model_config`,
-`settings`, `graph`, `compile_kernels` and the recording's reader and figures, imports in
-a fresh interpreter in which importing rclpy, ament_index_python, any rosidl package or any
-message package raises ImportError (so a module-level ROS import anywhere in the core
-fails the test, and a lazily imported one is not loaded). Only `nodes` and the recorder
-may talk to ROS.
+Expected: every module of `mechanics`, `control`, `description` and `identification`,
+plus `model_config`, `settings`, `graph`, `compile_kernels` and the recording's reader and
+figures, imports in a fresh interpreter in which importing rclpy, ament_index_python, any
+rosidl package or any message package raises ImportError (so a module-level ROS import
+anywhere in the core fails the test, and a lazily imported one is not loaded). Only
+`nodes` and the recorder may talk to ROS.
 """
 
 import subprocess
@@ -14,7 +14,7 @@ import sys
 from conftest import REPO
 
 CORE = ('flexible_manipulator.mechanics', 'flexible_manipulator.control',
-        'flexible_manipulator.description')
+        'flexible_manipulator.description', 'flexible_manipulator.identification')
 SINGLE = ('flexible_manipulator.model_config', 'flexible_manipulator.settings',
           'flexible_manipulator.doc_blocks',
           'flexible_manipulator.graph', 'flexible_manipulator.compile_kernels',

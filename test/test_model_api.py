@@ -197,6 +197,49 @@ def test_an_absurd_duration_names_duration(arm):
     assert sim.time == 0.0
 
 
+def test_advance_through_is_advance_once_per_interval(arm, monkeypatch):
+    """`Simulation.advance_through` (the identification's replay) gives the states of
+    `advance` called once per interval, bit for bit (expected: the same steps in the same
+    order); a failing interval raises as `advance` does and leaves the state after the
+    interval before it; efforts of the wrong shape and a duration that is not a whole
+    number of steps are ValueErrors naming them."""
+    from flexible_manipulator.mechanics.simulation import Simulation, StepFailedError
+    rng = np.random.default_rng(4)
+    efforts, durations = rng.uniform(-1.0, 1.0, (30, 2)), np.full(30, 2e-3)
+    durations[::7] = 4e-3
+    one, batch = Simulation(arm, 5e-4, 'rk4'), Simulation(arm, 5e-4, 'rk4')
+    expected = []
+    for effort, duration in zip(efforts, durations):
+        one.advance(effort, duration)
+        expected.append(one.state.copy())
+    states = np.empty((30, 16))
+    batch.advance_through(efforts, durations, states)
+    np.testing.assert_array_equal(states, expected)
+    assert batch.time == one.time
+    with pytest.raises(ValueError, match='^efforts'):
+        batch.advance_through(efforts[:, :1], durations, states)
+    with pytest.raises(ValueError, match='^duration: '):
+        batch.advance_through(efforts[:2], [2e-3, 1.1e-3], states[:2])
+    before = batch.state.copy()
+    calls = []
+    original = batch._stepper.advance
+
+    def fails_third(state, *arguments):
+        calls.append(1)
+        if len(calls) == 3:
+            raise np.linalg.LinAlgError('singular')
+        return original(state, *arguments)
+    monkeypatch.setattr(batch._stepper, 'advance', fails_third)
+    with pytest.raises(StepFailedError, match='LinAlgError: singular'):
+        batch.advance_through(efforts[:5], durations[:5], states[:5])
+    one.reset()
+    one.initial_state[:] = before
+    one.reset()
+    one.advance(efforts[0], durations[0])
+    one.advance(efforts[1], durations[1])
+    np.testing.assert_array_equal(batch.state, one.state)
+
+
 @pytest.mark.parametrize('values, expected', [
     ([1.0, -2.0, 3.0], True),
     ([1.0, np.inf], False),

@@ -195,3 +195,39 @@ def test_a_recorded_servo_plant_plots_its_path_force_and_integrals(domain_id, tm
     np.testing.assert_array_equal(force.get_ydata(),
                                   [m.position[outputs.names.index('lambda')]
                                    for m in raw['/servo_state']])
+
+
+def test_a_synthetic_recording_holds_the_simulation_with_its_noise(tmp_path):
+    """A headless simulation written by `synthetic.record_simulation` (the recorder's
+    writer): mcap_ros2's own reader decodes it; the stamps are the periods; each joint
+    state carries the effort applied over the period before it (the plant's convention,
+    zero at t = 0); the recorded positions and velocities are the simulation's exact
+    states (a second `Simulation` run here under the same efforts) plus noise whose sample
+    standard deviation is the stated one within its sampling error (1000 x 2 draws: 5 %)."""
+    from flexible_manipulator.mechanics.simulation import Simulation
+    from flexible_manipulator.model_config import load_model
+    from flexible_manipulator.recording import series, synthetic
+    model = load_model(os.path.join(CONFIG, 'models', 'two_link_flexible.yaml'))
+    efforts = synthetic.multisine(1000, 0.002, [1.0, 0.5], np.linspace(0.5, 20.0, 20))
+    assert np.allclose(np.abs(efforts).max(axis=0), [1.0, 0.5])
+    noise = {'joint_position': 1e-4, 'joint_velocity': 1e-3, 'modal_position': 1e-5}
+    path = str(tmp_path / 'synthetic.mcap')
+    times, states = synthetic.record_simulation(path, model, efforts, 0.002, 0.0005,
+                                                noise=noise, seed=3)
+    raw = decoded_by_topic(path)
+    assert len(raw['/joint_states']) == len(raw['/modal_states']) == 1001
+    run = series.read(path)
+    joints, modes = run.first('/joint_states'), run.first('/modal_states')
+    np.testing.assert_allclose(joints.times, 0.002 * np.arange(1001), atol=1e-9)
+    np.testing.assert_array_equal(joints.array('effort'), np.vstack([[0.0, 0.0], efforts]))
+    sim, exact = Simulation(model, 0.0005, 'rk4'), [states[0]]
+    for effort in efforts:
+        sim.advance(effort, 0.002)
+        exact.append(sim.state.copy())
+    np.testing.assert_array_equal(states, exact)
+    n = model.n_joints
+    for values, exact, sigma in ((joints.array('position'), states[:, :n], 1e-4),
+                                 (joints.array('velocity'), states[:, 8:8 + n], 1e-3),
+                                 (modes.array('position'), states[:, n:8], 1e-5)):
+        assert abs((values - exact).std() / sigma - 1.0) < 0.05
+    np.testing.assert_array_equal(modes.array('velocity'), states[:, 8 + n:])

@@ -103,6 +103,41 @@ class Simulation:
         """
         count = self.steps_in(duration)
         self.input[:] = vector('effort', effort, self.input.size, self.model.name, 'inputs')
+        self._integrate(count, duration)
+
+    def advance_through(self, efforts, durations, out):
+        """Integrate over consecutive intervals, ``efforts[k]`` held over ``durations[k]``.
+
+        The same steps as `advance` called once per interval (the same states, bit for
+        bit), with the arguments checked once: ``efforts`` n x nu finite, ``durations`` n
+        whole numbers of steps (else ValueError naming them). The state after interval k
+        is written to ``out[k]`` (n x (nq + nv)). A failing interval raises as `advance`
+        does, the state staying at its value after the interval before.
+        """
+        efforts = np.asarray(efforts, dtype=float)
+        durations = np.asarray(durations, dtype=float)
+        if efforts.shape != (durations.size, self.input.size) or out.shape != (
+                durations.size, self.state.size):
+            raise ValueError(f'efforts, out: expected {durations.size} x {self.input.size} '
+                             f'and {durations.size} x {self.state.size} values for '
+                             f'{durations.size} durations, got shapes {efforts.shape}, '
+                             f'{out.shape}')
+        if not np.all(np.isfinite(efforts)):
+            raise ValueError(f'efforts: not finite at interval '
+                             f'{int(np.argwhere(~np.isfinite(efforts))[0, 0])}')
+        ratio = durations / self.step_size
+        counts = np.round(np.where(np.isfinite(ratio) & (np.abs(ratio) < MAX_STEPS), ratio, 0))
+        bad = np.flatnonzero((counts < 1) | (np.abs(counts * self.step_size - durations) >
+                                             1e-9 * np.maximum(1.0, durations)))
+        if bad.size:
+            self.steps_in(durations[bad[0]])           # raises, naming the duration
+        for k, count in enumerate(counts.astype(np.int64).tolist()):
+            self.input[:] = efforts[k]
+            self._integrate(count, durations[k])
+            out[k] = self.state
+
+    def _integrate(self, count, duration):
+        """``count`` steps with the input held (`advance`'s failure handling)."""
         self._backup[:] = self.state
         try:
             finite = self._stepper.advance(self.state, self.input, self.step_size, count)

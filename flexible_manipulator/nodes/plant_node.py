@@ -42,6 +42,27 @@ def transform(frame, time_msg):
     return msg
 
 
+def fill_states(model, now, q, v, applied, joint_state, modal_state):
+    """Fill the joint and modal state messages of ``model`` at state (q, v), stamped ``now``.
+
+    A joint state carries each joint's position, velocity and the effort ``applied`` over
+    the period that ends at this state (model input order); a modal state the elastic
+    coordinates and their rates (a model without them leaves ``modal_state`` alone). A
+    headless simulation's recording (`recording.synthetic`) is filled here; the plant's
+    pre-serialized messages (`PlantNode.state_messages`) carry the same fields.
+    """
+    n = model.n_joints
+    joint_state.header.stamp = now
+    joint_state.position = q[:n].tolist()
+    joint_state.velocity = v[:n].tolist()
+    joint_state.effort = applied.tolist()
+    if model.n_modes:
+        modes = slice(n, n + model.n_modes)
+        modal_state.header.stamp = now
+        modal_state.position = q[modes].tolist()
+        modal_state.velocity = v[modes].tolist()
+
+
 class PlantNode(SimulatedPlant):
     """The arm plant: a serial-chain model publishing joint states, modes and TF."""
 

@@ -190,6 +190,15 @@ FIGURES = {'joints': joints, 'program': program, 'efforts': efforts, 'modes': mo
            'paths': paths, 'filmstrip': filmstrip, 'servo': servo}
 
 
+def save(figure, directory, name):
+    """Write ``figure`` as ``directory/name.png`` (the package's figure size); its path."""
+    os.makedirs(directory, exist_ok=True)
+    path = os.path.join(directory, f'{name}.png')
+    figure.tight_layout()
+    figure.savefig(path, dpi=100)
+    return path
+
+
 def draw(run, directory):
     """Draw every figure the run has data for into ``directory``; return {name: (path, fig)}."""
     os.makedirs(directory, exist_ok=True)
@@ -198,10 +207,7 @@ def draw(run, directory):
         figure = make(run)
         if figure is None:
             continue
-        path = os.path.join(directory, f'{name}.png')
-        figure.tight_layout()
-        figure.savefig(path, dpi=100)
-        drawn[name] = (path, figure)
+        drawn[name] = (save(figure, directory, name), figure)
     return drawn
 
 

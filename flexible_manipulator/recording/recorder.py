@@ -6,7 +6,8 @@
 installed interface packages (`definitions`), so rosbag2 (``ros2 bag info``), Foxglove,
 PlotJuggler and `series` read the file. Messages are logged at their wall-clock receive
 time [ns]; their header stamps keep the simulated time. The file is complete when the node
-stops (SIGINT/SIGTERM). Topics not present in the graph record nothing. Once a second it
+stops (SIGINT/SIGTERM). The file is written by the package's one MCAP writer
+(`writer.McapWriter`). Topics not present in the graph record nothing. Once a second it
 reports on ``diagnostics`` (status ``recorder: recording``) how many messages of each
 topic it has written: `bringup` starts the loop only once the controller's are coming.
 
@@ -26,7 +27,7 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
 from tf2_msgs.msg import TFMessage
 
-from . import definitions
+from .writer import McapWriter, type_name
 from ..model_config import ConfigError
 from ..nodes import common
 from ..settings import Setting
@@ -48,11 +49,6 @@ TOPICS = (
 LATCHED = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)
 
 
-def type_name(message_type):
-    """Return 'package/msg/Type' of a message class."""
-    return f'{message_type.__module__.split(".")[0]}/msg/{message_type.__name__}'
-
-
 class Recorder(Node):
     """Subscribe to `TOPICS` raw and write every message to an MCAP file (module doc)."""
 
@@ -63,25 +59,14 @@ class Recorder(Node):
         super().__init__('recorder', **node_options)
         path = common.declare_settings(self, self.SETTINGS)['path']
         try:
-            from mcap.writer import CompressionType, Writer
-        except ImportError:
-            raise ConfigError('recording needs the Python packages mcap and mcap-ros2-support '
-                              '(pip install mcap mcap-ros2-support)') from None
-        self.stream = open(path, 'wb')
-        self.writer = Writer(self.stream, compression=CompressionType.NONE)
-        self.writer.start(profile='ros2', library='flexible_manipulator recorder')
-        self.counts = {}
-        schemas = {}
+            self.writer = McapWriter(path)
+        except ImportError as error:
+            raise ConfigError(str(error)) from None
+        self.counts = self.writer.counts
         for topic, message_type, latched in TOPICS:
-            name = type_name(message_type)
-            if name not in schemas:
-                schemas[name] = self.writer.register_schema(
-                    name=name, encoding='ros2msg',
-                    data=definitions.schema(name).encode())
-            subscription = self.create_subscription(
-                message_type, topic, self._writer_of(topic, name, schemas[name]),
+            self.create_subscription(
+                message_type, topic, self._writer_of(topic, type_name(message_type)),
                 LATCHED if latched else 1000, raw=True)
-            self.counts[subscription.topic_name] = 0
         self.path = path
         self.diagnostics_pub = self.create_publisher(DiagnosticArray, 'diagnostics', 10)
         self.create_timer(1.0, self.publish_diagnostics,
@@ -96,26 +81,19 @@ class Recorder(Node):
             values=[KeyValue(key=topic, value=str(count))
                     for topic, count in self.counts.items()])]))
 
-    def _writer_of(self, topic, name, schema_id):
+    def _writer_of(self, topic, name):
         """Return the callback that writes the raw messages of ``topic``."""
         resolved = self.resolve_topic_name(topic)
-        channel = self.writer.register_channel(topic=resolved, message_encoding='cdr',
-                                               schema_id=schema_id)
+        self.writer.channel(resolved, name)
 
         def write(data):
-            now = time.time_ns()
-            count = self.counts[resolved]
-            self.writer.add_message(channel, log_time=now, data=data, publish_time=now,
-                                    sequence=count)
-            self.counts[resolved] = count + 1
+            self.writer.write(resolved, data, time.time_ns())
         return write
 
     def destroy_node(self):
         """Finish the file (its summary and index) and close it."""
-        if not self.stream.closed:
-            self.writer.finish()
-            self.stream.close()
-            total = sum(self.counts.values())
+        if not self.writer.stream.closed:
+            total = self.writer.close()
             self.get_logger().info(f'recorded {total} messages')
         super().destroy_node()
 
