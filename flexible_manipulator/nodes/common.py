@@ -10,7 +10,6 @@ import warnings
 import rclpy
 from rclpy.event_handler import PublisherEventCallbacks, SubscriptionEventCallbacks
 from rclpy.exceptions import InvalidParameterTypeException, ParameterException
-from rclpy.executors import SingleThreadedExecutor
 from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, QoSProfile
 from rclpy.signals import SignalHandlerOptions
@@ -18,6 +17,7 @@ from builtin_interfaces.msg import Time
 from rcl_interfaces.msg import ParameterDescriptor
 from std_msgs.msg import String
 
+from .executor import TickExecutor
 from .message_memory import bound_message_memory
 from ..entry_points import ShutdownRequest
 from ..mechanics.integrators import renamed_message
@@ -139,7 +139,7 @@ def robot_description(node, timeout=DESCRIPTION_WAIT):
     subscription = node.create_subscription(String, 'robot_description',
                                             lambda message: received.append(message.data),
                                             latched)
-    executor = SingleThreadedExecutor(context=node.context)
+    executor = TickExecutor(context=node.context)
     executor.add_node(node)
     deadline = time.monotonic() + timeout
     try:
@@ -244,7 +244,7 @@ def run(node_class, args=None, name=None):
     node = None
     try:
         node = node_class()
-        executor = SingleThreadedExecutor()
+        executor = TickExecutor()
         executor.add_node(node)
         while shutdown.requested is None and rclpy.ok():
             executor.spin_once(timeout_sec=SPIN_WAIT)

@@ -1,0 +1,184 @@
+"""The nodes' executor: rclpy's single-threaded callbacks, without rebuilding per callback.
+
+rclpy's ``SingleThreadedExecutor`` does, for every callback it runs: gather its nodes'
+entities in Python, enter each handle's context, build a new rcl wait set, make a `Task`
+around a coroutine around the callback, and trigger its own guard condition twice (so
+the next wait returns at once with nothing to do, and builds everything again). On the
+lock-step path that is the largest part of a node's CPU time per tick (bench/README.md,
+``bench_closed_loop.py``). `TickExecutor` runs the same callbacks with the same
+arguments, in the same order within one wait (per node: waitables, timers,
+subscriptions, guard conditions, clients, services), and
+
+* gathers the entities once, and again only when a node's entities change (a timer or a
+  subscription created or destroyed, a node added);
+* keeps one rcl wait set for them, cleared and refilled in C for each wait;
+* waits once per `spin_once`, with its timeout (rclpy adds a timer entity for it);
+* calls a ready subscription's callback directly in the spinning thread; timers,
+  services, clients, guard conditions and waitables go through rclpy's own ``_take_*``
+  steps, so their arguments (`TimerInfo`, responses, futures) are rclpy's.
+
+A callback that awaits (a coroutine that does not finish in one step, e.g. on a client's
+future) becomes an rclpy `Task`; while a task is pending the executor hands each
+`spin_once` to rclpy's, which resumes it, and returns to its own once none is left.
+Callback groups are not held on its own path: in one thread a group only matters while a
+callback awaits, and that callback is then rclpy's task (which does not hold the group
+either: a mutually exclusive group's other callbacks may run while it awaits). Exceptions
+of a callback leave `spin_once`, as with rclpy's executor.
+"""
+
+from rclpy.executors import SingleThreadedExecutor
+from rclpy.exceptions import InvalidHandle
+from rclpy.impl.implementation_singleton import rclpy_implementation as _rclpy
+from rclpy.subscription import Subscription
+from rclpy.task import Task
+from rclpy.utilities import timeout_sec_to_nsec
+
+# The entity kinds of a node, in the order their ready callbacks run after a wait.
+KINDS = ('timers', 'subscriptions', 'guards', 'clients', 'services')
+
+
+class TickExecutor(SingleThreadedExecutor):
+    """A single-threaded executor that keeps its wait set between callbacks."""
+
+    def __init__(self, *, context=None):
+        """Create the executor (rclpy's arguments)."""
+        super().__init__(context=context)
+        self._key = None             # the entities the wait set was built for
+        self._entities = None        # [(node, {kind: tuple of entities}, waitables)]
+        self._wait_set = None        # the rcl wait set of ``_key``
+        self._own_guards = ()        # the executor's guard conditions in the wait set
+
+    def _gather(self):
+        """Return the current entities of the nodes and the key they are cached by."""
+        entities = []
+        key = []
+        for node in self.get_nodes():
+            groups = {kind: tuple(entity for entity in getattr(node, kind)
+                                  if entity.callback_group is not None) for kind in KINDS}
+            waitables = tuple(w for w in node.waitables if w.callback_group is not None)
+            entities.append((node, groups, waitables))
+            key.append((node, *groups.values(), waitables))
+        own = tuple(gc for gc in (self._guard, self._sigint_gc) if gc is not None)
+        return tuple(key) + (own,), entities, own
+
+    def _refresh(self):
+        """Rebuild the wait set if the entities changed since the last wait."""
+        key, entities, own = self._gather()
+        if key == self._key:
+            return
+        counts = [0, 0, 0, 0, 0, 0]     # subscriptions, guards, timers, clients, services, events
+        for _node, groups, waitables in entities:
+            counts[0] += len(groups['subscriptions'])
+            counts[1] += len(groups['guards'])
+            counts[2] += len(groups['timers'])
+            counts[3] += len(groups['clients'])
+            counts[4] += len(groups['services'])
+            for waitable in waitables:
+                number = waitable.get_num_entities()
+                counts[0] += number.num_subscriptions
+                counts[1] += number.num_guard_conditions
+                counts[2] += number.num_timers
+                counts[3] += number.num_clients
+                counts[4] += number.num_services
+                counts[5] += number.num_events
+        counts[1] += len(own)
+        self._wait_set = _rclpy.WaitSet(*counts, self._context.handle)
+        self._key, self._entities, self._own_guards = key, entities, own
+
+    def _fill(self):
+        """Clear the wait set and add every entity again (rcl empties it in each wait)."""
+        wait_set = self._wait_set
+        wait_set.clear_entities()
+        for _node, groups, waitables in self._entities:
+            for sub in groups['subscriptions']:
+                wait_set.add_subscription(sub.handle)
+            for tmr in groups['timers']:
+                wait_set.add_timer(tmr.handle)
+            for client in groups['clients']:
+                wait_set.add_client(client.handle)
+            for srv in groups['services']:
+                wait_set.add_service(srv.handle)
+            for gc in groups['guards']:
+                if gc._executor_triggered:       # triggered, not yet handled: again
+                    gc.trigger()
+                wait_set.add_guard_condition(gc.handle)
+            for waitable in waitables:
+                waitable.add_to_wait_set(wait_set)
+        for gc in self._own_guards:
+            wait_set.add_guard_condition(gc.handle)
+
+    def spin_once(self, timeout_sec=None):
+        """Wait up to ``timeout_sec`` (None: forever) and run the callbacks then ready."""
+        if self._tasks:                     # an awaiting callback: rclpy's loop resumes it
+            super().spin_once(timeout_sec)
+            return
+        self._cb_iter = None                # rclpy's loop, if it ran, starts afresh next time
+        if self._is_shutdown or not self._context.ok():
+            return
+        try:
+            self._refresh()
+            self._fill()
+        except InvalidHandle:               # an entity destroyed since: gather again
+            self._key = None
+            return
+        wait_set = self._wait_set
+        wait_set.wait(timeout_sec_to_nsec(timeout_sec))
+        if self._is_shutdown or not self._context.ok():
+            return
+        subs_ready = wait_set.get_ready_entities('subscription')
+        guards_ready = wait_set.get_ready_entities('guard_condition')
+        timers_ready = wait_set.get_ready_entities('timer')
+        clients_ready = wait_set.get_ready_entities('client')
+        services_ready = wait_set.get_ready_entities('service')
+        ready = []
+        for _node, groups, waitables in self._entities:
+            for gc in groups['guards']:
+                if gc.handle.pointer in guards_ready:
+                    gc._executor_triggered = True
+            ready.extend((self._take_waitable, w) for w in waitables if w.is_ready(wait_set))
+            ready.extend((self._take_timer, tmr) for tmr in groups['timers']
+                         if tmr.handle.pointer in timers_ready and tmr.handle.is_timer_ready())
+            ready.extend((None, sub) for sub in groups['subscriptions']
+                         if sub.handle.pointer in subs_ready)
+            ready.extend((self._take_guard_condition, gc) for gc in groups['guards']
+                         if gc._executor_triggered)
+            ready.extend((self._take_client, client) for client in groups['clients']
+                         if client.handle.pointer in clients_ready)
+            ready.extend((self._take_service, srv) for srv in groups['services']
+                         if srv.handle.pointer in services_ready)
+        for take, entity in ready:
+            if take is None:
+                self._run_subscription(entity)
+            else:
+                self._finish(take(entity))
+
+    def _run_subscription(self, sub):
+        """Take one message of ``sub`` and call its callback (with the info if it takes it)."""
+        try:
+            taken = sub.handle.take_message(sub.msg_type, sub.raw)
+        except InvalidHandle:               # destroyed by an earlier callback of this wait
+            return
+        if taken is None:
+            return
+        if sub._callback_type is Subscription.CallbackType.MessageOnly:
+            result = sub.callback(taken[0])
+        else:
+            result = sub.callback(*taken)
+        if hasattr(result, 'send'):         # an async callback: run it as a coroutine
+            self._resume(result)
+
+    def _finish(self, execute):
+        """Run a ``_take_*`` step's coroutine function (None: nothing was taken)."""
+        if execute is not None:
+            self._resume(execute())
+
+    def _resume(self, coroutine):
+        """Drive ``coroutine``; if it awaits, hand it to rclpy's task loop."""
+        try:
+            coroutine.send(None)
+        except StopIteration:
+            return
+        task = Task(coroutine, executor=self)
+        with self._tasks_lock:
+            self._tasks.append((task, None, None))
+        self._guard.trigger()
