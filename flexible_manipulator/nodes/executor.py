@@ -9,8 +9,8 @@ lock-step path that is the largest part of a node's CPU time per tick (bench/REA
 arguments, in the same order within one wait (per node: waitables, timers,
 subscriptions, guard conditions, clients, services), and
 
-* gathers the entities once, and again only when a node's entities change (a timer or a
-  subscription created or destroyed, a node added);
+* gathers the entities once, and again only when a node's entities change (rclpy's
+  nodes wake their executor for every entity they create or destroy; a node added);
 * keeps one rcl wait set for them, cleared and refilled in C for each wait;
 * waits once per `spin_once`, with its timeout (rclpy adds a timer entity for it);
 * calls a ready subscription's callback directly in the spinning thread; timers,
@@ -43,31 +43,40 @@ class TickExecutor(SingleThreadedExecutor):
     def __init__(self, *, context=None):
         """Create the executor (rclpy's arguments)."""
         super().__init__(context=context)
-        self._key = None             # the entities the wait set was built for
+        self._current = False        # whether the wait set holds the nodes' entities
         self._entities = None        # [(node, {kind: tuple of entities}, waitables)]
         self._wait_set = None        # the rcl wait set of ``_key``
         self._own_guards = ()        # the executor's guard conditions in the wait set
 
-    def _gather(self):
-        """Return the current entities of the nodes and the key they are cached by."""
+    def wake(self):
+        """Wake the wait; the entities are gathered again before the next one.
+
+        rclpy's nodes call this for every entity they create or destroy.
+        """
+        self._current = False
+        super().wake()
+
+    def add_node(self, node):
+        """Add ``node`` (rclpy's); its entities join the wait set at the next wait."""
+        self._current = False
+        return super().add_node(node)
+
+    def remove_node(self, node):
+        """Remove ``node`` (rclpy's); its entities leave the wait set at the next wait."""
+        self._current = False
+        super().remove_node(node)
+
+    def _refresh(self):
+        """Build the wait set for the nodes' current entities, unless it is up to date."""
+        if self._current:
+            return
         entities = []
-        key = []
+        counts = [0, 0, 0, 0, 0, 0]     # subscriptions, guards, timers, clients, services, events
         for node in self.get_nodes():
             groups = {kind: tuple(entity for entity in getattr(node, kind)
                                   if entity.callback_group is not None) for kind in KINDS}
             waitables = tuple(w for w in node.waitables if w.callback_group is not None)
             entities.append((node, groups, waitables))
-            key.append((node, *groups.values(), waitables))
-        own = tuple(gc for gc in (self._guard, self._sigint_gc) if gc is not None)
-        return tuple(key) + (own,), entities, own
-
-    def _refresh(self):
-        """Rebuild the wait set if the entities changed since the last wait."""
-        key, entities, own = self._gather()
-        if key == self._key:
-            return
-        counts = [0, 0, 0, 0, 0, 0]     # subscriptions, guards, timers, clients, services, events
-        for _node, groups, waitables in entities:
             counts[0] += len(groups['subscriptions'])
             counts[1] += len(groups['guards'])
             counts[2] += len(groups['timers'])
@@ -81,9 +90,10 @@ class TickExecutor(SingleThreadedExecutor):
                 counts[3] += number.num_clients
                 counts[4] += number.num_services
                 counts[5] += number.num_events
+        own = tuple(gc for gc in (self._guard, self._sigint_gc) if gc is not None)
         counts[1] += len(own)
         self._wait_set = _rclpy.WaitSet(*counts, self._context.handle)
-        self._key, self._entities, self._own_guards = key, entities, own
+        self._entities, self._own_guards, self._current = entities, own, True
 
     def _fill(self):
         """Clear the wait set and add every entity again (rcl empties it in each wait)."""
@@ -119,7 +129,7 @@ class TickExecutor(SingleThreadedExecutor):
             self._refresh()
             self._fill()
         except InvalidHandle:               # an entity destroyed since: gather again
-            self._key = None
+            self._current = False
             return
         wait_set = self._wait_set
         wait_set.wait(timeout_sec_to_nsec(timeout_sec))
