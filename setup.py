@@ -54,6 +54,7 @@ setup(
             'view = flexible_manipulator.entry_points:view',
             'servo_plant = flexible_manipulator.entry_points:servo_plant',
             'compile_kernels = flexible_manipulator.compile_kernels:main',
+            'sweep = flexible_manipulator.studies.cli:main',
         ],
     },
 )

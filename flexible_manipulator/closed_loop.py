@@ -239,6 +239,12 @@ def _checked(namespace, fields, given):
         if setting.kind in ('floats', 'strings') and value is not None \
                 and not isinstance(value, (list, tuple)):
             raise ConfigError(f'{namespace}.{name}: expected a list, got {value!r}')
+        if setting.kind == 'floats' and value is not None and not all(
+                isinstance(x, (int, float)) and not isinstance(x, bool) for x in value):
+            raise ConfigError(f'{namespace}.{name}: expected numbers, got {value!r}')
+        if setting.kind == 'strings' and value is not None and not all(
+                isinstance(x, str) for x in value):
+            raise ConfigError(f'{namespace}.{name}: expected names, got {value!r}')
         try:
             values[name] = setting.validate(value)
             if setting.kind in ('float', 'int', 'str') and setting.check is None \
