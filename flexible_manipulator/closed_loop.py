@@ -322,9 +322,11 @@ def run_closed_loop(graph, duration, record=None):
 
     The figures of bringup's summary (`nodes.bringup`), per run: ``simulated_time`` [s],
     ``wall_time`` [s] (the loop alone, building excluded), ``real_time_factor``,
-    ``control_ticks``; the program's residual over the run, ``residual_rms`` and
-    ``residual_max`` (of the largest |phi| of the rows per tick) and per row
-    ``residual_rms.<row>``, ``residual_max.<row>`` [m or rad]; ``effort_peak.<input>``
+    ``control_ticks``; the program's residual phi over the run: per row
+    ``residual_rms.<row>``, ``residual_max.<row>`` [m or rad] (bringup's), and over the
+    rows ``residual_rms`` (the RMS of |phi|, the rows' Euclidean norm: the root of the sum
+    of the rows' mean squares) and ``residual_max`` (the largest |phi_i| of any row);
+    ``effort_peak.<input>``
     [N m or N]; ``program``; ``fault`` ('' if none: the controller's fault or the plant's
     failure, which end the run) and ``fault_time`` [s]. ``record``: a path to write the
     run's MCAP recording to (joint and modal states, the efforts applied), or None.
@@ -351,7 +353,9 @@ def run_closed_loop(graph, duration, record=None):
     simulated = run.ticks * loop.period
     figures = {'simulated_time': simulated, 'wall_time': wall,
                'real_time_factor': simulated / wall if wall > 0 else math.nan,
-               'control_ticks': run.ticks, 'residual_rms': run.rms, 'residual_max': run.peak,
+               'control_ticks': run.ticks,
+               'residual_rms': float(np.sqrt(squares.sum() / run.ticks)) if run.ticks
+               else math.nan, 'residual_max': run.peak,
                'program': loop.active, 'fault': run.fault, 'fault_time': run.fault_time}
     count = max(run.ticks, 1)
     for name, total, top in zip(rows, squares, largest):

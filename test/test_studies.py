@@ -213,6 +213,51 @@ def test_a_killed_worker_does_not_fail_the_study(tmp_path, reference):
         assert row['control_ticks'] == 500
 
 
+def test_a_ros_graph_study_runs_the_nodes_in_lockstep(tmp_path):
+    """mode ros_graph: the plant and controller nodes, over DDS on a private domain (claimed
+    by bringup --local as the suite's nodes claim theirs, `ros_domain`), lock-step.
+
+    Expected: the closed loop's run of the same graph names the same rows and has the
+    same residual within a factor 1.5 (joint_sine from config/sim.yaml's start, which is
+    lambda_circle's: a transient of ~0.05 rad on the elbow). Not bit for bit: the ROS run's
+    summary counts its ticks up to the monitor's pause, a few periods past the duration,
+    and its figures are printed to 3 digits (bringup's).
+    """
+    study = parse_study({'duration': 0.4, 'mode': 'ros_graph', 'parameters': {
+        'model.links[1].payload.mass': [0.2], 'controller.active_program': ['joint_sine']}},
+        'ros')
+    outcome = run_study(study, str(tmp_path / 'out'), workers=1, stream=None, plots=False)
+    row, = read_table(tmp_path / 'out')
+    assert outcome.failed == 0 and row['status'] == 'ok', row['error']
+    assert 200 <= row['control_ticks'] <= 240
+    closed = run_closed_loop(load_graph('sim').with_values(
+        {'model.links[1].payload.mass': 0.2, 'controller.active_program': 'joint_sine'}), 0.4)
+    rows = sorted(k for k in closed if k.startswith('residual_rms.'))
+    assert rows == sorted(k for k in row if k.startswith('residual_rms.') and row[k] is not None)
+    assert closed['residual_rms.elbow'] > 0.01
+    ratios = [row[k] / closed[k] for k in rows]
+    assert all(1 / 1.5 < ratio < 1.5 for ratio in ratios), ratios
+    assert row['program'] == 'joint_sine'
+
+
+def test_a_recorded_run_writes_the_runs_states_to_mcap(tmp_path):
+    """record.mcap: the run's recording holds the closed loop's states (expected: the same
+    graph's loop built here and run for as many periods, its final state bit for bit)."""
+    from flexible_manipulator.closed_loop import build_loop
+    from flexible_manipulator.control.lockstep import run_lockstep
+    from flexible_manipulator.recording.series import read
+    study = parse_study({'duration': 0.1, 'record': {'mcap': True}, 'parameters': {
+        'model.links[1].payload.mass': [0.2]}}, 'recorded')
+    run_study(study, str(tmp_path / 'out'), workers=1, stream=None, plots=False)
+    row, = read_table(tmp_path / 'out')
+    assert row['status'] == 'ok' and os.path.isfile(row['mcap'])
+    joints = read(row['mcap']).first('/joint_states')
+    assert len(joints.times) == 51                  # t = 0 and 50 periods of 2 ms
+    loop = build_loop(load_graph('sim').with_values({'model.links[1].payload.mass': 0.2}))
+    run_lockstep(loop.controller, loop.simulation, 0.1, loop.period, loop.measured)
+    assert joints.array('position')[-1].tolist() == loop.simulation.q[:2].tolist()
+
+
 def _children(pid):
     """Process ids of the children of ``pid`` (Linux /proc)."""
     found = []

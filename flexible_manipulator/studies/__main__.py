@@ -1,7 +1,8 @@
-"""``python -m flexible_manipulator.studies study.yaml``: the sweep command (`cli`)."""
+"""``python -m flexible_manipulator.studies study.yaml``: the ``sweep`` command (`cli`)."""
 
 import sys
 
 from .cli import main
 
-sys.exit(main())
+if __name__ == '__main__':
+    sys.exit(main())
