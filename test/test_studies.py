@@ -130,6 +130,15 @@ def test_runs_are_the_grid_product_with_common_random_draws():
     assert [r['key'] for r in study.runs()] == [r['key'] for r in runs]   # reproducible
 
 
+def test_the_example_study_checks():
+    """examples/study.yaml (doc/studies.md): 3 x 3 grid points x 4 draws."""
+    study = load_study(os.path.join(REPO, 'examples', 'study.yaml'))
+    assert len(study.runs()) == 36
+    process = sweep(os.path.join('examples', 'study.yaml'), '--check')
+    output, _ = process.communicate(timeout=300)
+    assert process.returncode == 0 and '36 runs of 2 s (closed_loop)' in output
+
+
 # -- running --------------------------------------------------------------------------------
 def test_local_study_gives_the_closed_loops_figures_and_resumes(tmp_path, reference):
     study = parse_study(dict(SMALL, parameters=dict(SMALL['parameters'], **{

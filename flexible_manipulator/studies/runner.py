@@ -143,14 +143,15 @@ def ray_rows(payload, runs, address=None, attempts=ATTEMPTS):
 
 
 def run_study(study, output, workers=None, ray_address=None, use_ray=False,
-              retry_failed=False, stream=sys.stderr, plots=True):
+              retry_failed=False, stream=sys.stderr, plots=True, on_row=None):
     """Run the runs of ``study`` not yet in ``output``; return an `Outcome`.
 
     ``use_ray``: as Ray tasks (`ray_rows`, at ``ray_address``), else in ``workers`` local
     processes. Rows stream into ``output``'s table (`table.ResultTable`); the table is
     written every `table.FLUSH_PERIOD` s and at the end, also on an interruption
     (KeyboardInterrupt, re-raised). ``plots``: the figures of the main figures against
-    each swept parameter (`plots.sweep_figures`).
+    each swept parameter (`plots.sweep_figures`). ``on_row(row)``: called with each new
+    row as it is written (a notebook's live view, a benchmark's clock).
     """
     runs = study.runs()
     table = ResultTable(output)
@@ -173,6 +174,8 @@ def run_study(study, output, workers=None, ray_address=None, use_ray=False,
             row = {'run': run['run'], 'draw': run['draw'], **run['values'], **row}
             table.add(row)
             progress.add(row)
+            if on_row is not None:
+                on_row(row)
             if time.monotonic() - written > FLUSH_PERIOD:
                 table.write(keys)
                 written = time.monotonic()
