@@ -122,10 +122,10 @@ def main():
               f'({100 * (steady / whole - 1):+.0f} %) | {statistics.median(firsts):.1f} |')
     steady, _ = summary['Ray head, 2 CPUs, warm workers']
     print(f'\nestimate of a 10 000-run study of {DURATION:g} s runs on N nodes of C CPUs, '
-          f'one run per CPU at a time: 10 000 x {steady:.3f} s / (N C) + the warm-up of a '
-          'worker (its first run, above) + the node start; the basis: the steady time per '
-          'run and worker on the Ray head here (a worker per CPU, each as fast as one of '
-          'these CPUs; the driver writes a row in well under 1 ms)')
+          f'one run per CPU at a time: 10 000 x {steady:.3f} s / (N C), plus the start and '
+          'warm-up of a worker (first row, above) and the nodes\' start; the basis: the '
+          'steady time per run and worker on the Ray head here (a worker per CPU, each CPU '
+          'as fast as one of these; the driver writes a row in well under 1 ms)')
     for nodes, cpus in ((1, 2), (4, 16), (16, 16), (64, 16)):
         seconds = 10_000 * steady / (nodes * cpus)
         print(f'  N = {nodes:3d}, C = {cpus:2d}: {seconds / 60:7.1f} min')

@@ -130,6 +130,16 @@ def test_runs_are_the_grid_product_with_common_random_draws():
     assert [r['key'] for r in study.runs()] == [r['key'] for r in runs]   # reproducible
 
 
+def test_a_run_builds_the_active_program_alone_with_the_same_result():
+    """`closed_loop.build_loop` builds the active program only (a run tracks one); the
+    controller node builds the whole file. Expected: the same run, figure for figure."""
+    graph = load_graph('sim').with_values({'controller.active_program': 'tip_circle'})
+    alone = run_closed_loop(graph, DURATION)
+    every = run_closed_loop(graph, DURATION, all_programs=True)
+    assert stable([alone]) == stable([every])
+    assert alone['control_ticks'] == 100 and alone['program'] == 'tip_circle'
+
+
 def test_the_example_study_checks():
     """examples/study.yaml (doc/studies.md): 3 x 3 grid points x 4 draws."""
     study = load_study(os.path.join(REPO, 'examples', 'study.yaml'))
