@@ -131,7 +131,9 @@ def ray_rows(payload, runs, address=None, attempts=ATTEMPTS):
         while queue and len(flight) < window:
             run = queue.pop(0)
             flight[task.remote(shared, run)] = run
-        finished, _ = ray.wait(list(flight), num_returns=1)
+        finished, rest = ray.wait(list(flight), num_returns=1)
+        if rest:        # every row ready now, in one call (a large cluster's rate)
+            finished += ray.wait(rest, num_returns=len(rest), timeout=0)[0]
         for reference in finished:
             run = flight.pop(reference)
             try:
