@@ -33,6 +33,8 @@ setup(
     # ROS 2 install and from requirements.txt on the pip-only path (tools/setup_env.sh);
     # listing them here would make colcon's setuptools try to fetch them.
     install_requires=['setuptools'],
+    # Running a study on a Ray cluster (sweep --ray ADDRESS): pip install -e '.[ray]'.
+    extras_require={'ray': ['ray>=2.9']},
     zip_safe=True,
     maintainer='flexible_manipulator maintainers',
     maintainer_email='maintainers@flexible-manipulator.invalid',
@@ -52,6 +54,7 @@ setup(
             'view = flexible_manipulator.entry_points:view',
             'servo_plant = flexible_manipulator.entry_points:servo_plant',
             'compile_kernels = flexible_manipulator.compile_kernels:main',
+            'sweep = flexible_manipulator.studies.cli:main',
         ],
     },
 )

@@ -1,7 +1,9 @@
 """The ROS-free core imports without ROS: dynamics and control never import rclpy.
 
 Expected: every module of `mechanics`, `control`, `description` and `identification`,
-plus `model_config`, `settings`, `graph`, `compile_kernels` and the recording's reader and
+plus `model_config`, `settings`, `graph`, `compile_kernels`, `plant_config`, `closed_loop`,
+the learning environments (`envs`), the studies (`studies`: a ROS graph run starts
+bringup as a process) and the recording's reader and
 figures, imports in a fresh interpreter in which importing rclpy, ament_index_python, any
 rosidl package or any message package raises ImportError (so a module-level ROS import
 anywhere in the core fails the test, and a lazily imported one is not loaded). Only
@@ -14,10 +16,12 @@ import sys
 from conftest import REPO
 
 CORE = ('flexible_manipulator.mechanics', 'flexible_manipulator.control',
-        'flexible_manipulator.description', 'flexible_manipulator.identification')
+        'flexible_manipulator.description', 'flexible_manipulator.identification',
+        'flexible_manipulator.envs', 'flexible_manipulator.studies')
 SINGLE = ('flexible_manipulator.model_config', 'flexible_manipulator.settings',
           'flexible_manipulator.doc_blocks',
           'flexible_manipulator.graph', 'flexible_manipulator.compile_kernels',
+          'flexible_manipulator.plant_config', 'flexible_manipulator.closed_loop',
           'flexible_manipulator.recording.series', 'flexible_manipulator.recording.figures')
 
 PROBE = r'''

@@ -37,7 +37,8 @@ class LoopRun:
         return float(np.max(self.residual)) if self.residual.size else math.nan
 
 
-def run_lockstep(controller, simulation, duration, period, measured=True, residual=None):
+def run_lockstep(controller, simulation, duration, period, measured=True, residual=None,
+                 on_tick=None):
     """Close the loop for ``duration`` [s] in periods of ``period`` [s]; return a `LoopRun`.
 
     ``controller``: a `ProgramController` (enabled by the caller); ``simulation``: the
@@ -46,7 +47,9 @@ def run_lockstep(controller, simulation, duration, period, measured=True, residu
     controller (a simulation publishes them), else joints only; ``residual(controller,
     simulation)``: the per-tick figure to record instead of the controller's own max |phi|
     (e.g. the rows evaluated on the plant's whole state). Stops at the first tick that is
-    not tracking (a fault) or a plant step that fails.
+    not tracking (a fault) or a plant step that fails. ``on_tick(status, applied)``: called
+    per tracked tick with the controller's status and the effort applied over the period
+    that follows (clipped; the array is reused), e.g. to keep a run's summary figures.
     """
     n, plant = controller.n_joints, simulation.model
     limit = plant.effort_limit
@@ -68,6 +71,8 @@ def run_lockstep(controller, simulation, duration, period, measured=True, residu
                       else residual(controller, simulation))
         try:
             np.clip(effort, -limit, limit, out=applied)
+            if on_tick is not None:
+                on_tick(status, applied)
             simulation.advance(applied, period)
         except StepFailedError as error:
             run.fault, run.fault_time = f'plant: {error}', simulation.time

@@ -22,6 +22,7 @@ from .message_memory import bound_message_memory
 from ..entry_points import ShutdownRequest
 from ..mechanics.integrators import renamed_message
 from ..model_config import ConfigError, load_model, ModelWarning, resolve_model_path
+from ..plant_config import joint_values  # noqa: F401 - common.joint_values, declared there
 from ..settings import Setting
 
 
@@ -175,15 +176,6 @@ def joint_order(model, names):
         raise ConfigError(f'parameter joints: must list each of {", ".join(model.joint_names)} '
                           f'exactly once; got {names}')
     return [model.joint_names.index(n) for n in names]
-
-
-def joint_values(value, size, name):
-    """Return ``size`` finite numbers of an array parameter; unset (None): all zeros."""
-    if value is None:
-        return [0.0] * size
-    if len(value) != size or not all(math.isfinite(x) for x in value):
-        raise ConfigError(f'parameter {name}: expected {size} finite numbers, got {value}')
-    return value
 
 
 def stamp(seconds):

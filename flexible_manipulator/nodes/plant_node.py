@@ -19,11 +19,9 @@ from tf2_msgs.msg import TFMessage
 
 from . import common, topic_hardware, packed_messages
 from .common import stamp
-from .simulated_plant import plant_settings, SimulatedPlant
+from .simulated_plant import SimulatedPlant
 from ..description.urdf import joint_frames, urdf
-from ..mechanics.equilibrium import static_equilibrium
-from ..model_config import ConfigError
-from ..settings import Setting
+from ..plant_config import arm_initial_state, ARM_PLANT_SETTINGS, ARM_STATE_SETTINGS, INPUT_NAME
 
 LATCHED = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)
 
@@ -66,20 +64,12 @@ def fill_states(model, now, q, v, applied, joint_state, modal_state):
 class PlantNode(SimulatedPlant):
     """The arm plant: a serial-chain model publishing joint states, modes and TF."""
 
-    INPUT_NAME = 'effort'
+    INPUT_NAME = INPUT_NAME
     COMMAND_NAME = 'effort command'
     FAULT_ADVICE = 'plant paused, call ~/reset to recover'
     SETTINGS = (
         common.model_setting('two_link_rigid'), common.JOINTS,
-        *plant_settings(0.0005, 0.002, ' (rosenbrock2, rosenbrock3: linearly implicit, for '
-                        'stiff elastic modes)', INPUT_NAME),
-        Setting('initial_positions', None, 'Initial joint positions [rad or m].', kind='floats'),
-        Setting('initial_velocities', None, 'Initial joint velocities [rad/s or m/s].',
-                kind='floats'),
-        Setting('initial_modes', 'rest',
-                'Initial elastic coordinates (modes, strains), at zero velocity: rest = their '
-                'static equilibrium under gravity with the joints held at initial_positions; '
-                'zero = straight links.', choices=('rest', 'zero')),
+        *ARM_PLANT_SETTINGS, *ARM_STATE_SETTINGS,
         *topic_hardware.SETTINGS)
 
     def __init__(self, **node_options):
@@ -96,17 +86,7 @@ class PlantNode(SimulatedPlant):
 
     def plant_state(self):
         """Return the initial state: joints from the parameters, modes by ``initial_modes``."""
-        n = self.model.n_joints
-        q0, v0 = self.model.neutral_configuration(), np.zeros(self.model.nv)
-        q0[:n] = common.joint_values(self.parameters['initial_positions'], n, 'initial_positions')
-        v0[:n] = common.joint_values(self.parameters['initial_velocities'], n,
-                                     'initial_velocities')
-        if self.parameters['initial_modes'] == 'rest' and self.model.floating_base is None:
-            try:
-                q0 = static_equilibrium(self.model, q0)
-            except ValueError as error:
-                raise ConfigError(f'parameter initial_modes: {error}') from None
-        return q0, v0
+        return arm_initial_state(self.model, self.parameters)
 
     def input_limit(self):
         """Clip at the model's effort limits, as an amplifier saturates."""

@@ -40,10 +40,9 @@ from std_srvs.srv import SetBool, Trigger
 from . import common, packed_messages
 from .common import stamp
 from .latency import LatencyHistogram
-from ..mechanics.integrators import METHODS, RENAMED
 from ..mechanics.simulation import NonFiniteStateError, Simulation, StepFailedError
 from ..model_config import ConfigError
-from ..settings import positive, Setting
+from ..plant_config import plant_settings  # noqa: F401 - the plants' settings, declared there
 
 # Quiet wall time [s] after which a lockstep plant takes the step of the first answer to a
 # re-published state: the other answers come back to back (a controller working off its
@@ -52,49 +51,6 @@ from ..settings import positive, Setting
 # timeout (0.5 s in config/sim.yaml), whose watchdog would add commands of its own.
 MERGE_WINDOW = 0.1
 MERGE_LIMIT = 0.5
-
-
-def plant_settings(integration_step, update_period, integrator_note, input_name):
-    """Return the settings of every simulated plant (module doc), with this plant's defaults.
-
-    ``integration_step``, ``update_period`` [s]: defaults; ``integrator_note``: ' (...)'
-    after the integrator's description; ``input_name``: what a command entry is.
-    """
-    return (
-        Setting('timing_mode', 'realtime',
-                'How simulated time advances: realtime, one update_period per wall-clock '
-                'tick; lockstep, one update_period per received command.',
-                choices=('realtime', 'lockstep')),
-        Setting('integrator', 'rk4', f'Fixed-step integration scheme{integrator_note}.',
-                choices=METHODS, renamed=RENAMED),
-        Setting('integration_step', integration_step,
-                'Internal step [s]; update_period must be a whole number of steps.',
-                check=positive),
-        Setting('step_check', 'refuse',
-                'An explicit integrator whose step is past the stability limit of the elastic '
-                'modes: refuse to start, or only warn.', choices=('refuse', 'warn')),
-        Setting('update_period', update_period,
-                'Simulated time per state publication, and per command in lockstep [s].',
-                check=positive),
-        Setting('command_timeout', 0.05,
-                f'Simulated age [s] after which the last valid command is replaced by zero '
-                f'{input_name}.', check=positive),
-        Setting('lockstep_resend_period', 0.2,
-                'Wall time [s] after which lockstep re-publishes an unanswered state.',
-                check=positive),
-        Setting('publish_clock', True, 'Publish simulated time on /clock.'),
-        Setting('world_frame', 'world', 'Root TF frame.'),
-        # A graph that starts its controller after the plant (the bring-up) holds time
-        # until the controller answers: a real-time plant would otherwise run the arm
-        # without control meanwhile (the soft arm fell 1.6 rad in the seconds its
-        # controller took to come up).
-        Setting('start_paused', False,
-                'Start with simulated time held (states published, nothing advanced) until '
-                '~/pause is called with false.'),
-        # A controller started beside the plant (a launch file) takes seconds to come up:
-        # held until its first command, the arm does not run uncontrolled meanwhile.
-        Setting('wait_for_command', False,
-                'Hold simulated time at the start until the first valid command arrives.'))
 
 
 class SimulatedPlant(Node):
