@@ -14,7 +14,8 @@ import sys
 from conftest import REPO
 
 CORE = ('flexible_manipulator.mechanics', 'flexible_manipulator.control',
-        'flexible_manipulator.description', 'flexible_manipulator.identification')
+        'flexible_manipulator.description', 'flexible_manipulator.identification',
+        'flexible_manipulator.view')
 SINGLE = ('flexible_manipulator.model_config', 'flexible_manipulator.settings',
           'flexible_manipulator.doc_blocks',
           'flexible_manipulator.graph', 'flexible_manipulator.compile_kernels',
