@@ -26,7 +26,7 @@ BROWSER = shutil.which('chromium') or shutil.which('chromium-browser')
 class Page:
     """One Chromium (headless, software WebGL) showing one page; use as a context manager."""
 
-    def __init__(self, url, width=1280, height=800, patience=60.0):
+    def __init__(self, url, width=1280, height=960, patience=60.0):
         """Start Chromium on ``url`` and connect to the page (within ``patience`` s)."""
         self.profile = tempfile.mkdtemp(prefix='view_chromium_')
         # Without the ROS wheels' library path, which this Python process runs with.
@@ -129,6 +129,11 @@ class Page:
             f' if (Math.abs(d[i] - {rgb[0]}) + Math.abs(d[i + 1] - {rgb[1]}) +'
             f' Math.abs(d[i + 2] - {rgb[2]}) < {tolerance} && d[i + 3] > 128) n++; }}'
             ' return n; })')
+
+    def close_notifications(self):
+        """Close the page's notifications (viser's note on software WebGL)."""
+        self.evaluate('[...document.querySelectorAll(".mantine-Notification-closeButton")]'
+                      '.forEach(b => b.click())')
 
     def screenshot(self, path):
         """Save a PNG screenshot at ``path``; return the RGB pixels (H x W x 3, 0-255)."""

@@ -15,7 +15,8 @@ TRACKING; a screenshot shows the links as tubes of their sections (pixels of the
 colour map; their width against their length is the model's diameter against the arm's
 length); the page's Disable button turns the panel to DISABLED and the controller's
 diagnostics to enabled False; the program switch reaches the controller (its diagnostics'
-active_program); the plots have data (uPlot canvases drawn).
+active_program); Pause and Resume reach the plant; the plots have data (uPlot canvases
+drawn).
 """
 
 import os
@@ -50,6 +51,7 @@ def test_frame_tree_composes_poses_and_orders_the_chain():
     tree.set('base', 'world', translation(0, 0, 0.5), False)
     tree.set('link', 'base', pose_matrix((0, 0, 0), (half, 0, 0, half)), True)
     tree.set('tip', 'link', translation(1, 0, 0), False)
+    assert tree.root('tip') == 'world' and tree.root('world') == 'world'
     np.testing.assert_allclose(tree.pose('tip')[:3, 3], [0, 1, 0.5], atol=1e-15)
     assert tree.arm_chain() == ['link', 'tip']
     np.testing.assert_array_equal(polyline([[0, 0, 0], [1, 0, 0], [1, 1, 0]]),
@@ -113,6 +115,35 @@ def test_tube_vertices_lie_on_the_section_round_the_centre_line():
     np.testing.assert_allclose(np.abs(vertices[:4, 1:]), [[0.02, 0.005]] * 4)
 
 
+def test_the_drawn_pieces_follow_the_centre_line_with_the_section_size():
+    """The instanced pieces of a round tube (r = 0.015 m) on a circle of R = 0.5 m: each
+    centred on its chord's midpoint (R cos(h/2) from the centre, h the angle step), its x
+    axis along the chord, scaled (chord + r h / 2 ... closing the bend's gap, r, r);
+    their lengths sum to the arc R (1 rad) plus r/2 per radian; a rectangle 0.04 x 0.01
+    scales y and z by its sides; the unit piece spans x -0.5..0.5 at radius 1."""
+    r, radius = 0.015, 0.5
+    dense = geometry.densify(circle_poses(radius, 5, 1.0))
+    positions, wxyzs, scales = geometry.pieces(dense, ('circle', r))
+    assert positions.shape == (16, 3) and wxyzs.shape == (16, 4)
+    h = np.array([geometry.rotation_angle(a, b) for a, b in zip(dense[:-1], dense[1:])])
+    np.testing.assert_allclose(np.linalg.norm(positions - [0, 0, radius], axis=1),
+                               radius * np.cos(h / 2), rtol=1e-4)
+    chords = np.linalg.norm(np.diff([pose[:3, 3] for pose in dense], axis=0), axis=1)
+    np.testing.assert_allclose(scales, np.stack([chords + r * h / 2, np.full(16, r),
+                                                 np.full(16, r)], axis=1), rtol=1e-12)
+    assert scales[:, 0].sum() == pytest.approx(radius * 1.0 + r / 2, rel=1e-3)
+    from transforms3d.quaternions import quat2mat
+    for (a, b), wxyz in zip(zip(dense[:-1], dense[1:]), wxyzs):
+        chord = b[:3, 3] - a[:3, 3]
+        np.testing.assert_allclose(quat2mat(wxyz)[:, 0], chord / np.linalg.norm(chord),
+                                   atol=1e-12)
+    _, _, scales = geometry.pieces(dense, ('rectangle', 0.04, 0.01))
+    np.testing.assert_allclose(scales[:, 1:], [[0.04, 0.01]] * 16)
+    vertices, faces = geometry.unit_piece('circle')
+    np.testing.assert_allclose(sorted(set(vertices[:, 0])), [-0.5, 0.5])
+    np.testing.assert_allclose(np.linalg.norm(vertices[:-2, 1:], axis=1), 1.0, rtol=1e-6)
+
+
 def test_curvature_deflection_and_colours():
     """Frames on a circle of R = 0.5 m: curvature 1/R = 2 1/m on each interval (the angle
     between frames over the chord: 2 sin(h/2)/h of it, h the angle step, within 0.1 %);
@@ -150,6 +181,7 @@ def test_the_view_reads_the_section_joints_and_payloads_from_the_urdf():
     assert found.effort_limits == {'shoulder': 8.0, 'elbow': 3.0}
     assert [j.axis for j in found.joints] == [(0.0, 1.0, 0.0)] * 2
     assert found.tool == 'tool0' and not found.floating and found.base[0] == 'base_link'
+    assert found.root == 'world'
     with open(path) as stream:
         spec = yaml.safe_load(stream)
     spec['links'][1]['rod']['section'] = {'shape': 'rectangle', 'width': 0.04,
@@ -263,7 +295,8 @@ def test_the_page_shows_the_arm_and_controls_the_graph(domain_id, probe, tmp_pat
     bends and is seen at an angle) and they move between two screenshots; the three plots
     drew their first series; Disable turns the panel and the controller's diagnostics to
     disabled, Enable back; choosing ``hold`` and Switch makes it the controller's active
-    program. VIEW_PICTURE=doc/view.png keeps the first screenshot (the README's)."""
+    program; Pause turns the panel and the plant's diagnostics to paused, Resume back.
+    VIEW_PICTURE=doc/view.png saves a screenshot while paused (the README's picture)."""
     assert BROWSER, 'no chromium: the test set-up installs Debian\'s chromium (setup_env.sh)'
     from diagnostic_msgs.msg import DiagnosticArray
     from flexible_manipulator.model_config import load_model
@@ -293,8 +326,6 @@ def test_the_page_shows_the_arm_and_controls_the_graph(domain_id, probe, tmp_pat
                 image = p.screenshot(tmp_path / 'page.png')
                 return (image, tube_pixels(image)) if tube_pixels(image).sum() > 400 else None
             first, mask = page.wait_for(tubes, 120, 'the tubes on the page')
-            if os.environ.get('VIEW_PICTURE'):
-                os.replace(tmp_path / 'page.png', os.environ['VIEW_PICTURE'])
             ratio = width_over_length(mask[:, :first.shape[1] * 2 // 3])   # not the panel
             assert 0.5 < ratio / (diameter / length) < 2.0, (ratio, diameter / length)
             probe.spin_for(1.0)
@@ -319,6 +350,17 @@ def test_the_page_shows_the_arm_and_controls_the_graph(domain_id, probe, tmp_pat
                              'hold', 30, 'the controller tracking hold')
             page.wait_for(lambda p: "switched to 'hold'" in p.text() and
                           'Program: hold' in p.text(), 30, 'the reply and the panel')
+
+            assert page.click('Pause plant')
+            page.wait_for(lambda p: 'Plant: PAUSED' in p.text(), 60, 'PAUSED')
+            probe.spin_until(lambda: diagnostics_of(diagnostics, status.PLANT_SUFFIXES[0])[
+                'paused'] == 'True', 30, 'the plant paused')
+            if os.environ.get('VIEW_PICTURE'):     # paused: the page has caught up
+                page.close_notifications()
+                probe.spin_for(2.0)
+                page.screenshot(os.environ['VIEW_PICTURE'])
+            assert page.click('Resume plant')
+            page.wait_for(lambda p: 'Plant: RUNNING' in p.text(), 60, 'RUNNING again')
     finally:
         graph.send_signal(signal.SIGINT)
         code = graph.wait(30)

@@ -43,7 +43,8 @@ class Description:
     ``links``: {link: (section frame names from the link frame to the tip, outline)};
     ``joints``: `Joint` list; ``payloads``: {tip frame: mass [kg]}; ``base``: (frame,
     radius, length) of the base's cylinder [m] or None; ``floating``: the base moves;
-    ``tool``: the tool frame (the child of the last tip's fixed joint), or None.
+    ``tool``: the tool frame (the child of the last tip's fixed joint), or None;
+    ``root``: the URDF's root link (the frame the others hang from: the world).
     """
 
     name: str = ''
@@ -53,6 +54,7 @@ class Description:
     base: tuple = None
     floating: bool = False
     tool: str = None
+    root: str = None
 
     @property
     def effort_limits(self):
@@ -108,6 +110,9 @@ def read(text):
         if mass is not None and float(mass.get('value', 0.0)) > 0.0:
             found.payloads[name + '_tip'] = float(mass.get('value'))
     floating = []               # children of floating joints: sections, or a free base
+    children = {child.get('link') for child in robot.findall('joint/child')}
+    roots = [name for name in links if name not in children]
+    found.root = roots[0] if len(roots) == 1 else None
     for joint in robot.findall('joint'):
         kind, child = joint.get('type'), joint.find('child')
         child = None if child is None else child.get('link')

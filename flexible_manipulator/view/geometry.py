@@ -108,6 +108,50 @@ def tube_faces(count, n):
     return faces
 
 
+def unit_piece(kind):
+    """Return (vertices, faces) of a unit piece of a tube, which `pieces` scales.
+
+    x runs from -0.5 to 0.5; the section has radius 1 ('circle') or sides 1 x 1
+    ('rectangle').
+    """
+    ends = [translation_x(-0.5), translation_x(0.5)]
+    vertices, faces = tube_mesh(ends, ('circle', 1.0) if kind == 'circle'
+                                else ('rectangle', 1.0, 1.0))
+    return vertices.astype(np.float32), faces
+
+
+def translation_x(x):
+    """Return the pose (4 x 4) at x along the x axis."""
+    pose = np.eye(4)
+    pose[0, 3] = x
+    return pose
+
+
+def pieces(poses, outline):
+    """Return the straight pieces of a tube through ``poses``, one per consecutive pair.
+
+    Returns (positions (n x 3) [m], wxyz (n x 4), scales (n x 3) [m]) of `unit_piece`
+    instances. Each piece runs along its chord, its section turned as the two sections on
+    average (that one's y axis made square to the chord), scaled to the section's size;
+    it is lengthened by the section's half-size times the bend over it, which closes the
+    gap a bend opens between straight pieces.
+    """
+    size = (outline[1], outline[1]) if outline[0] == 'circle' else (outline[1], outline[2])
+    positions, wxyzs, scales = [], [], []
+    for a, b in zip(poses[:-1], poses[1:]):
+        chord = b[:3, 3] - a[:3, 3]
+        length = np.linalg.norm(chord)
+        x = chord / length if length > 1e-12 else a[:3, 0]
+        middle = quat2mat(slerp(mat2quat(a[:3, :3]), mat2quat(b[:3, :3]), 0.5))
+        y = middle[:, 1] - (middle[:, 1] @ x) * x
+        y = y / np.linalg.norm(y) if np.linalg.norm(y) > 1e-9 else np.cross(x, middle[:, 2])
+        rotation = np.stack([x, y, np.cross(x, y)], axis=1)
+        positions.append(0.5 * (a[:3, 3] + b[:3, 3]))
+        wxyzs.append(mat2quat(rotation))
+        scales.append((length + 0.5 * max(size) * rotation_angle(a, b), *size))
+    return np.array(positions), np.array(wxyzs), np.array(scales)
+
+
 def rotation_angle(a, b):
     """Return the angle [rad] of the rotation between the frames of poses a and b."""
     relative = a[:3, :3].T @ b[:3, :3]

@@ -32,7 +32,7 @@ from . import geometry
 
 TRACE_POINTS = 1000
 TRACE_EVERY = 5                  # draws between re-sent traces (long lines: heavy)
-AIM_PATIENCE = 40                # draws that wait for the description before aiming anyway
+AIM_PATIENCE = 40                # draws waiting for the description (aim, trace) [-]
 ARM_COLOR = (200, 0, 200)        # the deformed links (a colour the page uses nowhere else)
 TRACE_COLOR = (30, 90, 220)      # the tip's trace
 PATH_COLOR = (40, 160, 60)       # the program path
@@ -102,6 +102,12 @@ class FrameTree:
             if frame not in self.parent:
                 return False
             frame = self.parent[frame]
+
+    def root(self, frame):
+        """Return the frame at the top of ``frame``'s ancestors (``frame`` if it has none)."""
+        while frame in self.parent:
+            frame = self.parent[frame]
+        return frame
 
     def depth(self, frame):
         """Return the number of ancestors of ``frame``."""
@@ -198,22 +204,23 @@ class ArmView:
     def link_poses(self):
         """Return {link: (world poses of its section frames, outline)}.
 
-        Only the links whose frames are all known (`description`); {} without one.
+        Only the links whose frames are all known and hang from the description's root
+        (not before /tf_static placed the base in the world); {} without a description.
         """
         if self.description is None:
             return {}
-        found = {}
+        found, root = {}, self.description.root
         for link, (stations, outline) in self.description.links.items():
-            if all(frame in self.frames.parent for frame in stations):
+            if all(frame in self.frames.parent for frame in stations) and (
+                    root is None or self.frames.root(stations[0]) == root):
                 found[link] = ([self.frames.pose(frame) for frame in stations], outline)
         return found
 
     def node(self, name, make, position=None, wxyz=None, **props):
         """Return the scene node ``name``: made by ``make()`` the first time, else updated.
 
-        A node is made once and then only its changed ``props`` (vertices, colour) and its
-        pose are sent: re-made 20 times a second, the nodes kept a software-rendered page
-        behind.
+        A node is made once and then only its changed ``props`` and its pose are sent: a
+        node made again with a pose showed at the origin on a page opened meanwhile.
         """
         handle = self._nodes.get(name)
         if handle is None:
@@ -237,17 +244,22 @@ class ArmView:
         if chain:
             base = [self.frames.pose(self.frames.parent[chain[0]])[:3, 3]]
             links = self.link_poses()
+            if links and len(links) < len(self.description.links):
+                links = {}                      # not all frames yet: the line meanwhile
             if not self.aimed:
                 self.aim(base[0], links)
-            if links and len(links) == len(self.description.links):
+            if links:
                 shown |= self.draw_arm(links)
             else:
                 points = np.array(base + [self.frames.pose(f)[:3, 3] for f in chain])
                 scene.add_line_segments('/arm_line', polyline(points), ARM_COLOR,
                                         thickness=0.02)
                 shown.add('/arm_line')
-            self.trace.append(self.frames.pose(self.tip_frame(chain))[:3, 3])
-            del self.trace[:-TRACE_POINTS]
+            # Not while the arm's frames are incomplete (a point off its base's mount);
+            # without a description (a servo plant) once it had time to come.
+            if links or (self.description is None and self.draws > AIM_PATIENCE):
+                self.trace.append(self.frames.pose(self.tip_frame(chain))[:3, 3])
+                del self.trace[:-TRACE_POINTS]
             if len(self.trace) > 1 and self.show['trace']:
                 if slow or '/tip_trace' not in self._drawn:
                     scene.add_line_segments('/tip_trace', polyline(self.trace), TRACE_COLOR,
@@ -288,15 +300,25 @@ class ArmView:
             if len(poses) > 2:                  # section frames between: it may bend
                 self.deflections[link] = geometry.deflection(poses)
             self.curvature_top = max(self.curvature_top, float(np.max(kappa, initial=0.0)))
-            for k in range(len(poses) - 1):
-                vertices, faces = geometry.tube_mesh(geometry.densify(poses[k:k + 2]), outline)
-                vertices = vertices.astype(np.float32)
-                color = geometry.color_of(kappa[k], self.curvature_top)
-                name = f'/arm/{link}/{k}'
-                self.node(name, lambda: scene.add_mesh_simple(
-                    name, vertices, faces, color=color,
-                    flat_shading=outline[0] == 'rectangle'), vertices=vertices, color=color)
-                shown.add(name)
+            # One instanced mesh per link, its pieces moved and recoloured in place: a
+            # mesh made anew each draw lagged seconds behind on a loaded page.
+            dense = geometry.densify(poses)
+            positions, wxyzs, scales = geometry.pieces(dense, outline)
+            colors = np.repeat([geometry.color_of(k, self.curvature_top) for k in kappa],
+                               geometry.PIECES, axis=0).astype(np.uint8)
+            name = f'/arm/{link}'
+            if name in self._nodes and len(self._nodes[name].batched_positions) != len(
+                    positions):
+                self._nodes.pop(name).remove()      # another number of sections
+            unit = geometry.unit_piece(outline[0])
+            self.node(name, lambda: scene.add_batched_meshes_simple(
+                name, *unit, batched_wxyzs=wxyzs, batched_positions=positions,
+                batched_scales=scales, batched_colors=colors, lod='off',
+                flat_shading=outline[0] == 'rectangle'),
+                batched_wxyzs=wxyzs.astype(np.float32),
+                batched_positions=positions.astype(np.float32),
+                batched_scales=scales.astype(np.float32), batched_colors=colors)
+            shown.add(name)
         widest = {link: max(outline[1:]) for link, (_, outline) in links.items()}
         for joint in description.joints:
             if joint.child not in self.frames.parent:
