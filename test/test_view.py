@@ -19,12 +19,14 @@ active_program); Pause and Resume reach the plant; the plots have data (uPlot ca
 drawn).
 """
 
+import math
 import os
 import re
 import signal
 import socket
 import subprocess
 import sys
+import time
 
 import numpy as np
 import pytest
@@ -367,3 +369,90 @@ def test_the_page_shows_the_arm_and_controls_the_graph(domain_id, probe, tmp_pat
         log.close()
     assert code == 0
     assert not re.search(r'Traceback|\[view\]: bad ', open(tmp_path / 'bringup.log').read())
+
+
+def transform(parent, child, xyz, wxyz=(1.0, 0.0, 0.0, 0.0)):
+    """A geometry_msgs/TransformStamped of ``child`` in ``parent``."""
+    from geometry_msgs.msg import TransformStamped
+    message = TransformStamped()
+    message.header.frame_id, message.child_frame_id = parent, child
+    t, q = message.transform.translation, message.transform.rotation
+    t.x, t.y, t.z = xyz
+    q.w, q.x, q.y, q.z = wxyz
+    return message
+
+
+@pytest.mark.ros
+@pytest.mark.timeout(300)
+def test_the_view_survives_bad_input_and_says_so(domain_id, probe, start_node, tmp_path):
+    """The view node alone, fed by this test as a real arm's driver would be (no plant, a
+    controller's status but not its services): the straight two_link_soft arm from /tf
+    (the URDF `description.urdf` writes, stations at K L / 5) is drawn as tubes; then a
+    transform with NaN, one with a quaternion of norm 2, residuals with two names and one
+    value, and a robot description that is not XML: the page names each ('bad /tf',
+    'bad controller/residuals', 'bad robot_description'), keeps drawing the arm, and the
+    buttons are disabled with their reason; SIGINT ends the node with 0."""
+    from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
+    from rclpy.qos import DurabilityPolicy, QoSProfile
+    from sensor_msgs.msg import JointState
+    from std_msgs.msg import String
+    from tf2_msgs.msg import TFMessage
+    from flexible_manipulator.description.urdf import urdf
+    from flexible_manipulator.model_config import load_model
+    from flexible_manipulator.nodes.common import resolve_model_path
+    port = free_port()
+    view = start_node('flexible_manipulator.nodes.view_node', params_file=None,
+                      parameters=[('port', port)])
+    latched = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)
+    description = probe.publisher(String, '/robot_description', latched)
+    description.publish(String(data=urdf(load_model(resolve_model_path('two_link_soft')))))
+    probe.publisher(TFMessage, '/tf_static', latched).publish(TFMessage(transforms=[
+        transform('world', 'base_link', (0.0, 0.0, 1.0)),
+        transform('forearm_tip', 'tool0', (0.0, 0.0, 0.0))]))
+    frames = [transform('base_link', 'upper_arm', (0.0, 0.0, 0.0)),
+              transform('upper_arm_tip', 'forearm', (0.0, 0.0, 0.0))]
+    for link, length in (('upper_arm', 0.4), ('forearm', 0.3)):
+        frames += [transform(link, f'{link}_s{k}', (k * length / 5, 0.0, 0.0))
+                   for k in range(1, 5)]
+        frames.append(transform(link, f'{link}_tip', (length, 0.0, 0.0)))
+    tf = probe.publisher(TFMessage, '/tf')
+    residuals = probe.publisher(JointState, '/controller/residuals')
+    diagnostics = probe.publisher(DiagnosticArray, '/diagnostics')
+    controller = DiagnosticStatus(name='controller' + status.CONTROLLER_SUFFIX, values=[
+        KeyValue(key=k, value=v) for k, v in controller_values(ticks='not a number').items()])
+
+    def feed(seconds, *bad):
+        """Publish the good arm (and the ``bad`` messages) at 10 Hz for ``seconds``."""
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            tf.publish(TFMessage(transforms=frames))
+            diagnostics.publish(DiagnosticArray(status=[controller]))
+            for publisher, message in bad:
+                publisher.publish(message)
+            probe.spin_for(0.1)
+
+    probe.spin_until(lambda: 'view of the graph at' in view.output(), 60, 'the view up')
+    with Page(f'http://127.0.0.1:{port}') as page:
+        deadline = time.monotonic() + 120
+        while "Controller: TRACKING 'joint_sine'" not in page.text():
+            assert time.monotonic() < deadline, page.text()
+            feed(0.5)
+        page.wait_for(lambda p: feed(0.3) or tube_pixels(p.screenshot(tmp_path / 'a.png'))
+                      .sum() > 300, 60, 'the arm drawn')
+        bad_residuals = JointState(name=['shoulder', 'elbow'], position=[0.1])
+        feed(2.0, (tf, TFMessage(transforms=[transform('upper_arm', 'upper_arm_s2',
+                                                       (math.nan, 0.0, 0.0))])),
+             (tf, TFMessage(transforms=[transform('upper_arm', 'upper_arm_s3', (0.2, 0, 0),
+                                                  (2.0, 0.0, 0.0, 0.0))])),
+             (residuals, bad_residuals))
+        description.publish(String(data='<robot'))
+        page.wait_for(lambda p: feed(0.3) or all(
+            note in p.text() for note in ('bad /tf', 'bad controller/residuals',
+                                          'bad robot_description')), 60, 'the notes')
+        assert tube_pixels(page.screenshot(tmp_path / 'b.png')).sum() > 300
+        assert 'no simulated plant heard' in page.text()
+        assert 'service controller/enable is not offered' in page.text()
+        assert not page.click('Disable controller') and not page.click('Pause plant')
+    assert view.alive()
+    view.process.send_signal(signal.SIGINT)
+    assert view.wait(30) == 0
