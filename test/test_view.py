@@ -146,6 +146,21 @@ def test_the_drawn_pieces_follow_the_centre_line_with_the_section_size():
     np.testing.assert_allclose(np.linalg.norm(vertices[:-2, 1:], axis=1), 1.0, rtol=1e-6)
 
 
+def test_the_quaternion_of_a_rotation_matches_transforms3d():
+    """`geometry.mat2quat` (closed form) against transforms3d's (eigendecomposition) on
+    rotations drawn at random and near each branch (trace < 0 about x, y and z): the
+    same unit quaternion up to sign, w >= 0."""
+    from transforms3d.quaternions import mat2quat, quat2mat
+    rng = np.random.default_rng(3)
+    quats = list(rng.normal(size=(200, 4)))
+    quats += [(0.01, 1, 0.02, 0), (0.01, 0, 1, 0.02), (0.01, 0.02, 0, 1), (1, 0, 0, 0)]
+    for q in quats:
+        rotation = quat2mat(np.asarray(q) / np.linalg.norm(q))
+        expected = mat2quat(rotation)
+        expected = -expected if expected[0] < 0 else expected
+        np.testing.assert_allclose(geometry.mat2quat(rotation), expected, atol=1e-12)
+
+
 def test_curvature_deflection_and_colours():
     """Frames on a circle of R = 0.5 m: curvature 1/R = 2 1/m on each interval (the angle
     between frames over the chord: 2 sin(h/2)/h of it, h the angle step, within 0.1 %);

@@ -47,7 +47,7 @@ from ..view.scene import ArmView, pose_matrix
 LATCHED = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)
 MARKER_KINDS = {Marker.LINE_STRIP: 'line', Marker.ARROW: 'arrow', Marker.SPHERE: 'sphere',
                 Marker.CUBE: 'cube'}
-TF_KEPT = 8             # /tf messages kept between draws (several publishers may share it)
+TF_KEPT = 2             # /tf messages kept between draws (a driver and a plant may share it)
 SILENT = 3.0            # wall seconds without a node's diagnostics before it is "not heard"
 NOTES = 4               # bad-input notes shown
 
@@ -131,7 +131,7 @@ class ViewNode(Node):
                 'Address the page is served on (loopback; 0.0.0.0 shares it with the '
                 'network).'),
         Setting('port', 8080, 'Port of the page.'),
-        Setting('draw_period', 0.05,
+        Setting('draw_period', 0.1,
                 'Wall time between scene updates [s]; the plots and the panel are sampled '
                 'every other update.', check=positive))
 
@@ -358,8 +358,13 @@ class ViewNode(Node):
             absent='no simulated plant heard on /diagnostics (a real arm has no pause or '
                    'reset here)'))
         self.panel.set_available('controller', self.missing(
-            control_node, ('enable', SetBool), ('set_parameters', SetParameters),
+            control_node, ('enable', SetBool),
             absent='no controller heard on /diagnostics'))
+        self.panel.set_available('program', self.missing(
+            control_node, ('set_parameters', SetParameters),
+            absent='no controller heard on /diagnostics') or (
+            '' if self.programs else 'this controller reports no programs to switch '
+            '(the servo controller realizes one servoconstraint)'))
 
     def client(self, node, service, srv_type):
         """Return the client of ``/<node>/<service>`` (made once)."""

@@ -12,7 +12,7 @@ angle between two neighbouring frames over the chord between them [1/m].
 import functools
 
 import numpy as np
-from transforms3d.quaternions import mat2quat, quat2mat
+from transforms3d.quaternions import quat2mat
 
 RING = 20               # points round a round section
 PIECES = 4              # Hermite pieces between two section frames
@@ -20,6 +20,31 @@ PIECES = 4              # Hermite pieces between two section frames
 # scale's top). Every colour has red well above green (the page's grid, text and trace
 # are grey, black and blue; the program path green): pixels of the arm are told apart.
 COLOR_STOPS = np.array([(200, 0, 200), (220, 20, 60), (255, 140, 0)], dtype=float)
+
+
+def mat2quat(rotation):
+    """Return the unit quaternion (w, x, y, z) of a rotation matrix, w >= 0 (Shepperd).
+
+    transforms3d's takes an eigendecomposition (it fits any matrix); a draw converts a
+    hundred rotations, which are rotations: the closed form is forty times faster.
+    """
+    m = rotation
+    trace = m[0, 0] + m[1, 1] + m[2, 2]
+    if trace > 0.0:
+        s = 2.0 * np.sqrt(trace + 1.0)
+        q = (0.25 * s, (m[2, 1] - m[1, 2]) / s, (m[0, 2] - m[2, 0]) / s, (m[1, 0] - m[0, 1]) / s)
+    elif m[0, 0] > m[1, 1] and m[0, 0] > m[2, 2]:
+        s = 2.0 * np.sqrt(1.0 + m[0, 0] - m[1, 1] - m[2, 2])
+        q = ((m[2, 1] - m[1, 2]) / s, 0.25 * s, (m[0, 1] + m[1, 0]) / s, (m[0, 2] + m[2, 0]) / s)
+    elif m[1, 1] > m[2, 2]:
+        s = 2.0 * np.sqrt(1.0 + m[1, 1] - m[0, 0] - m[2, 2])
+        q = ((m[0, 2] - m[2, 0]) / s, (m[0, 1] + m[1, 0]) / s, 0.25 * s, (m[1, 2] + m[2, 1]) / s)
+    else:
+        s = 2.0 * np.sqrt(1.0 + m[2, 2] - m[0, 0] - m[1, 1])
+        q = ((m[1, 0] - m[0, 1]) / s, (m[0, 2] + m[2, 0]) / s, (m[1, 2] + m[2, 1]) / s, 0.25 * s)
+    q = np.array(q)
+    q /= np.linalg.norm(q)
+    return -q if q[0] < 0.0 else q
 
 
 def slerp(q0, q1, s):
@@ -132,24 +157,29 @@ def pieces(poses, outline):
 
     Returns (positions (n x 3) [m], wxyz (n x 4), scales (n x 3) [m]) of `unit_piece`
     instances. Each piece runs along its chord, its section turned as the two sections on
-    average (that one's y axis made square to the chord), scaled to the section's size;
+    average, scaled to the section's size;
     it is lengthened by the section's half-size times the bend over it, which closes the
     gap a bend opens between straight pieces.
     """
     size = (outline[1], outline[1]) if outline[0] == 'circle' else (outline[1], outline[2])
-    positions, wxyzs, scales = [], [], []
-    for a, b in zip(poses[:-1], poses[1:]):
-        chord = b[:3, 3] - a[:3, 3]
-        length = np.linalg.norm(chord)
-        x = chord / length if length > 1e-12 else a[:3, 0]
-        middle = quat2mat(slerp(mat2quat(a[:3, :3]), mat2quat(b[:3, :3]), 0.5))
-        y = middle[:, 1] - (middle[:, 1] @ x) * x
-        y = y / np.linalg.norm(y) if np.linalg.norm(y) > 1e-9 else np.cross(x, middle[:, 2])
-        rotation = np.stack([x, y, np.cross(x, y)], axis=1)
-        positions.append(0.5 * (a[:3, 3] + b[:3, 3]))
-        wxyzs.append(mat2quat(rotation))
-        scales.append((length + 0.5 * max(size) * rotation_angle(a, b), *size))
-    return np.array(positions), np.array(wxyzs), np.array(scales)
+    poses = np.asarray(poses, dtype=float)
+    a, b = poses[:-1], poses[1:]
+    chord = b[:, :3, 3] - a[:, :3, 3]
+    length = np.linalg.norm(chord, axis=1)
+    x = np.where(length[:, None] > 1e-12, chord / np.maximum(length, 1e-300)[:, None],
+                 a[:, :3, 0])
+    # The two sections' average: their y axes summed (the bisector when one turns into
+    # the other about one axis), made square to the chord.
+    y = a[:, :3, 1] + b[:, :3, 1]
+    y -= np.sum(y * x, axis=1)[:, None] * x
+    y /= np.linalg.norm(y, axis=1)[:, None]
+    rotations = np.stack([x, y, np.cross(x, y)], axis=2)
+    bend = np.arccos(np.clip(0.5 * (np.einsum('kij,kij->k', a[:, :3, :3], b[:, :3, :3]) - 1),
+                             -1.0, 1.0))
+    scales = np.stack([length + 0.5 * max(size) * bend, np.full(len(length), size[0]),
+                       np.full(len(length), size[1])], axis=1)
+    wxyzs = np.array([mat2quat(rotation) for rotation in rotations])
+    return 0.5 * (a[:, :3, 3] + b[:, :3, 3]), wxyzs, scales
 
 
 def rotation_angle(a, b):

@@ -75,9 +75,10 @@ class ControlPanel:
             self.plant_reason = gui.add_html('')
             self.enable = gui.add_button('Enable controller')
             self.disable = gui.add_button('Disable controller')
+            self.controller_reason = gui.add_html('')
             self.program = gui.add_dropdown('Program', ('-',))
             self.switch = gui.add_button('Switch program')
-            self.controller_reason = gui.add_html('')
+            self.program_reason = gui.add_html('')
             self.reply = gui.add_html('')
         self.pause.on_click(lambda _: request('pause', None))
         self.resume.on_click(lambda _: request('resume', None))
@@ -94,6 +95,7 @@ class ControlPanel:
             self.legend = gui.add_html('')
         self.set_available('plant', 'no simulated plant heard yet')
         self.set_available('controller', 'no controller heard yet')
+        self.set_available('program', 'no controller heard yet')
         self._programs = None
         self._legend = None
 
@@ -109,16 +111,18 @@ class ControlPanel:
                               f'<span style="color:{color}">{html.escape(text)}</span></div>')
 
     def set_available(self, group, reason):
-        """Enable the buttons of ``group`` ('plant' or 'controller'), or disable them.
+        """Enable the buttons of ``group`` ('plant', 'controller', 'program'), or disable them.
 
         ``reason``: why they are off (shown under them); '' or None: on.
         """
-        buttons = ((self.pause, self.resume, self.reset) if group == 'plant' else
-                   (self.enable, self.disable, self.switch, self.program))
+        buttons = {'plant': (self.pause, self.resume, self.reset),
+                   'controller': (self.enable, self.disable),
+                   'program': (self.switch, self.program)}[group]
         for button in buttons:
             if button.disabled != bool(reason):
                 button.disabled = bool(reason)
-        label = self.plant_reason if group == 'plant' else self.controller_reason
+        label = {'plant': self.plant_reason, 'controller': self.controller_reason,
+                 'program': self.program_reason}[group]
         content = ('' if not reason else
                    f'<div style="font-size:0.8em;color:#777777">{html.escape(reason)}</div>')
         if label.content != content:

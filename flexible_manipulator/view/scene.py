@@ -25,10 +25,11 @@ import logging
 import math
 
 import numpy as np
-from transforms3d.quaternions import mat2quat, quat2mat
+from transforms3d.quaternions import quat2mat
 import viser
 
 from . import geometry
+from .geometry import mat2quat
 
 TRACE_POINTS = 1000
 TRACE_EVERY = 5                  # draws between re-sent traces (long lines: heavy)
