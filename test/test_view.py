@@ -353,31 +353,31 @@ def test_the_page_shows_the_arm_and_controls_the_graph(domain_id, probe, tmp_pat
                                                                 (31, 119, 180))), 60,
                           'three plots with their first series drawn')
 
-            assert page.wait_for(lambda p: p.click('Disable controller'), 30, 'Disable')
-            page.wait_for(lambda p: 'Controller: DISABLED' in p.text(), 60, 'DISABLED')
+            page.press('Disable controller', lambda p: 'Controller: DISABLED' in p.text(), 90,
+                       'DISABLED')
             assert 'disabled: zero effort' in page.text()       # the service's reply
             probe.spin_until(lambda: diagnostics_of(diagnostics, suffix)['enabled'] ==
                              'False', 30, 'the controller disabled')
-            assert page.click('Enable controller')
-            page.wait_for(lambda p: 'Controller: TRACKING' in p.text(), 60, 'TRACKING')
+            page.press('Enable controller', lambda p: 'Controller: TRACKING' in p.text(), 90,
+                       'TRACKING')
 
             page.choose('Program', 'hold')
-            assert page.click('Switch program')
+            page.press('Switch program', lambda p: "switched to 'hold'" in p.text(), 90,
+                       'the reply')
             probe.spin_until(lambda: diagnostics_of(diagnostics, suffix)['active_program'] ==
                              'hold', 30, 'the controller tracking hold')
             page.wait_for(lambda p: "switched to 'hold'" in p.text() and
                           'Program: hold' in p.text(), 30, 'the reply and the panel')
 
-            assert page.click('Pause plant')
-            page.wait_for(lambda p: 'Plant: PAUSED' in p.text(), 60, 'PAUSED')
+            page.press('Pause plant', lambda p: 'Plant: PAUSED' in p.text(), 90, 'PAUSED')
             probe.spin_until(lambda: diagnostics_of(diagnostics, status.PLANT_SUFFIXES[0])[
                 'paused'] == 'True', 30, 'the plant paused')
             if os.environ.get('VIEW_PICTURE'):     # paused: the page has caught up
                 page.close_notifications()
                 probe.spin_for(2.0)
                 page.screenshot(os.environ['VIEW_PICTURE'])
-            assert page.click('Resume plant')
-            page.wait_for(lambda p: 'Plant: RUNNING' in p.text(), 60, 'RUNNING again')
+            page.press('Resume plant', lambda p: 'Plant: RUNNING' in p.text(), 90,
+                       'RUNNING again')
     finally:
         graph.send_signal(signal.SIGINT)
         code = graph.wait(30)

@@ -260,12 +260,28 @@ class ViewNode(Node):
         return self.steady.now().nanoseconds * 1e-9
 
     # -- drawing and sampling ---------------------------------------------------------------
-    @guarded('drawing')
     def on_draw(self):
-        """Draw the scene; every other time sample the plots, refresh the panel, serve buttons.
+        """Serve the buttons, draw the scene; every other time, the plots and the panel.
 
-        No exception leaves (the page keeps its last state, the note says why).
+        Each part on its own: an exception in one is noted (the page keeps its last state,
+        the note says why) and holds up neither the others nor a button press.
         """
+        self.serve_requests()
+        self.draw_scene()
+        self.ticks += 1
+        if self.ticks % 2 == 0:
+            self.sample()
+            self.refresh_panel()
+
+    @guarded('button')
+    def serve_requests(self):
+        """Call the services of the button presses since the last draw."""
+        while not self.requests.empty():
+            self.serve(*self.requests.get())
+
+    @guarded('drawing')
+    def draw_scene(self):
+        """Take the latest /tf and reference, draw the scene."""
         for msg in self.sampler.take('tf'):
             self.on_tf(msg, True)
         try:
@@ -277,18 +293,9 @@ class ViewNode(Node):
         self.view.show.update(world=self.panel.show_world.value,
                               tool=self.panel.show_tool.value,
                               trace=self.panel.show_trace.value)
-        try:
-            self.view.draw()
-        except (ValueError, np.linalg.LinAlgError) as error:
-            self.note('scene', error)
-        self.ticks += 1
-        if self.ticks % 2:
-            return
-        self.sample()
-        self.refresh_panel()
-        while not self.requests.empty():
-            self.serve(*self.requests.get())
+        self.view.draw()
 
+    @guarded('plots')
     def sample(self):
         """Add the latest residuals, efforts and deflections to the plots' windows."""
         history = self.histories
@@ -342,6 +349,7 @@ class ViewNode(Node):
                 self.histories['efforts'].add(t, [f'u{k}' for k in range(len(command.data))],
                                               finite(command.data))
 
+    @guarded('panel')
     def refresh_panel(self):
         """Show the states (forgotten after `SILENT` s), the figures, the buttons' state."""
         now = self.wall()

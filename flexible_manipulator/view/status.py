@@ -115,6 +115,7 @@ class Figures:
     ticks_per_second: float = None    # control ticks per wall second
     program: str = None
     residual: float = None            # largest |residual| of the last second's rows
+    controller_heard: bool = False    # (then its ticks are the rate, not the plant's)
 
 
 def number(values, key):
@@ -132,16 +133,16 @@ def update_figures(figures, name, values):
         figures.simulated_time = number(values, 'simulated_time')
         figures.real_time_factor = number(values, 'real_time_factor')
         rate = number(values, 'lockstep_ticks_per_wall_second')
-        if rate is not None:
-            figures.ticks_per_second = rate
+        if rate is not None and not figures.controller_heard:
+            figures.ticks_per_second = rate     # since start: the controller's is current
     elif is_controller(name):
         figures.program = values.get('active_program')
         residuals = named_numbers(values.get('residual_max', ''))
         finite = [abs(v) for v in residuals.values() if math.isfinite(v)]
         figures.residual = max(finite) if finite else None
-        if 'lockstep_ticks_per_wall_second' not in values:
-            # The controller's window is one wall second (its 1 Hz diagnostics timer).
-            figures.ticks_per_second = number(values, 'ticks')
+        # The controller's window is one wall second (its 1 Hz diagnostics timer).
+        figures.ticks_per_second = number(values, 'ticks')
+        figures.controller_heard = True
 
 
 def _figure(value, fmt, unit=''):
