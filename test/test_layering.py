@@ -1,6 +1,7 @@
 """The ROS-free core imports without ROS: dynamics and control never import rclpy.
 
-Expected: every module of `mechanics`, `control`, `description` and `identification`,
+Expected: every module of `mechanics`, `control`, `description`, `identification` and
+`view` (the browser view's scene, geometry and panel; `nodes.view_node` feeds it),
 plus `model_config`, `settings`, `graph`, `compile_kernels` and the recording's reader and
 figures, imports in a fresh interpreter in which importing rclpy, ament_index_python, any
 rosidl package or any message package raises ImportError (so a module-level ROS import
