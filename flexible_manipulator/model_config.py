@@ -278,6 +278,7 @@ def _section(spec, field):
         area, bend_y = math.pi * r ** 2, math.pi * r ** 4 / 4.0
         bend_z, torsion = bend_y, 2.0 * bend_y
         factor = 6.0 * (1.0 + poisson) / (7.0 + 6.0 * poisson)
+        outline = ('circle', r)
     elif kind == 'rectangle':
         check_keys(shape, f'{field}.section', required=('shape', 'width', 'height'))
         w, h = (number(shape[key], f'{field}.section.{key}', 0.0, strict_minimum=True)
@@ -286,12 +287,13 @@ def _section(spec, field):
         a, b = max(w, h), min(w, h)
         torsion = a * b ** 3 * (1.0 / 3.0 - 0.21 * b / a * (1.0 - b ** 4 / (12.0 * a ** 4)))
         factor = 10.0 * (1.0 + poisson) / (12.0 + 11.0 * poisson)
+        outline = ('rectangle', w, h)
     else:
         raise ConfigError(f'{field}.section.shape: expected circle or rectangle, got {kind!r}')
     damping = number(spec.get('damping_time', 0.0), f'{field}.damping_time', 0.0)
     return Section(rho * area, rho * np.array([bend_y + bend_z, bend_y, bend_z]),
                    [shear * torsion, young * bend_y, young * bend_z, young * area,
-                    factor * shear * area, factor * shear * area], damping)
+                    factor * shear * area, factor * shear * area], damping, shape=outline)
 
 
 def _rod(spec, field, length):

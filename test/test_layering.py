@@ -1,6 +1,7 @@
 """The ROS-free core imports without ROS: dynamics and control never import rclpy.
 
-Expected: every module of `mechanics`, `control`, `description` and `identification`,
+Expected: every module of `mechanics`, `control`, `description`, `identification` and
+`view` (the browser view's scene, geometry and panel; `nodes.view_node` feeds it),
 plus `model_config`, `settings`, `graph`, `compile_kernels`, `plant_config`, `closed_loop`,
 the learning environments (`envs`), the studies (`studies`: a ROS graph run starts
 bringup as a process) and the recording's reader and
@@ -17,7 +18,8 @@ from conftest import REPO
 
 CORE = ('flexible_manipulator.mechanics', 'flexible_manipulator.control',
         'flexible_manipulator.description', 'flexible_manipulator.identification',
-        'flexible_manipulator.envs', 'flexible_manipulator.studies')
+        'flexible_manipulator.envs', 'flexible_manipulator.studies',
+        'flexible_manipulator.view')
 SINGLE = ('flexible_manipulator.model_config', 'flexible_manipulator.settings',
           'flexible_manipulator.doc_blocks',
           'flexible_manipulator.graph', 'flexible_manipulator.compile_kernels',

@@ -24,8 +24,9 @@ from conftest import CONFIG, CONTROLLER, NodeProcess, PLANT, SERVO_CONTROLLER
 pytestmark = [pytest.mark.ros, pytest.mark.timeout(300)]
 
 SERVO = 'flexible_manipulator.nodes.servo_node'
+VIEW = 'flexible_manipulator.nodes.view_node'
 STARTED = {PLANT: 'simulating', SERVO: 'simulating', CONTROLLER: 'controlling',
-           SERVO_CONTROLLER: 'controlling'}
+           SERVO_CONTROLLER: 'controlling', VIEW: 'view of the graph at'}
 
 
 def wait_for(predicate, timeout, what):
@@ -51,12 +52,15 @@ def stop_with(node, number):
     (CONTROLLER, []),
     (SERVO, [('model', 'sleigh_servo'), ('timing_mode', 'realtime')]),
     (SERVO_CONTROLLER, []),
-], ids=['plant-realtime', 'plant-lockstep', 'controller', 'servo_plant', 'servo_controller'])
+    (VIEW, [('port', 0)]),
+], ids=['plant-realtime', 'plant-lockstep', 'controller', 'servo_plant', 'servo_controller',
+        'view'])
 @pytest.mark.parametrize('number', [signal.SIGINT, signal.SIGTERM], ids=['SIGINT', 'SIGTERM'])
 def test_node_exits_zero_on_signal(domain_id, tmp_path, module, parameters, number):
     """A running node (publishing at its full rate: realtime ticks, or lockstep re-sends
     every 1 ms) gets the signal while its timers fire: exit 0, no traceback."""
-    params = None if module in (SERVO, SERVO_CONTROLLER) else os.path.join(CONFIG, 'sim.yaml')
+    params = (None if module in (SERVO, SERVO_CONTROLLER, VIEW)
+              else os.path.join(CONFIG, 'sim.yaml'))
     node = NodeProcess(module, domain_id, tmp_path / 'node.log', params, parameters)
     try:
         wait_for(lambda: STARTED[module] in node.output() or not node.alive(), 120,

@@ -133,11 +133,34 @@ def _inertial(body, link=None):
 '''
 
 
-def _bar(length):
-    """Visual of a bar segment of ``length`` along the frame's x axis."""
+BAR_SIDE = 0.03     # side of the square bar drawn for a link whose section is not known [m]
+
+
+def section_outline(link):
+    """Return the outline of a link's section: ('circle', r) or ('rectangle', w, h) [m].
+
+    A rod's section is its model file's (``rod.section``); beams and rigid links carry no
+    section geometry (a beam only its rho A and EI): a square bar of side `BAR_SIDE`.
+    """
+    rod = getattr(link, 'rod', None)
+    shape = getattr(getattr(rod, 'section', None), 'shape', None)
+    return shape if shape is not None else ('rectangle', BAR_SIDE, BAR_SIDE)
+
+
+def _bar(length, outline=('rectangle', BAR_SIDE, BAR_SIDE)):
+    """Visual of a segment of ``length`` along the frame's x axis, of section ``outline``.
+
+    A round section is a cylinder turned from the URDF's z axis onto x (pitch pi/2); a
+    rectangle a box of width along y and height along z (`section_outline`).
+    """
+    if outline[0] == 'circle':
+        rpy, shape = (0.0, 0.5 * math.pi, 0.0), f'<cylinder radius="{outline[1]:.17g}" ' \
+            f'length="{length:.17g}"/>'
+    else:
+        rpy, shape = (0.0, 0.0, 0.0), f'<box size="{_vec((length, outline[1], outline[2]))}"/>'
     return f'''    <visual>
-      <origin xyz="{_vec((0.5 * length, 0, 0))}" rpy="0 0 0"/>
-      <geometry><box size="{_vec((length, 0.03, 0.03))}"/></geometry>
+      <origin xyz="{_vec((0.5 * length, 0, 0))}" rpy="{_vec(rpy)}"/>
+      <geometry>{shape}</geometry>
       <material name="link"><color rgba="0.8 0.45 0.1 1"/></material>
     </visual>
 '''
@@ -151,11 +174,13 @@ def _links_xml(link):
     """
     stations = [0.0] + section_abscissae(link) + [link.length]
     names = [link.name] + [f'{link.name}_s{k + 1}' for k in range(link.frames)]
+    outline = section_outline(link)
     parts = []
     for k, frame in enumerate(names):
         inertial = _inertial(link.body, link) if k == 0 else ''
         step = stations[k + 1] - stations[k]
-        shape = link.geometry if k == 0 and link.geometry else _bar(step) if step > 0 else ''
+        shape = (link.geometry if k == 0 and link.geometry
+                 else _bar(step, outline) if step > 0 else '')
         parts.append(f'  <link name={quoteattr(frame)}>\n{inertial}{shape}  </link>\n')
     parts.append(f'  <link name={quoteattr(link.name + "_tip")}>\n{_inertial(link.payload)}'
                  '  </link>\n')

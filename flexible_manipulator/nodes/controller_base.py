@@ -406,6 +406,11 @@ class ControllerNodeBase(Node):
         values = [
             ('active_program', core.active),
             ('enabled', str(core.enabled)),
+            # The states the message ranks, each on its own: a reader (the browser view)
+            # tells a fault from a degraded or stale loop without parsing the message.
+            ('fault', self.fault),
+            ('degraded', self.degraded),
+            ('state_stale', str(self.stale and self.last_stamp is not None)),
             ('realization_status', status.realization.code if status.tracking else status.mode),
             ('sigma_min', f'{w.sigma_min:.4g}'),
             ('ticks', str(w.ticks)),

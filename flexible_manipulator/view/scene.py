@@ -3,25 +3,70 @@
 viser serves a three.js page and pushes scene updates over a websocket; this module only
 says what to draw, from what the graph publishes:
 
-* the arm: its TF frames (joints, the section frames along each deformed link, the tips
-  and the tool frame) joined in chain order, a thick line in the world frame;
+* the arm as it is, once the robot description is known (`description`): each link a
+  tube of its section along its deformed centre line through its TF section frames
+  (`geometry`), each interval coloured by its curvature (the legend in the panel), the
+  joints as cylinders on their axes, the payloads (spheres of their mass at water's
+  density), the base (its cylinder, where its frame is: a floating base moves), the
+  world and tool frames (toggled in the panel);
+* without a description (or before it comes, or while a link's frames are missing): its
+  TF frames joined in chain order, a thick line in the world frame;
 * the tip trace: the last `TRACE_POINTS` positions of the last frame of the chain;
 * the program path: the points of the controller's reference rows named ``<p>_x``,
-  ``<p>_y`` (and ``<p>_z``), in the base frame of the arm;
+  ``<p>_y`` (and ``<p>_z``), in the base frame of the arm, and the current target (a
+  green sphere at its last point);
 * a servo plant's markers (visualization_msgs): line strips (the contact path), arrows,
   spheres and cubes (its body), in their frames.
 
 `FrameTree` keeps the latest transform of each frame; `ArmView` turns it into the scene.
 """
 
+import logging
+import math
+
 import numpy as np
-from transforms3d.quaternions import mat2quat, quat2mat
+from transforms3d.quaternions import quat2mat
 import viser
 
-TRACE_POINTS = 2000
+from . import geometry
+from .geometry import mat2quat
+
+TRACE_POINTS = 1000
+TRACE_EVERY = 5                  # draws between re-sent traces (long lines: heavy)
+AIM_PATIENCE = 40                # draws waiting for the description (aim, trace) [-]
 ARM_COLOR = (200, 0, 200)        # the deformed links (a colour the page uses nowhere else)
 TRACE_COLOR = (30, 90, 220)      # the tip's trace
 PATH_COLOR = (40, 160, 60)       # the program path
+JOINT_COLOR = (70, 70, 80)       # joint cylinders and the base
+PAYLOAD_COLOR = (200, 170, 40)   # payload spheres (green well above 0.6 red: not the arm's)
+WATER = 1000.0                   # density drawing a payload's mass as a sphere [kg/m^3]
+CURVATURE_FLOOR = 0.2            # smallest top of the tubes' colour scale [1/m]
+
+
+class _Preconnects(logging.Filter):
+    """Drop the websockets server's report of a connection closed before its request.
+
+    Browsers open spare connections ahead (Chromium's preconnect) and close them unused:
+    the server logs each as a failed handshake with a traceback, for nothing wrong.
+    """
+
+    def filter(self, record):
+        return record.getMessage() != 'opening handshake failed'
+
+
+logging.getLogger('websockets.server').addFilter(_Preconnects())
+
+
+def joint_rotation(axis):
+    """Return a rotation (3 x 3) taking z onto the unit vector ``axis`` (a cylinder's)."""
+    axis = np.asarray(axis, float)
+    z = np.array([0.0, 0.0, 1.0])
+    cross, dot = np.cross(z, axis), float(z @ axis)
+    if np.linalg.norm(cross) < 1e-12:
+        return np.eye(3) if dot > 0 else np.diag([1.0, -1.0, -1.0])
+    k = np.array([[0, -cross[2], cross[1]], [cross[2], 0, -cross[0]],
+                  [-cross[1], cross[0], 0]])
+    return np.eye(3) + k + k @ k / (1.0 + dot)
 
 
 class FrameTree:
@@ -34,10 +79,36 @@ class FrameTree:
         self.moving = set()     # frames that came on /tf (not /tf_static)
 
     def set(self, child, parent, matrix, moving):
-        """Store ``parent_T_child`` (4 x 4)."""
+        """Store ``parent_T_child`` (4 x 4).
+
+        ValueError (the last good one kept) if it is not finite, its rotation is not one
+        (a malformed message) or it closes a loop.
+        """
+        matrix = np.asarray(matrix, dtype=float)
+        if not np.all(np.isfinite(matrix)):
+            raise ValueError(f'transform of {child!r}: not finite')
+        if abs(np.linalg.det(matrix[:3, :3]) - 1.0) > 1e-3:
+            raise ValueError(f'transform of {child!r}: its quaternion is not a unit one')
+        if child == parent or self._ancestor(parent, child):
+            raise ValueError(f'transform of {child!r} in {parent!r}: a loop in the tree')
         self.parent[child], self.matrix[child] = parent, matrix
         if moving:
             self.moving.add(child)
+
+    def _ancestor(self, frame, of):
+        """Tell whether ``of`` is ``frame`` or one of its ancestors."""
+        while True:
+            if frame == of:
+                return True
+            if frame not in self.parent:
+                return False
+            frame = self.parent[frame]
+
+    def root(self, frame):
+        """Return the frame at the top of ``frame``'s ancestors (``frame`` if it has none)."""
+        while frame in self.parent:
+            frame = self.parent[frame]
+        return frame
 
     def depth(self, frame):
         """Return the number of ancestors of ``frame``."""
@@ -78,24 +149,32 @@ def polyline(points):
 class ArmView:
     """The viser scene of the graph (module doc); call `draw` to push an update."""
 
-    def __init__(self, host='127.0.0.1', port=8080, camera=(0.3, -0.9, 0.9)):
+    def __init__(self, host='127.0.0.1', port=8080, camera=(0.3, -1.4, 0.5)):
         """Start the viser server on ``host:port`` (loopback by default).
 
-        ``camera``: where pages opened from now on look from, relative to the arm's base
-        (they look at 0.3 m along its x axis) [m].
+        ``camera``: where pages opened from now on look from, relative to the point they
+        look at (the middle of the arm and its base when first drawn), in units of the
+        arm's reach (the length of its links; 1 m until its description is known).
         """
         self.server = viser.ViserServer(host=host, port=port, verbose=False)
-        self.server.gui.configure_theme(control_layout='collapsible', show_logo=False,
-                                        show_share_button=False)
+        self.server.gui.configure_theme(control_layout='fixed', control_width='large',
+                                        show_logo=False, show_share_button=False)
         self.camera = np.asarray(camera, dtype=float)
         self.aimed = False
         self.server.scene.add_grid('/grid', width=2.0, height=2.0, cell_size=0.1,
                                    section_size=0.5)
         self.frames = FrameTree()
+        self.description = None         # `description.Description` of the robot, if known
         self.trace = []                 # tip positions (world)
         self.path = []                  # program path points (world)
         self.markers = {}               # (ns, id) -> marker record (see `set_marker`)
         self._handles = {}              # (ns, id) -> the marker's scene handle
+        self._drawn = set()             # names of the arm's scene nodes now shown
+        self._nodes = {}                # name -> handle of the nodes made once (`node`)
+        self.draws = 0
+        self.curvature_top = CURVATURE_FLOOR     # top of the colour scale [1/m]
+        self.deflections = {}           # link -> largest elastic deflection [m] (`draw`)
+        self.show = {'world': False, 'tool': True, 'trace': True}
 
     @property
     def url(self):
@@ -123,24 +202,165 @@ class ArmView:
         self.markers[key] = (kind, frame, matrix, np.asarray(scale, float), color,
                              np.asarray(points, float).reshape(-1, 3))
 
+    def link_poses(self):
+        """Return {link: (world poses of its section frames, outline)}.
+
+        Only the links whose frames are all known and hang from the description's root
+        (not before /tf_static placed the base in the world); {} without a description.
+        """
+        if self.description is None:
+            return {}
+        found, root = {}, self.description.root
+        for link, (stations, outline) in self.description.links.items():
+            if all(frame in self.frames.parent for frame in stations) and (
+                    root is None or self.frames.root(stations[0]) == root):
+                found[link] = ([self.frames.pose(frame) for frame in stations], outline)
+        return found
+
+    def node(self, name, make, position=None, wxyz=None, **props):
+        """Return the scene node ``name``: made by ``make()`` the first time, else updated.
+
+        A node is made once and then only its changed ``props`` and its pose are sent: a
+        node made again with a pose showed at the origin on a page opened meanwhile.
+        """
+        handle = self._nodes.get(name)
+        if handle is None:
+            handle = self._nodes[name] = make()
+        else:
+            for key, value in props.items():
+                setattr(handle, key, value)
+        if position is not None:
+            handle.position = np.asarray(position, dtype=float)
+        if wxyz is not None:
+            handle.wxyz = np.asarray(wxyz, dtype=float)
+        return handle
+
     def draw(self):
         """Push the arm, the tip trace, the program path and the markers to the page."""
         scene = self.server.scene
         chain = self.frames.arm_chain()
+        shown = set()
+        self.draws += 1
+        slow = self.draws % TRACE_EVERY == 0        # the long lines, every few draws
         if chain:
             base = [self.frames.pose(self.frames.parent[chain[0]])[:3, 3]]
+            links = self.link_poses()
+            if links and len(links) < len(self.description.links):
+                links = {}                      # not all frames yet: the line meanwhile
             if not self.aimed:
-                self.aim(base[0])
-            points = np.array(base + [self.frames.pose(f)[:3, 3] for f in chain])
-            scene.add_line_segments('/arm', polyline(points), ARM_COLOR, thickness=0.02)
-            self.trace.append(points[-1])
-            del self.trace[:-TRACE_POINTS]
-            if len(self.trace) > 1:
-                scene.add_line_segments('/tip_trace', polyline(self.trace), TRACE_COLOR,
-                                        thickness=0.004)
+                self.aim(base[0], links)
+            if links:
+                shown |= self.draw_arm(links)
+            else:
+                points = np.array(base + [self.frames.pose(f)[:3, 3] for f in chain])
+                scene.add_line_segments('/arm_line', polyline(points), ARM_COLOR,
+                                        thickness=0.02)
+                shown.add('/arm_line')
+            # Not while the arm's frames are incomplete (a point off its base's mount);
+            # without a description (a servo plant) once it had time to come.
+            if links or (self.description is None and self.draws > AIM_PATIENCE):
+                self.trace.append(self.frames.pose(self.tip_frame(chain))[:3, 3])
+                del self.trace[:-TRACE_POINTS]
+            if len(self.trace) > 1 and self.show['trace']:
+                if slow or '/tip_trace' not in self._drawn:
+                    scene.add_line_segments('/tip_trace', polyline(self.trace), TRACE_COLOR,
+                                            thickness=0.004)
+                shown.add('/tip_trace')
         if len(self.path) > 1:
-            scene.add_line_segments('/program_path', polyline(self.path), PATH_COLOR,
-                                    thickness=0.004)
+            if slow or '/program_path' not in self._drawn:
+                scene.add_line_segments('/program_path', polyline(self.path), PATH_COLOR,
+                                        thickness=0.004)
+            self.node('/program_target', lambda: scene.add_icosphere(
+                '/program_target', radius=0.012, color=PATH_COLOR), position=self.path[-1])
+            shown |= {'/program_path', '/program_target'}
+        if self.show['world']:
+            self.node('/world_frame', lambda: scene.add_frame(
+                '/world_frame', axes_length=0.2, axes_radius=0.004))
+            shown.add('/world_frame')
+        for name in self._drawn - shown:        # links gone, a toggle off: remove
+            handle = self._nodes.pop(name, None)
+            if handle is not None:
+                handle.remove()
+            else:
+                scene.remove_by_name(name)
+        self._drawn = shown
+        self.draw_markers()
+
+    def tip_frame(self, chain):
+        """Return the frame whose trace is drawn: the tool frame if known, else the last."""
+        tool = self.description and self.description.tool
+        return tool if tool in self.frames.parent else chain[-1]
+
+    def draw_arm(self, links):
+        """Draw the tubes, joints, payloads, base and tool frame; return the nodes' names."""
+        scene, description = self.server.scene, self.description
+        shown = set()
+        self.deflections = {}
+        for link, (poses, outline) in links.items():
+            kappa = geometry.curvatures(poses)
+            if len(poses) > 2:                  # section frames between: it may bend
+                self.deflections[link] = geometry.deflection(poses)
+            self.curvature_top = max(self.curvature_top, float(np.max(kappa, initial=0.0)))
+            # One instanced mesh per link, its pieces moved and recoloured in place: a
+            # mesh made anew each draw lagged seconds behind on a loaded page.
+            dense = geometry.densify(poses)
+            positions, wxyzs, scales = geometry.pieces(dense, outline)
+            colors = np.repeat([geometry.color_of(k, self.curvature_top) for k in kappa],
+                               geometry.PIECES, axis=0).astype(np.uint8)
+            name = f'/arm/{link}'
+            if name in self._nodes and len(self._nodes[name].batched_positions) != len(
+                    positions):
+                self._nodes.pop(name).remove()      # another number of sections
+            unit = geometry.unit_piece(outline[0])
+            self.node(name, lambda: scene.add_batched_meshes_simple(
+                name, *unit, batched_wxyzs=wxyzs, batched_positions=positions,
+                batched_scales=scales, batched_colors=colors, lod='off',
+                flat_shading=outline[0] == 'rectangle'),
+                batched_wxyzs=wxyzs.astype(np.float32),
+                batched_positions=positions.astype(np.float32),
+                batched_scales=scales.astype(np.float32), batched_colors=colors)
+            shown.add(name)
+        widest = {link: max(outline[1:]) for link, (_, outline) in links.items()}
+        for joint in description.joints:
+            if joint.child not in self.frames.parent:
+                continue
+            pose = self.frames.pose(joint.child)
+            size = widest.get(joint.child, max(widest.values()))
+            name = f'/joints/{joint.name}'
+            self.node(name, lambda: scene.add_cylinder(
+                name, radius=0.9 * size, height=2.6 * size, color=JOINT_COLOR),
+                position=pose[:3, 3], wxyz=mat2quat(pose[:3, :3] @ joint_rotation(joint.axis)))
+            shown.add(name)
+        for frame, mass in description.payloads.items():
+            if frame in self.frames.parent:
+                radius = (3.0 * mass / (4.0 * math.pi * WATER)) ** (1.0 / 3.0)
+                name = f'/payloads/{frame}'
+                self.node(name, lambda: scene.add_icosphere(name, radius=radius,
+                                                            color=PAYLOAD_COLOR),
+                          position=self.frames.pose(frame)[:3, 3])
+                shown.add(name)
+        if description.base is not None and description.base[0] in self.frames.parent:
+            frame, radius, length = description.base
+            pose = self.frames.pose(frame)
+            self.node('/base', lambda: scene.add_cylinder('/base', radius=radius,
+                                                          height=length, color=JOINT_COLOR),
+                      position=pose[:3, 3], wxyz=mat2quat(pose[:3, :3]))
+            shown.add('/base')
+        if self.show['tool'] and description.tool in self.frames.parent:
+            pose = self.frames.pose(description.tool)
+            self.node('/tool_frame', lambda: scene.add_frame(
+                '/tool_frame', axes_length=0.08, axes_radius=0.003),
+                position=pose[:3, 3], wxyz=mat2quat(pose[:3, :3]))
+            shown.add('/tool_frame')
+        return shown
+
+    def legend(self):
+        """Return the HTML legend of the tubes' colours (`geometry.legend_html`)."""
+        return geometry.legend_html(self.curvature_top)
+
+    def draw_markers(self):
+        """Push the servo plant's markers (module doc)."""
+        scene = self.server.scene
         for key, (kind, frame, matrix, scale, color, points) in self.markers.items():
             pose = self.frames.pose(frame) @ matrix
             name = f'/markers/{key[0]}_{key[1]}'
@@ -158,12 +378,20 @@ class ArmView:
                                                    wxyz=mat2quat(pose[:3, :3]),
                                                    position=pose[:3, 3])
 
-    def aim(self, base):
-        """Point the camera of pages opened from now on at the arm whose base is ``base``."""
+    def aim(self, base, links):
+        """Point the camera of pages opened from now on at the arm whose base is ``base``.
+
+        With the links' section poses (`link_poses`) it looks at the middle of the base and
+        the arm from `camera` times the arm's reach (the chords of its sections summed) [m].
+        """
         camera = self.server.initial_camera
-        camera.look_at = base + (0.3, 0.0, 0.0)
-        camera.position = base + self.camera
-        self.aimed = True
+        points = [base] + [pose[:3, 3] for poses, _ in links.values() for pose in poses]
+        reach = sum(np.linalg.norm(b[:3, 3] - a[:3, 3]) for poses, _ in links.values()
+                    for a, b in zip(poses[:-1], poses[1:])) or 1.0
+        middle = 0.5 * (np.min(points, axis=0) + np.max(points, axis=0))
+        camera.look_at = middle
+        camera.position = middle + reach * self.camera
+        self.aimed = bool(links) or self.draws > AIM_PATIENCE
 
     def stop(self):
         """Stop the server."""

@@ -48,11 +48,16 @@ class Section:
     ``linear_density`` rho A [kg/m]; ``rotary_inertia`` rho (I_p, I_y, I_z) [kg m] (the
     section's mass moments per unit length); ``stiffness`` (GJ, EI_y, EI_z) [N m^2] and
     (EA, GA_y, GA_z) [N] in ``STIFFNESS_NAMES`` order; ``damping_time`` Kelvin-Voigt
-    relaxation time [s] (stress rate factor, 0: undamped).
+    relaxation time [s] (stress rate factor, 0: undamped). ``shape``: the section's
+    outline, ``('circle', radius)`` or ``('rectangle', width, height)`` [m] (width along
+    the section's y, height along z), or None: drawn only (the URDF's visuals, the
+    browser view), the dynamics use the constants above.
     """
 
-    def __init__(self, linear_density, rotary_inertia, stiffness, damping_time=0.0):
+    def __init__(self, linear_density, rotary_inertia, stiffness, damping_time=0.0,
+                 shape=None):
         """Check every field is finite and positive (damping: non-negative)."""
+        self.shape = None if shape is None else tuple(shape)
         self.linear_density = _positive('linear_density', linear_density)
         self.rotary_inertia = np.array([_positive(f'rotary_inertia[{i}]', x)
                                         for i, x in enumerate(_triple(rotary_inertia,

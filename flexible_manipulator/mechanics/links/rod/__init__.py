@@ -49,7 +49,8 @@ class RodKind:
         from ...cosserat.rod import CosseratRod, Section
         rod, section = link.rod, link.rod.section
         scaled = Section(section.linear_density, section.rotary_inertia,
-                         section.stiffness * stiffness, section.damping_time * damping)
+                         section.stiffness * stiffness, section.damping_time * damping,
+                         shape=section.shape)
         return {'rod': CosseratRod(rod.basis, scaled, points=rod.weights.size - 2,
                                    rest_curvature=rod.reference[:3])}
 
