@@ -219,6 +219,59 @@ def test_bad_commands_are_rejected_and_the_last_valid_one_is_held(probe, start_n
     assert 'expected 2 efforts' in log and 'got 3' in log
 
 
+def test_a_command_published_before_its_state_answers_none(probe, start_node):
+    """Lockstep: a command published before the state that waits (the zero effort of a
+    controller's stale-state watchdog while a loaded plant computes its step) answers none.
+
+    The plant is stopped (SIGSTOP, briefly: see test_ros_resync) while the answer to its
+    waiting state and then a second command are published, as a controller's watchdog
+    publishes one while the plant steps. On SIGCONT the plant takes the answer, steps and
+    publishes the next state; the second command, published before that state, must not
+    be taken for its answer: no further step, `dropped_commands` 1. Taken, it would leave
+    one more state in flight for good (every later command acting a period late). Expected
+    stamps: one 2 ms update period (config/sim.yaml) per answer.
+    """
+    import signal
+    import time
+    from diagnostic_msgs.msg import DiagnosticArray
+    from sensor_msgs.msg import JointState
+    from std_msgs.msg import Float64MultiArray
+    states = probe.subscribe(JointState, '/joint_states')
+    diagnostics = probe.subscribe(DiagnosticArray, '/diagnostics')
+    pub = probe.publisher(Float64MultiArray, '/effort_controller/commands')
+    # Re-published after 2 s only (the first state reaches the probe so), not while the
+    # plant is stopped (0.1 s).
+    plant = lockstep_plant(start_node, lockstep_resend_period=2.0)
+    probe.spin_until(lambda: states and pub.get_subscription_count(), 30, 'the plant')
+    state = command_and_wait(probe, pub, states, [1.0, 0.0])
+    assert stamp_key(state.header) == (0, 2_000_000)
+    count = len(states)
+    plant.process.send_signal(signal.SIGSTOP)
+    try:
+        pub.publish(Float64MultiArray(data=[2.0, 0.0]))    # the answer to the 2 ms state
+        time.sleep(0.05)
+        pub.publish(Float64MultiArray(data=[0.0, 0.0]))    # published before the 4 ms state
+        time.sleep(0.05)
+    finally:
+        plant.process.send_signal(signal.SIGCONT)
+    probe.spin_until(lambda: len(states) > count, 10, 'the state after the answer')
+    probe.spin_for(0.5)
+    assert {stamp_key(s.header) for s in states[count:]} == {(0, 4_000_000)}, \
+        'only the answer advances the plant'
+    assert list(states[-1].effort) == [2.0, 0.0]
+    state = command_and_wait(probe, pub, states, [3.0, 0.0])
+    assert stamp_key(state.header) == (0, 6_000_000)
+    assert list(state.effort) == [3.0, 0.0], 'the loop goes on, one state in flight'
+
+    def dropped():
+        values = [{v.key: v.value for v in status.values} for msg in diagnostics
+                  for status in msg.status if status.name.endswith('simulation')]
+        return values and values[-1]['answered_states'] == '3' and values[-1]['dropped_commands']
+    probe.spin_until(dropped, 10, "the plant's diagnostics after the third answer")
+    assert dropped() == '1'
+    assert plant.alive()
+
+
 def test_pause_and_reset_services(probe, start_node):
     """Paused: commands do not advance time; reset: time zero and the initial state."""
     from sensor_msgs.msg import JointState
