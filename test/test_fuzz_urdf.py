@@ -6,7 +6,9 @@ NaN, inf, huge, negative, words, wrong counts, other joint types), lines dropped
 doubled; read with and without a flexible link and a named root or tip. The contract
 (model_config's for every model file, module doc of description/urdf_reader.py): a model
 is built, or `ConfigError` is raised with one line that starts with the source; no other
-exception.
+exception. The browser view reads robot descriptions with the same reader
+(`view.description.read`): mutated descriptions of the package's arms give a
+`Description` or a `DescriptionError`, nothing else.
 """
 
 import os
@@ -31,9 +33,9 @@ NAMES = re.compile(r'<link name="([^"]+)"')
 
 
 @st.composite
-def mutated_text(draw):
-    """A URDF text with 1-3 mutations at drawn places (module doc)."""
-    text = draw(st.sampled_from(TEXTS))
+def mutated_text(draw, texts=TEXTS):
+    """One of ``texts`` with 1-3 mutations at drawn places (module doc)."""
+    text = draw(st.sampled_from(texts))
     for _ in range(draw(st.integers(1, 3))):
         action = draw(st.sampled_from(['value', 'value', 'value', 'delete', 'insert',
                                        'line']))
@@ -77,6 +79,25 @@ def test_malformed_urdf_gives_a_model_or_a_config_error(text, data):
             assert message.startswith('fuzzed: ') and '\n' not in message, message
 
 
+def descriptions():
+    """The robot descriptions of the soft (rods) and flexible (beams) arms, as published."""
+    from flexible_manipulator.description.urdf import urdf
+    from flexible_manipulator.model_config import load_model
+    from flexible_manipulator.nodes.common import resolve_model_path
+    return [urdf(load_model(resolve_model_path(name)))
+            for name in ('two_link_soft', 'two_link_flexible')]
+
+
+@given(text=mutated_text(descriptions()))
+def test_a_malformed_description_gives_the_view_a_description_or_its_error(text):
+    """The view's reader: a `Description` or one `DescriptionError`, never another error."""
+    from flexible_manipulator.view.description import Description, DescriptionError, read
+    try:
+        assert isinstance(read(text), Description)
+    except DescriptionError as error:
+        assert str(error) and '\n' not in str(error)
+
+
 def test_the_fuzzed_texts_are_valid_before_mutation():
     """The fuzzer starts from URDFs that load (the Panda-like arm with its tip named: its
     two fingers leave the tip ambiguous)."""
@@ -84,3 +105,6 @@ def test_the_fuzzed_texts_are_valid_before_mutation():
         tip = {'tip': 'panda_hand_tcp'} if 'panda' in text else {}
         model_from_dict(dict({'name': 'valid', 'type': 'serial_chain', 'urdf': '-'}, **tip),
                         robot_description=lambda: text)
+    from flexible_manipulator.view.description import read
+    for text in descriptions():
+        assert read(text).links

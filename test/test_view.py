@@ -204,7 +204,7 @@ def test_the_view_reads_the_section_joints_and_payloads_from_the_urdf():
     spec['links'][1]['rod']['section'] = {'shape': 'rectangle', 'width': 0.04,
                                           'height': 0.01}
     assert read(urdf(model_from_dict(spec))).links['forearm'][1] == ('rectangle', 0.04, 0.01)
-    for text, reason in (('<robot', 'not XML'), ('<sdf/>', 'not <robot>'),
+    for text, reason in (('<robot', 'not well-formed XML'), ('<sdf/>', 'expected a <robot>'),
                          ('<robot name="x"><link name="a"/></robot>', 'tip frame')):
         with pytest.raises(DescriptionError, match=reason):
             read(text)

@@ -64,11 +64,18 @@ class URDFError(ValueError):
 
 @dataclass(frozen=True)
 class UrdfLink:
-    """A ``<link>``: its body in its frame (None without ``<inertial>``), its geometry."""
+    """A ``<link>``: its body in its frame (None without ``<inertial>``), its geometry.
+
+    ``geometry``: its ``<visual>`` and ``<collision>`` elements as text (for the robot
+    description); ``visual``: the shape of its first visual, ``('cylinder', radius,
+    length)``, ``('box', x, y, z)`` or ``('sphere', radius)`` [m], None for any other (a
+    mesh) or one without positive finite sizes (the model does not need it: not refused).
+    """
 
     name: str
     body: object
     geometry: str
+    visual: tuple = None
 
 
 @dataclass(frozen=True)
@@ -231,6 +238,27 @@ def _geometry(element, materials):
     return ''.join(parts)
 
 
+VISUAL_SIZES = {'cylinder': ('radius', 'length'), 'box': ('size',), 'sphere': ('radius',)}
+
+
+def _visual(element):
+    """Return the shape of a ``<link>``'s first ``<visual>`` (`UrdfLink`), or None."""
+    geometry = element.find('visual/geometry')
+    for shape in () if geometry is None else geometry:
+        if shape.tag not in VISUAL_SIZES:
+            return None
+        try:
+            sizes = [float(x) for key in VISUAL_SIZES[shape.tag]
+                     for x in (shape.get(key) or 'nan').split()]
+        except ValueError:
+            return None
+        expected = 3 if shape.tag == 'box' else len(VISUAL_SIZES[shape.tag])
+        if len(sizes) != expected or not all(math.isfinite(x) and x > 0 for x in sizes):
+            return None
+        return (shape.tag, *sizes)
+    return None
+
+
 def _name(element, where):
     name = element.get('name')
     if not name or not name.strip() or name != name.strip():
@@ -287,7 +315,7 @@ def parse(text):
         if len(inertials) > 1:
             raise URDFError(f'link {name!r}: more than one <inertial>')
         body = _inertial(inertials[0], f'link {name!r}') if inertials else None
-        links[name] = UrdfLink(name, body, _geometry(element, materials))
+        links[name] = UrdfLink(name, body, _geometry(element, materials), _visual(element))
     if not links:
         raise URDFError('<robot>: no <link>')
     for element in document.findall('joint'):

@@ -5,17 +5,18 @@ the view: the links whose section frames carry the centre line (a link ``L`` wit
 frame ``L_tip``, and section frames ``L_s1`` .. ``L_sF`` between), the section of each
 (the ``<visual>`` of its segments: a cylinder, round, or a box, rectangular), the joints
 (axis, effort limit), the payloads (mass at the tip frames) and the base (its visual
-cylinder, and whether it floats). One source: the model gives the URDF, the URDF the view.
+cylinder, and whether it floats). One source: the model gives the URDF, the URDF the view;
+one reader: the text is parsed by `description.urdf_reader`, as a user's URDF is.
 A user's URDF link without such a visual is drawn as the square bar the description uses.
 """
 
 from dataclasses import dataclass, field
 import math
 import re
-import xml.etree.ElementTree as ElementTree
 
 import numpy as np
 
+from ..description import urdf_reader
 from ..description.urdf import BAR_SIDE
 
 DEFAULT_OUTLINE = ('rectangle', BAR_SIDE, BAR_SIDE)
@@ -62,38 +63,28 @@ class Description:
         return {joint.name: joint.effort_limit for joint in self.joints}
 
 
-def _floats(text, count, what):
-    values = [float(x) for x in (text or '').split()]
-    if len(values) != count or not all(math.isfinite(v) for v in values):
-        raise DescriptionError(f'{what}: {count} finite numbers expected, got {text!r}')
-    return tuple(values)
-
-
 def _outline(link):
-    """Return the section outline of a URDF link's first visual, or None."""
-    geometry = link.find('visual/geometry')
-    if geometry is None:
-        return None
-    cylinder, box = geometry.find('cylinder'), geometry.find('box')
-    if cylinder is not None:
-        radius = float(cylinder.get('radius', 'nan'))
-        return ('circle', radius) if math.isfinite(radius) and radius > 0 else None
-    if box is not None:
-        size = _floats(box.get('size'), 3, f'link {link.get("name")!r} box size')
-        return ('rectangle', size[1], size[2]) if min(size[1:]) > 0 else None
+    """Return the section outline of a URDF link's first visual (a cylinder or a box), or None."""
+    shape = link.visual or ('',)
+    if shape[0] == 'cylinder':
+        return ('circle', shape[1])
+    if shape[0] == 'box':
+        return ('rectangle', shape[2], shape[3])
     return None
 
 
 def read(text):
-    """Return the `Description` of URDF ``text``; `DescriptionError` if it is not one."""
+    """Return the `Description` of URDF ``text``; `DescriptionError` if it is not one.
+
+    The text is read by the package's URDF reader (`urdf_reader.parse`): what it refuses
+    is refused here with its reason.
+    """
     try:
-        robot = ElementTree.fromstring(text)
-    except ElementTree.ParseError as error:
-        raise DescriptionError(f'not XML: {error}') from None
-    if robot.tag != 'robot':
-        raise DescriptionError(f'root element <{robot.tag}>, not <robot>')
-    links = {link.get('name'): link for link in robot.findall('link')}
-    found = Description(name=robot.get('name', ''))
+        robot = urdf_reader.parse(text)
+    except urdf_reader.URDFError as error:
+        raise DescriptionError(str(error)) from None
+    links = robot.links
+    found = Description(name=robot.name, root=robot.root)
     for name in links:
         if name + '_tip' not in links:
             continue
@@ -106,40 +97,29 @@ def read(text):
             if outline is not None:
                 break
         found.links[name] = (stations, outline or DEFAULT_OUTLINE)
-        mass = links[name + '_tip'].find('inertial/mass')
-        if mass is not None and float(mass.get('value', 0.0)) > 0.0:
-            found.payloads[name + '_tip'] = float(mass.get('value'))
+        payload = links[name + '_tip'].body
+        if payload is not None and payload.mass > 0.0:
+            found.payloads[name + '_tip'] = payload.mass
     floating = []               # children of floating joints: sections, or a free base
-    children = {child.get('link') for child in robot.findall('joint/child')}
-    roots = [name for name in links if name not in children]
-    found.root = roots[0] if len(roots) == 1 else None
-    for joint in robot.findall('joint'):
-        kind, child = joint.get('type'), joint.find('child')
-        child = None if child is None else child.get('link')
-        if kind in ('revolute', 'continuous', 'prismatic'):
-            axis = joint.find('axis')
-            axis = (1.0, 0.0, 0.0) if axis is None else _floats(
-                axis.get('xyz'), 3, f'joint {joint.get("name")!r} axis')
-            limit = joint.find('limit')
-            effort = math.inf if limit is None else float(limit.get('effort', 'inf'))
-            norm = float(np.linalg.norm(axis))
+    for joint in robot.joints.values():
+        if joint.type in urdf_reader.MOVING:
+            norm = float(np.linalg.norm(joint.axis))
             if norm == 0.0:
-                raise DescriptionError(f'joint {joint.get("name")!r}: zero axis')
-            found.joints.append(Joint(joint.get('name'), child,
-                                      tuple(np.asarray(axis) / norm), kind,
+                raise DescriptionError(f'joint {joint.name!r}: zero axis')
+            effort = (joint.limit or {}).get('effort', math.inf)
+            found.joints.append(Joint(joint.name, joint.child,
+                                      tuple(float(x) for x in joint.axis / norm), joint.type,
                                       effort if effort > 0 else math.inf))
-        elif kind == 'floating':
-            floating.append(child)
-        elif kind == 'fixed' and joint.find('parent') is not None:
-            parent = joint.find('parent').get('link', '')
-            if parent.endswith('_tip') and parent[:-4] in found.links:
-                found.tool = child      # the last tip's is the last one met
+        elif joint.type == 'floating':
+            floating.append(joint.child)
+        elif joint.type == 'fixed':
+            if joint.parent.endswith('_tip') and joint.parent[:-4] in found.links:
+                found.tool = joint.child    # the last tip's is the last one met
     stations = {frame for frames, _ in found.links.values() for frame in frames}
     found.floating = any(child not in stations for child in floating)
     for name, link in links.items():
-        cylinder = link.find('visual/geometry/cylinder')
-        if cylinder is not None and name not in stations:
-            found.base = (name, float(cylinder.get('radius')), float(cylinder.get('length')))
+        if link.visual is not None and link.visual[0] == 'cylinder' and name not in stations:
+            found.base = (name, link.visual[1], link.visual[2])
             break
     if not found.links:
         raise DescriptionError('no link with a tip frame (<link>_tip): not a description of '
