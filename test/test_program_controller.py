@@ -353,7 +353,8 @@ def test_saturation_and_rate_limits_are_reported_with_the_constraint_error(rigid
 
 def test_switching_enable_velocity_fault_and_holding_effort(rigid):
     """Programs switch by name (unknown names list the known ones); disabled means zero
-    effort; a joint above its velocity limit latches a fault until enable(); the holding
+    effort (a fast joint is then no fault); enabled, a joint above its velocity limit
+    latches a fault until enable(); the holding
     effort is the gravity torque of two uniform bars, written out here (gravity along -y
     of the base frame, tau_2 = m_2 g c_2 cos(q1 + q2), tau_1 = g (m_1 c_1 cos q1 +
     m_2 (l_1 cos q1 + c_2 cos(q1 + q2))), m = 1.2, 0.8 kg, c = 0.25, 0.2 m, l_1 = 0.5 m)."""
@@ -364,6 +365,9 @@ def test_switching_enable_velocity_fault_and_holding_effort(rigid):
     q = np.array([0.4, -0.7])
     assert np.all(controller.update(0.0, q, np.zeros(2)) == 0.0)       # not enabled yet
     assert controller.status.mode == 'disabled'
+    # Disabled, the arm swings freely under zero effort: a fast joint is no fault.
+    assert np.all(controller.update(0.005, q, np.array([0.0, 10.5])) == 0.0)
+    assert controller.status.mode == 'disabled' and controller.fault == ''
     controller.switch('hold')
     controller.enable()
     controller.update(0.01, q, np.zeros(2))

@@ -22,7 +22,8 @@ Per tick (``ProgramController.update``), with the state measured at time t:
    dropped (unsaturated - applied) and the constraint-acceleration error that results,
    A M^-1 (B u_applied - h) - b (zero when nothing is dropped);
 6. safety: a joint faster than its velocity limit latches a fault (zero effort) until
-   ``enable()``.
+   ``enable()``; disabled (zero effort already: the arm may swing freely once the user
+   disables the controller), a fast joint is no fault.
 
 Secondary objective (directions the program leaves free): Q_s = K_p (q_0 - q) - K_d v on
 the joints (``posture``, ``posture_stiffness``, ``posture_damping``); the ideal realization
@@ -715,7 +716,7 @@ class ProgramController(LatchedSafety):
             take(self._measured[1], elastic_velocities, 'elastic_velocities', scratch[1])
         too_fast = np.greater(np.abs(self.v[:n], out=self._speed), self.velocity_limit,
                               out=scratch[0])
-        if too_fast.any() and not self.fault:
+        if too_fast.any() and self.enabled and not self.fault:
             j = int(np.argmax(too_fast))
             self.fault = (f'joint {self.model.joint_names[j]!r} at {self.v[j]:.3f} rad/s '
                           f'exceeds its velocity limit {self.velocity_limit[j]:g} rad/s')
