@@ -204,6 +204,10 @@ def test_the_view_reads_the_section_joints_and_payloads_from_the_urdf():
     spec['links'][1]['rod']['section'] = {'shape': 'rectangle', 'width': 0.04,
                                           'height': 0.01}
     assert read(urdf(model_from_dict(spec))).links['forearm'][1] == ('rectangle', 0.04, 0.01)
+    # A beam's drawn section (config/models/two_link_flexible.yaml: 3 mm x 30 mm strips).
+    flexible = read(urdf(load_model(resolve_model_path('two_link_flexible'))))
+    assert {flexible.links[name][1] for name in ('upper_arm', 'forearm')} == {
+        ('rectangle', 0.003, 0.03)}
     for text, reason in (('<robot', 'not well-formed XML'), ('<sdf/>', 'expected a <robot>'),
                          ('<robot name="x"><link name="a"/></robot>', 'tip frame')):
         with pytest.raises(DescriptionError, match=reason):
@@ -356,8 +360,8 @@ def test_the_page_shows_the_arm_and_controls_the_graph(domain_id, probe, tmp_pat
             def tubes(p):
                 p.close_notifications()
                 mask = arm_pixels(p.screenshot(tmp_path / 'page.png'))
-                return mask if mask.sum() > 400 else None
-            mask = page.wait_for(tubes, 120, 'the tubes on the page')
+                return (mask,) if mask.sum() > 400 else None
+            mask, = page.wait_for(tubes, 120, 'the tubes on the page')
             ratio = width_over_length(mask)
             assert 0.5 < ratio / (diameter / length) < 2.0, (ratio, diameter / length)
             probe.spin_for(1.0)
