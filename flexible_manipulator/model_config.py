@@ -26,6 +26,8 @@ A model file of ``type: serial_chain`` describes one serial chain (see
           bending_stiffness: [4.7, 50.0]   # EI along y, along z [N m^2]
           modes: [3, 0]              # assumed modes along y, along z
           damping_ratio: 0.01
+          section: {shape: rectangle, width: 0.03, height: 0.003}   # optional: drawn only
+                                     # (URDF visual, browser view); or {shape: circle, radius}
         payload: {mass: 0.1, com: [0, 0, 0], inertia: [...]}   # rigid, at the tip frame
         frames: 4                    # section frames along the link on TF
 
@@ -225,7 +227,7 @@ def _joint(spec, field):
 
 def _beam(spec, field):
     check_keys(spec, field, required=('linear_density', 'bending_stiffness', 'modes'),
-               optional=('damping_ratio', 'quadrature_points'))
+               optional=('damping_ratio', 'quadrature_points', 'section'))
     density = number(spec['linear_density'], f'{field}.linear_density', 0.0,
                      strict_minimum=True)
     stiffness = vector(spec['bending_stiffness'], f'{field}.bending_stiffness', 2)
@@ -248,7 +250,22 @@ def _beam(spec, field):
     return Beam(linear_density=density, bending_stiffness=tuple(stiffness), modes=tuple(modes),
                 damping_ratio=number(spec.get('damping_ratio', 0.0), f'{field}.damping_ratio',
                                      0.0),
-                quadrature_points=points)
+                quadrature_points=points,
+                shape=_outline(spec['section'], f'{field}.section') if 'section' in spec
+                else None)
+
+
+def _outline(shape, field):
+    """Return a section's outline: ('circle', r) or ('rectangle', width, height) [m]."""
+    kind = shape.get('shape') if isinstance(shape, dict) else None
+    if kind == 'circle':
+        check_keys(shape, field, required=('shape', 'radius'))
+        return ('circle', number(shape['radius'], f'{field}.radius', 0.0, strict_minimum=True))
+    if kind == 'rectangle':
+        check_keys(shape, field, required=('shape', 'width', 'height'))
+        return ('rectangle', *(number(shape[key], f'{field}.{key}', 0.0, strict_minimum=True)
+                               for key in ('width', 'height')))
+    raise ConfigError(f'{field}.shape: expected circle or rectangle, got {kind!r}')
 
 
 def _section(spec, field):
@@ -271,25 +288,18 @@ def _section(spec, field):
     if not -1.0 < poisson <= 0.5:
         raise ConfigError(f'{field}.material.shear_modulus: E/(2G) - 1 = {poisson:.3g} is not '
                           'a Poisson ratio in (-1, 0.5]')
-    kind = shape.get('shape') if isinstance(shape, dict) else None
-    if kind == 'circle':
-        check_keys(shape, f'{field}.section', required=('shape', 'radius'))
-        r = number(shape['radius'], f'{field}.section.radius', 0.0, strict_minimum=True)
+    outline = _outline(shape, f'{field}.section')
+    if outline[0] == 'circle':
+        r = outline[1]
         area, bend_y = math.pi * r ** 2, math.pi * r ** 4 / 4.0
         bend_z, torsion = bend_y, 2.0 * bend_y
         factor = 6.0 * (1.0 + poisson) / (7.0 + 6.0 * poisson)
-        outline = ('circle', r)
-    elif kind == 'rectangle':
-        check_keys(shape, f'{field}.section', required=('shape', 'width', 'height'))
-        w, h = (number(shape[key], f'{field}.section.{key}', 0.0, strict_minimum=True)
-                for key in ('width', 'height'))
+    else:
+        w, h = outline[1:]
         area, bend_y, bend_z = w * h, w * h ** 3 / 12.0, h * w ** 3 / 12.0
         a, b = max(w, h), min(w, h)
         torsion = a * b ** 3 * (1.0 / 3.0 - 0.21 * b / a * (1.0 - b ** 4 / (12.0 * a ** 4)))
         factor = 10.0 * (1.0 + poisson) / (12.0 + 11.0 * poisson)
-        outline = ('rectangle', w, h)
-    else:
-        raise ConfigError(f'{field}.section.shape: expected circle or rectangle, got {kind!r}')
     damping = number(spec.get('damping_time', 0.0), f'{field}.damping_time', 0.0)
     return Section(rho * area, rho * np.array([bend_y + bend_z, bend_y, bend_z]),
                    [shear * torsion, young * bend_y, young * bend_z, young * area,

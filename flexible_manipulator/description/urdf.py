@@ -139,11 +139,14 @@ BAR_SIDE = 0.03     # side of the square bar drawn for a link whose section is n
 def section_outline(link):
     """Return the outline of a link's section: ('circle', r) or ('rectangle', w, h) [m].
 
-    A rod's section is its model file's (``rod.section``); beams and rigid links carry no
-    section geometry (a beam only its rho A and EI): a square bar of side `BAR_SIDE`.
+    A rod's section is its model file's (``rod.section``), a beam's its optional drawn
+    section (``beam.section``: its dynamics need only rho A and EI); without one, and for a
+    rigid link, a square bar of side `BAR_SIDE`.
     """
     rod = getattr(link, 'rod', None)
     shape = getattr(getattr(rod, 'section', None), 'shape', None)
+    if shape is None:
+        shape = getattr(getattr(link, 'beam', None), 'shape', None)
     return shape if shape is not None else ('rectangle', BAR_SIDE, BAR_SIDE)
 
 

@@ -83,6 +83,9 @@ class Beam:
     modes: tuple = (2, 0)                     # assumed modes along (y, z)
     damping_ratio: float = 0.0                # modal damping ratio zeta [-]
     quadrature_points: int = 0                # mass points on the centre line; 0: automatic
+    # The section drawn (URDF visual, browser view), ('circle', r) or ('rectangle', width,
+    # height) [m]; None: unknown. Not in the dynamics: rho A and EI are.
+    shape: tuple = None
 
     def point_count(self):
         """Return the number of Gauss points for the mass integrals.
