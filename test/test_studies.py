@@ -259,6 +259,29 @@ def test_a_ros_graph_study_runs_the_nodes_in_lockstep(tmp_path):
     assert row['program'] == 'joint_sine'
 
 
+def test_a_ros_graph_model_copy_keeps_its_relative_urdf(tmp_path):
+    """mode ros_graph writes the graph's model files elsewhere (a temporary directory): a
+    relative ``urdf:`` path (config/models/ur5e_flexible_forearm.yaml's
+    ``../urdf/ur5e_like.urdf``) must still name the original's file, so the copy loads the
+    same model; ``-`` (the robot_description topic) stays as it is."""
+    import dataclasses
+    from flexible_manipulator.model_config import load_model
+    from flexible_manipulator.studies.ros_graph import write_graph
+    source = os.path.join(REPO, 'config', 'models', 'ur5e_flexible_forearm.yaml')
+    content = yaml.safe_load(open(source))
+    assert not os.path.isabs(content['urdf'])
+    graph = dataclasses.replace(load_graph('sim'), plant_model=content,
+                                control_model=dict(content, urdf='-'),
+                                model_directory=os.path.dirname(source))
+    params = yaml.safe_load(open(write_graph(graph, str(tmp_path))))
+    plant_file = params['plant']['ros__parameters']['model']
+    copy = yaml.safe_load(open(plant_file))
+    assert copy['urdf'] == os.path.join(os.path.dirname(source), content['urdf'])
+    assert load_model(plant_file).joint_names == load_model(source).joint_names
+    control_file = params['controller']['ros__parameters']['model']
+    assert yaml.safe_load(open(control_file))['urdf'] == '-'
+
+
 def test_a_recorded_run_writes_the_runs_states_to_mcap(tmp_path):
     """record.mcap: the run's recording holds the closed loop's states (expected: the same
     graph's loop built here and run for as many periods, its final state bit for bit)."""

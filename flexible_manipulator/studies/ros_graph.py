@@ -44,6 +44,20 @@ def _nested(parameters, fields):
     return section
 
 
+def _anchored(model, graph):
+    """Return a copy of a model file's content whose relative ``urdf:`` path is absolute.
+
+    A relative path starts at the model file's directory (``graph.model_directory``), not
+    at the copy's; ``-`` (the robot_description topic) and ``package://`` URIs stay.
+    """
+    model = dict(model)
+    urdf = model.get('urdf')
+    if isinstance(urdf, str) and urdf != '-' and not urdf.startswith('package://') \
+            and not os.path.isabs(urdf):
+        model['urdf'] = os.path.join(graph.model_directory, urdf)
+    return model
+
+
 def write_graph(graph, directory):
     """Write ``graph`` as a parameter file and its model and program files; return its path."""
     def dump(name, content):
@@ -51,17 +65,12 @@ def write_graph(graph, directory):
         with open(path, 'w', encoding='utf-8') as stream:
             yaml.safe_dump(content, stream)
         return path
-    plant_model = dump('plant_model.yaml', dict(graph.plant_model))
+    plant_model = dump('plant_model.yaml', _anchored(graph.plant_model, graph))
     control_model = (plant_model if graph.control_model == graph.plant_model else
-                     dump('controller_model.yaml', dict(graph.control_model)))
+                     dump('controller_model.yaml', _anchored(graph.control_model, graph)))
     programs = dump('programs.yaml', graph.programs)
     plant = dict(graph.plant, model=plant_model)
     controller = dict(graph.controller, model=control_model, program_file=programs)
-    # A model file's relative urdf: path starts at its directory: keep the original's.
-    for content in (graph.plant_model, graph.control_model):
-        if isinstance(content.get('urdf'), str) and not os.path.isabs(content['urdf']):
-            raise ValueError('mode ros_graph: a model with a relative urdf: path is not '
-                             'supported (give an absolute path)')
     return dump('params.yaml', {
         'plant': {'ros__parameters': _nested(plant, PLANT_FIELDS)},
         'controller': {'ros__parameters': _nested(controller, CONTROLLER_FIELDS)}})
