@@ -288,12 +288,12 @@ def tube_pixels(image):
 
 def arm_pixels(image):
     """`tube_pixels` of the 3D view (the left two thirds: not the panel), the arm alone:
-    the largest of the masked regions joined across gaps of a few pixels (a joint's grey
+    the largest of the masked regions joined across gaps of up to 30 pixels (a joint's grey
     cylinder in front of a tube). Drops other pixels of the map's colours: the orange bar
     of viser's note on software WebGL, which a loaded machine may leave on the page."""
     from scipy import ndimage
     mask = tube_pixels(image[:, :image.shape[1] * 2 // 3])
-    regions, count = ndimage.label(ndimage.binary_dilation(mask, iterations=3))
+    regions, count = ndimage.label(ndimage.binary_dilation(mask, iterations=15))
     if count == 0:
         return mask
     sizes = ndimage.sum(mask, regions, index=range(1, count + 1))
