@@ -219,16 +219,18 @@ def test_bad_commands_are_rejected_and_the_last_valid_one_is_held(probe, start_n
     assert 'expected 2 efforts' in log and 'got 3' in log
 
 
-def test_a_command_published_before_its_state_answers_none(probe, start_node):
-    """Lockstep: a command published before the state that waits (the zero effort of a
-    controller's stale-state watchdog while a loaded plant computes its step) answers none.
+def test_a_command_received_before_its_state_answers_none(probe, start_node):
+    """Lockstep: a command received before the state that waits was published (the zero
+    effort of a controller's stale-state watchdog while a loaded plant computes its step)
+    answers none.
 
     The plant is stopped (SIGSTOP, briefly: see test_ros_resync) while the answer to its
     waiting state and then a second command are published, as a controller's watchdog
     publishes one while the plant steps. On SIGCONT the plant takes the answer, steps and
-    publishes the next state; the second command, published before that state, must not
-    be taken for its answer: no further step, `dropped_commands` 1. Taken, it would leave
-    one more state in flight for good (every later command acting a period late). Expected
+    publishes the next state; the second command, received before that state was published
+    (on SIGCONT), must not be taken for its answer: no further step, `dropped_commands` 1.
+    Taken, it would leave one more state in flight for good (every later command acting a
+    period late). Expected
     stamps: one 2 ms update period (config/sim.yaml) per answer.
     """
     import signal
@@ -250,7 +252,7 @@ def test_a_command_published_before_its_state_answers_none(probe, start_node):
     try:
         pub.publish(Float64MultiArray(data=[2.0, 0.0]))    # the answer to the 2 ms state
         time.sleep(0.05)
-        pub.publish(Float64MultiArray(data=[0.0, 0.0]))    # published before the 4 ms state
+        pub.publish(Float64MultiArray(data=[0.0, 0.0]))    # received before the 4 ms state
         time.sleep(0.05)
     finally:
         plant.process.send_signal(signal.SIGCONT)

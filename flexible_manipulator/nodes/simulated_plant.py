@@ -18,16 +18,17 @@ gets (queued while it was slow, or delivered together once discovery completes):
 first answer is then applied once commands have been quiet for `MERGE_WINDOW` (at most
 `MERGE_LIMIT` after it), and the others are dropped; each would otherwise stay in the loop
 for good as one more state in flight, every later command acting periods late. For the
-same reason a command published before the waiting state was (its DDS source timestamp
-against the plant's clock when it published the state) answers no state: the effort a
-controller's stale-state watchdog sends while a loaded plant computes a step, or a late
-answer to the state before a reset. Paused, a
+same reason a command received before the waiting state was published (its DDS reception
+timestamp against the plant's clock when it published the state: one host's clock, so
+no clock skew between hosts matters) answers no state: the effort a controller's
+stale-state watchdog sends while a loaded plant computes a step, or a late answer to the
+state before a reset. Paused, a
 lockstep plant answers commands no more: only the re-publication goes on. Commands are
 counted on ``/diagnostics``: ``rejected_commands`` (wrong length, not finite; the last
 valid command stays in force) apart from ``dropped_commands`` (lockstep: valid commands
-that answer no state: the other answers to a re-published state, commands published before
-the state, while paused or before a state is published; each is kept as the last command
-but advances nothing).
+that answer no state: the other answers to a re-published state, commands received before
+the state was published, while paused or before a state is published; each is kept as the
+last command but advances nothing).
 """
 
 import math
@@ -53,8 +54,8 @@ from ..plant_config import plant_settings  # noqa: F401 - the plants' settings, 
 # re-published state: the other answers come back to back (a controller working off its
 # queue keeps its watchdog quiet meanwhile), and each restarts the wait, up to MERGE_LIMIT
 # (a flood of commands cannot hold the plant). Far under a controller's stale-state
-# timeout (0.5 s in config/sim.yaml): its watchdog's efforts, published before the state,
-# are dropped anyway, but they would restart the wait.
+# timeout (0.5 s in config/sim.yaml): its watchdog's efforts, received before the state
+# was published, are dropped anyway, but they would restart the wait.
 MERGE_WINDOW = 0.1
 MERGE_LIMIT = 0.5
 
@@ -199,22 +200,23 @@ class SimulatedPlant(Node):
     def on_command_bytes(self, data, info):
         """Take a command from its bytes (the subscription is raw: `packed_messages`).
 
-        ``info``: the message's DDS metadata; its source timestamp (system clock [ns] of the
-        publisher's host, 0 if the middleware gave none) dates the command (module doc).
+        ``info``: the message's DDS metadata; its reception timestamp (this host's system
+        clock [ns], 0 if the middleware gave none) dates the command (module doc).
         """
-        published = (info.get('source_timestamp') or 0) if info else 0
-        self.on_command_data(self.command_reader.read(data), published)
+        received = (info.get('received_timestamp') or 0) if info else 0
+        self.on_command_data(self.command_reader.read(data), received)
 
     def on_command(self, msg):
         """Take a command message (`on_command_data`)."""
         self.on_command_data(msg.data)
 
-    def on_command_data(self, data, published_ns=0):
+    def on_command_data(self, data, received_ns=0):
         """Validate a command's entries; in lockstep, apply it and advance one update period.
 
         ``data``: the entries, or None for bytes that are no command message (rejected).
-        ``published_ns``: when the command was published (system clock [ns]; 0: unknown). In
-        lockstep a command published before the waiting state answers no state. The first
+        ``received_ns``: when the command was received (system clock [ns]; 0: unknown). In
+        lockstep a command received before the waiting state was published answers no
+        state. The first
         answer to a state published more than once is applied when
         commands have been quiet for `MERGE_WINDOW`; the commands that come meanwhile are
         other answers to that state, and dropped (module doc).
@@ -239,7 +241,7 @@ class SimulatedPlant(Node):
                 self.restart_real_time_factor()
             if self.timing_mode == 'lockstep' and (
                     self.paused or not self.awaiting_command
-                    or 0 < published_ns < self.state_sent_ns):
+                    or 0 < received_ns < self.state_sent_ns):
                 # Kept as the last command, but it answers no state: time does not advance.
                 self.dropped += 1
                 return
@@ -361,7 +363,7 @@ class SimulatedPlant(Node):
             self.clock_message.set_stamp(now.sec, now.nanosec)
             self.clock_pub.publish(self.clock_message.data())
         if self.copies == 0:
-            # Before the first message leaves: every answer to the state is published later.
+            # Before the first message leaves: every answer to the state is received later.
             self.state_sent_ns = time.time_ns()
         for publisher, message in messages:
             # A callable is called as its turn comes (`state_messages`).
