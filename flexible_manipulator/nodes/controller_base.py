@@ -254,19 +254,19 @@ class ControllerNodeBase(Node):
     def answered_copy(self, msg, info):
         """Whether ``msg`` is a copy of the state last answered, sent before that answer.
 
-        A lockstep plant re-sends a state it got no answer to. A copy published before this
-        node's answer left (``info``'s source timestamp against `answered_ns`) was queued
+        A lockstep plant re-sends a state it got no answer to. A copy received before this
+        node's answer left (``info``'s reception timestamp against `answered_ns`) was queued
         while the node was busy, stopped or starting: the answer already covers it, and a
         second one would be taken for the answer to the next state (one more state in
-        flight for good, every later command acting a period late). A copy published after
-        the answer (which was lost) is answered again. The two times are read from the
-        system clocks of the plant's and this node's hosts: exact on one host; across hosts
-        the clocks must agree to well within the plant's ``lockstep_resend_period``.
+        flight for good, every later command acting a period late). A copy received after
+        the answer (which was lost, or crossed it) is answered again. Both times are read
+        from this host's system clock: no clock skew between the plant's host and this
+        one matters.
         """
         if info is None or common.seconds(msg.header.stamp) != self.last_stamp:
             return False
-        published = info.get('source_timestamp') or 0       # 0: the middleware gave none
-        if 0 < published < self.answered_ns:
+        received = info.get('received_timestamp') or 0      # 0: the middleware gave none
+        if 0 < received < self.answered_ns:
             self.skipped_copies += 1
             return True
         return False
