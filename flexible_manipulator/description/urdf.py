@@ -134,6 +134,7 @@ def _inertial(body, link=None):
 
 
 BAR_SIDE = 0.03     # side of the square bar drawn for a link whose section is not known [m]
+BAR_OUTLINE = ('rectangle', BAR_SIDE, BAR_SIDE)
 
 
 def section_outline(link):
@@ -147,10 +148,10 @@ def section_outline(link):
     shape = getattr(getattr(rod, 'section', None), 'shape', None)
     if shape is None:
         shape = getattr(getattr(link, 'beam', None), 'shape', None)
-    return shape if shape is not None else ('rectangle', BAR_SIDE, BAR_SIDE)
+    return shape if shape is not None else BAR_OUTLINE
 
 
-def _bar(length, outline=('rectangle', BAR_SIDE, BAR_SIDE)):
+def _bar(length, outline=BAR_OUTLINE):
     """Visual of a segment of ``length`` along the frame's x axis, of section ``outline``.
 
     A round section is a cylinder turned from the URDF's z axis onto x (pitch pi/2); a

@@ -238,25 +238,25 @@ def _geometry(element, materials):
     return ''.join(parts)
 
 
-VISUAL_SIZES = {'cylinder': ('radius', 'length'), 'box': ('size',), 'sphere': ('radius',)}
+# The attributes of each visual shape read (`UrdfLink.visual`) and how many numbers they hold.
+VISUAL_SIZES = {'cylinder': (('radius', 'length'), 2), 'box': (('size',), 3),
+                'sphere': (('radius',), 1)}
 
 
 def _visual(element):
     """Return the shape of a ``<link>``'s first ``<visual>`` (`UrdfLink`), or None."""
     geometry = element.find('visual/geometry')
-    for shape in () if geometry is None else geometry:
-        if shape.tag not in VISUAL_SIZES:
-            return None
-        try:
-            sizes = [float(x) for key in VISUAL_SIZES[shape.tag]
-                     for x in (shape.get(key) or 'nan').split()]
-        except ValueError:
-            return None
-        expected = 3 if shape.tag == 'box' else len(VISUAL_SIZES[shape.tag])
-        if len(sizes) != expected or not all(math.isfinite(x) and x > 0 for x in sizes):
-            return None
-        return (shape.tag, *sizes)
-    return None
+    if geometry is None or len(geometry) == 0 or geometry[0].tag not in VISUAL_SIZES:
+        return None
+    shape = geometry[0]
+    keys, count = VISUAL_SIZES[shape.tag]
+    try:
+        sizes = [float(x) for key in keys for x in (shape.get(key) or 'nan').split()]
+    except ValueError:
+        return None
+    if len(sizes) != count or not all(math.isfinite(x) and x > 0 for x in sizes):
+        return None
+    return (shape.tag, *sizes)
 
 
 def _name(element, where):

@@ -22,13 +22,12 @@ same reason a command received before the waiting state was published (its DDS r
 timestamp against the plant's clock when it published the state: one host's clock, so
 no clock skew between hosts matters) answers no state: the effort a controller's
 stale-state watchdog sends while a loaded plant computes a step, or a late answer to the
-state before a reset. Paused, a
-lockstep plant answers commands no more: only the re-publication goes on. Commands are
-counted on ``/diagnostics``: ``rejected_commands`` (wrong length, not finite; the last
-valid command stays in force) apart from ``dropped_commands`` (lockstep: valid commands
-that answer no state: the other answers to a re-published state, commands received before
-the state was published, while paused or before a state is published; each is kept as the
-last command but advances nothing).
+state before a reset. Paused, a lockstep plant answers commands no more: only the
+re-publication goes on. Commands are counted on ``/diagnostics``: ``rejected_commands``
+(wrong length, not finite; the last valid command stays in force) apart from
+``dropped_commands`` (lockstep: valid commands that answer no state: the other answers to a
+re-published state, commands received before the state was published, while paused or
+before a state is published; each is kept as the last command but advances nothing).
 """
 
 import math
@@ -216,8 +215,7 @@ class SimulatedPlant(Node):
         ``data``: the entries, or None for bytes that are no command message (rejected).
         ``received_ns``: when the command was received (system clock [ns]; 0: unknown). In
         lockstep a command received before the waiting state was published answers no
-        state. The first
-        answer to a state published more than once is applied when
+        state. The first answer to a state published more than once is applied when
         commands have been quiet for `MERGE_WINDOW`; the commands that come meanwhile are
         other answers to that state, and dropped (module doc).
         """

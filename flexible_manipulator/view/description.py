@@ -17,9 +17,7 @@ import re
 import numpy as np
 
 from ..description import urdf_reader
-from ..description.urdf import BAR_SIDE
-
-DEFAULT_OUTLINE = ('rectangle', BAR_SIDE, BAR_SIDE)
+from ..description.urdf import BAR_OUTLINE
 
 
 class DescriptionError(ValueError):
@@ -96,7 +94,7 @@ def read(text):
             outline = _outline(links[station])          # may show a user's mesh
             if outline is not None:
                 break
-        found.links[name] = (stations, outline or DEFAULT_OUTLINE)
+        found.links[name] = (stations, outline or BAR_OUTLINE)
         payload = links[name + '_tip'].body
         if payload is not None and payload.mass > 0.0:
             found.payloads[name + '_tip'] = payload.mass
