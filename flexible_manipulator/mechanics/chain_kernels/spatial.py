@@ -25,11 +25,6 @@ import numpy as np
 from .. import compiled
 
 _jit, _inline = compiled.jit, compiled.inline
-# The most terms of the series of the tangent map's rate (`right_jacobian_rate`).
-MAX_TERMS = 40
-# (-1)^n / (n+1)!, the coefficients of J_r(Omega) = sum_n (-1)^n ad_Omega^n / (n+1)!
-SERIES_COEFFICIENTS = np.array([(-1.0) ** n / math.factorial(n + 1)
-                                for n in range(MAX_TERMS + 2)])
 
 
 @_jit
@@ -196,6 +191,15 @@ def ad_apply(x, y, out):
     out[5] = x[0] * y[4] - x[1] * y[3] - (y[0] * x[4] - y[1] * x[3])
 
 
+@_inline
+def ad_tuple(x, y):
+    """Return ad_x y (`ad_apply`) for 6-tuples x, y, as six scalars (kept in registers)."""
+    return (x[1] * y[2] - x[2] * y[1], x[2] * y[0] - x[0] * y[2], x[0] * y[1] - x[1] * y[0],
+            x[1] * y[5] - x[2] * y[4] - (y[1] * x[5] - y[2] * x[4]),
+            x[2] * y[3] - x[0] * y[5] - (y[2] * x[3] - y[0] * x[5]),
+            x[0] * y[4] - x[1] * y[3] - (y[0] * x[4] - y[1] * x[3]))
+
+
 @_jit
 def coad_apply(x, f, out):
     """Write ad*_x f = (m * w + n * v, n * w) for a twist x = (w, v), wrench f = (m, n)."""
@@ -256,42 +260,57 @@ def adinv_apply(R, p, x, out, carry):
 
 
 @_jit
-def adinv_columns(R, p, J, cols, count, column, tmp):
-    """Ad_g^-1 on the columns ``cols[:count]`` of J (6 x nv), in place."""
+def adinv_columns(R, p, J, cols, count):
+    """Ad_g^-1 on the columns ``cols[:count]`` of J (6 x nv), in place (`transport_twist`).
+
+    R and p held in registers over the columns: the walk's costliest transport.
+    """
+    r00, r01, r02, r10, r11, r12, r20, r21, r22 = (R[0, 0], R[0, 1], R[0, 2], R[1, 0], R[1, 1],
+                                                   R[1, 2], R[2, 0], R[2, 1], R[2, 2])
+    p0, p1, p2 = p[0], p[1], p[2]
     for k in range(count):
         c = cols[k]
-        for i in range(6):
-            column[i] = J[i, c]
-        adinv_apply(R, p, column, column, tmp)
-        for i in range(6):
-            J[i, c] = column[i]
+        w0, w1, w2 = J[0, c], J[1, c], J[2, c]
+        v0 = J[3, c] + w1 * p2 - w2 * p1
+        v1 = J[4, c] + w2 * p0 - w0 * p2
+        v2 = J[5, c] + w0 * p1 - w1 * p0
+        J[0, c] = r00 * w0 + r10 * w1 + r20 * w2
+        J[1, c] = r01 * w0 + r11 * w1 + r21 * w2
+        J[2, c] = r02 * w0 + r12 * w1 + r22 * w2
+        J[3, c] = r00 * v0 + r10 * v1 + r20 * v2
+        J[4, c] = r01 * v0 + r11 * v1 + r21 * v2
+        J[5, c] = r02 * v0 + r12 * v1 + r22 * v2
 
 
-@_jit
-def series_terms(omega):
-    """Terms n of the series in ad_Omega: the first with (2 |Omega|_1)^n / (n+1)! < 1e-17.
+@_inline
+def _cross(a0, a1, a2, b0, b1, b2):
+    """Return a x b as three scalars."""
+    return a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0
 
-    |ad_Omega| <= 2 |Omega|_1 (in the 1-norm of twists), so the neglected tail of
-    sum_n ad_Omega^n / (n+1)! is below ~1e-17 of its first term.
-    """
-    size = 0.0
-    for i in range(6):
-        size += abs(omega[i])
-    size *= 2.0
-    bound = 1.0
-    for n in range(1, MAX_TERMS):
-        bound *= size / (n + 1)
-        if bound < 1e-17:
-            return n
-    return MAX_TERMS - 1
+
+@_inline
+def _cross_with(a0, a1, a2, b):
+    """Return a x b for a 3-tuple b, as three scalars."""
+    return a1 * b[2] - a2 * b[1], a2 * b[0] - a0 * b[2], a0 * b[1] - a1 * b[0]
+
+
+# Series in s = t^2 of c2 = sum_k>=2 (-1)^k s^(k-2) / (2k)! and c3 = sum_k>=2 (-1)^k (k-1)
+# s^(k-2) / (2k+1)! (`right_jacobian_coefficients`), differentiated: their rates d/ds for
+# s < 1, to 1e-20 with k <= 11 (the closed forms lose digits to cancellation as s -> 0).
+C2_RATE_SERIES = np.array([(-1.0) ** k * (k - 2) / math.factorial(2 * k) for k in range(3, 12)])
+C3_RATE_SERIES = np.array([(-1.0) ** k * (k - 1) * (k - 2) / math.factorial(2 * k + 1)
+                           for k in range(3, 12)])
 
 
 @_jit
 def right_jacobian_coefficients(omega, out):
-    """Write (b, c1, c2, c3) of J_r(Omega) for the rotation angle t = |w| of omega = (w, v).
+    """Write (b, c1, c2, c3, dc2/ds, dc3/ds) of J_r(Omega), t = |w| of omega = (w, v), s = t^2.
 
     b = (1 - cos t)/t^2, c1 = (t - sin t)/t^3, c2 = (t^2 + 2 cos t - 2)/(2 t^4),
-    c3 = (2 t - 3 sin t + t cos t)/(2 t^5); from their series below 0.1 rad (they cancel).
+    c3 = (2 t - 3 sin t + t cos t)/(2 t^5), from their series below 0.1 rad (they cancel);
+    their rates in s (for J_r's time derivative, `right_jacobian_rate`): db/ds = c2 - c1/2,
+    dc1/ds = -c3, dc2/ds = (c1/2 - 2 c2)/s, dc3/ds = (c1/2 - c2 - 5 c3)/(2 s), the last two
+    from their series below 1 rad.
     """
     t2 = omega[0] * omega[0] + omega[1] * omega[1] + omega[2] * omega[2]
     if t2 < 0.01:
@@ -306,65 +325,123 @@ def right_jacobian_coefficients(omega, out):
         out[1] = (t - math.sin(t)) / (t2 * t)
         out[2] = (0.5 - out[0]) / t2
         out[3] = (3.0 * out[1] - out[0]) / (2.0 * t2)
+    if t2 < 1.0:
+        d2 = 0.0
+        d3 = 0.0
+        for k in range(C2_RATE_SERIES.shape[0] - 1, -1, -1):
+            d2 = d2 * t2 + C2_RATE_SERIES[k]
+            d3 = d3 * t2 + C3_RATE_SERIES[k]
+        out[4], out[5] = d2, d3
+    else:
+        out[4] = (0.5 * out[1] - 2.0 * out[2]) / t2
+        out[5] = (0.5 * out[1] - out[2] - 5.0 * out[3]) / (2.0 * t2)
 
 
 @_jit
-def right_jacobian_apply(omega, coefficients, x, out, work):
-    """Write J_r(Omega) x = [[A, 0], [Q_r, A]] x, closed form (``lie.se3_right_jacobian``).
+def right_jacobian_blocks(omega, coefficients, blocks):
+    """Write J_r(Omega)'s blocks A (blocks[0]) and Q_r (blocks[1]): J_r = [[A, 0], [Q_r, A]].
 
     With P = hat(w), R = hat(v) of Omega = (w, v) and ``coefficients`` (b, c1, c2, c3)
     (`right_jacobian_coefficients`): A = I - b P + c1 P^2 and
     Q_r = -R/2 + c1 (PR + RP - PRP) + c2 (3 PRP - PPR - RPP) + c3 (PRPP + PPRP)
-    (Barfoot's Q at (-w, -v)). ``work``: (10, 3) scratch; out must not be x.
+    (Barfoot's Q at (-w, -v)), built column by column (Q_r e_i by cross products). Once per
+    Magnus step; `right_jacobian_apply` then costs 27 multiply-adds a vector.
     """
     b, c1, c2, c3 = coefficients[0], coefficients[1], coefficients[2], coefficients[3]
-    w, v = omega[:3], omega[3:]
-    xa, xl = x[:3], x[3:]
-    px, ppx, rx, prx, rpx, prpx, pprx, rppx, prppx, pprpx = (
-        work[0], work[1], work[2], work[3], work[4], work[5], work[6], work[7], work[8],
-        work[9])
-    cross(w, xa, px)
-    cross(w, px, ppx)
-    cross(v, xa, rx)
-    cross(w, rx, prx)
-    cross(v, px, rpx)
-    cross(w, rpx, prpx)
-    cross(w, prx, pprx)
-    cross(v, ppx, rppx)
-    cross(w, rppx, prppx)
-    cross(w, prpx, pprpx)
+    w0, w1, w2, v0, v1, v2 = omega[0], omega[1], omega[2], omega[3], omega[4], omega[5]
     for i in range(3):
-        out[i] = xa[i] - b * px[i] + c1 * ppx[i]
-        out[3 + i] = (-0.5 * rx[i] + c1 * (prx[i] + rpx[i] - prpx[i])
-                      + c2 * (3.0 * prpx[i] - pprx[i] - rppx[i]) + c3 * (prppx[i] + pprpx[i]))
-    cross(w, xl, px)
-    cross(w, px, ppx)
-    for i in range(3):
-        out[3 + i] += xl[i] - b * px[i] + c1 * ppx[i]
+        x0, x1, x2 = 1.0 if i == 0 else 0.0, 1.0 if i == 1 else 0.0, 1.0 if i == 2 else 0.0
+        px = _cross(w0, w1, w2, x0, x1, x2)
+        ppx = _cross_with(w0, w1, w2, px)
+        rx = _cross(v0, v1, v2, x0, x1, x2)
+        prx = _cross_with(w0, w1, w2, rx)
+        rpx = _cross_with(v0, v1, v2, px)
+        prpx = _cross_with(w0, w1, w2, rpx)
+        pprx = _cross_with(w0, w1, w2, prx)
+        rppx = _cross_with(v0, v1, v2, ppx)
+        prppx = _cross_with(w0, w1, w2, rppx)
+        pprpx = _cross_with(w0, w1, w2, prpx)
+        for r in range(3):
+            blocks[0, r, i] = (1.0 if r == i else 0.0) - b * px[r] + c1 * ppx[r]
+            blocks[1, r, i] = (-0.5 * rx[r] + c1 * (prx[r] + rpx[r] - prpx[r])
+                               + c2 * (3.0 * prpx[r] - pprx[r] - rppx[r])
+                               + c3 * (prppx[r] + pprpx[r]))
 
 
 @_jit
-def right_jacobian_rate(omega, terms, rate, out, powers, partial, nxt):
-    """Write (d/dt J_r(Omega)) Omega' for Omega' = ``rate`` (``reference.cosserat_rod``'s).
+def right_jacobian_apply(blocks, x, out):
+    """Write J_r(Omega) x = (A x_w, Q_r x_w + A x_v) from `right_jacobian_blocks`; out not x."""
+    A, Q = blocks[0], blocks[1]
+    x0, x1, x2, x3, x4, x5 = x[0], x[1], x[2], x[3], x[4], x[5]
+    for r in range(3):
+        out[r] = A[r, 0] * x0 + A[r, 1] * x1 + A[r, 2] * x2
+        out[3 + r] = (Q[r, 0] * x0 + Q[r, 1] * x1 + Q[r, 2] * x2
+                      + A[r, 0] * x3 + A[r, 1] * x4 + A[r, 2] * x5)
 
-    With y_m = ad_Omega^m Omega' (rows of ``powers``) and c_n = (-1)^n/(n+1)!:
-    out = sum_j ad_Omega^j z_j, z_j = ad_Omega' sum_{m>=1} c_{m+j+1} y_m, by Horner's rule.
+
+@_jit
+def right_jacobian_rate(omega, coefficients, rate, out):
+    """Write (d/dt J_r(Omega)) Omega' for Omega' = ``rate``, closed form.
+
+    J_r's blocks (`right_jacobian_blocks`) differentiated along Omega' = (x, u): with
+    X = hat(x), U = hat(u) the rates of P, R, and the coefficients' rates k' = (dk/ds) s',
+    s' = 2 w.x (`right_jacobian_coefficients`), out = (A' x, Q_r' x + A' u) where
+
+        A' y = -b' P y - b X y + c1' P^2 y + c1 (X P + P X) y,
+
+    and Q_r' x is the product rule on each term of Q_r, the terms with X x = 0 left out.
+    The reference (``reference.cosserat_rod.right_jacobian_rate``) sums the series of
+    J_r = sum_n (-1)^n ad_Omega^n / (n+1)! instead.
     """
-    used = terms + 1
-    for i in range(6):
-        powers[0, i] = rate[i]
-    for m in range(1, used):
-        ad_apply(omega, powers[m - 1], powers[m])
-    for i in range(6):
-        out[i] = 0.0
-    for j in range(used - 1, -1, -1):
-        for i in range(6):
-            partial[i] = 0.0
-        for m in range(1, used - j):
-            c = SERIES_COEFFICIENTS[m + j + 1]
-            for i in range(6):
-                partial[i] += c * powers[m, i]
-        ad_apply(omega, out, nxt)
-        ad_apply(rate, partial, out)
-        for i in range(6):
-            out[i] += nxt[i]
+    b, c1, c2, c3 = coefficients[0], coefficients[1], coefficients[2], coefficients[3]
+    w0, w1, w2, v0, v1, v2 = omega[0], omega[1], omega[2], omega[3], omega[4], omega[5]
+    x0, x1, x2, u0, u1, u2 = rate[0], rate[1], rate[2], rate[3], rate[4], rate[5]
+    ds = 2.0 * (w0 * x0 + w1 * x1 + w2 * x2)
+    db, dc1 = (c2 - 0.5 * c1) * ds, -c3 * ds
+    dc2, dc3 = coefficients[4] * ds, coefficients[5] * ds
+    px = _cross(w0, w1, w2, x0, x1, x2)
+    ppx = _cross_with(w0, w1, w2, px)
+    rx = _cross(v0, v1, v2, x0, x1, x2)
+    prx = _cross_with(w0, w1, w2, rx)
+    rpx = _cross_with(v0, v1, v2, px)
+    prpx = _cross_with(w0, w1, w2, rpx)
+    pprx = _cross_with(w0, w1, w2, prx)
+    rppx = _cross_with(v0, v1, v2, ppx)
+    prppx = _cross_with(w0, w1, w2, rppx)
+    pprpx = _cross_with(w0, w1, w2, prpx)
+    # the rates' products: X y = x x y, U y = u x y
+    ux = _cross(u0, u1, u2, x0, x1, x2)                 # U x
+    xpx = _cross_with(x0, x1, x2, px)                       # X P x
+    xrx = _cross_with(x0, x1, x2, rx)                       # X R x
+    pux = _cross_with(w0, w1, w2, ux)                       # P U x
+    upx = _cross_with(u0, u1, u2, px)                       # U P x
+    xrpx = _cross_with(x0, x1, x2, rpx)                     # X R P x
+    pupx = _cross_with(w0, w1, w2, upx)                     # P U P x
+    xprx = _cross_with(x0, x1, x2, prx)                     # X P R x
+    pxrx = _cross_with(w0, w1, w2, xrx)                     # P X R x
+    ppux = _cross_with(w0, w1, w2, pux)                     # P P U x
+    uppx = _cross_with(u0, u1, u2, ppx)                     # U P P x
+    rxpx = _cross_with(v0, v1, v2, xpx)                     # R X P x
+    xrppx = _cross_with(x0, x1, x2, rppx)                   # X R P P x
+    puppx = _cross_with(w0, w1, w2, uppx)                   # P U P P x
+    prxpx = _cross_with(w0, w1, w2, rxpx)                   # P R X P x
+    xprpx = _cross_with(x0, x1, x2, prpx)                   # X P R P x
+    pxrpx = _cross_with(w0, w1, w2, xrpx)                   # P X R P x
+    ppupx = _cross_with(w0, w1, w2, pupx)                   # P P U P x
+    # A' u
+    pu = _cross(w0, w1, w2, u0, u1, u2)
+    ppu = _cross_with(w0, w1, w2, pu)
+    xu = _cross(x0, x1, x2, u0, u1, u2)
+    xpu = _cross_with(x0, x1, x2, pu)
+    pxu = _cross_with(w0, w1, w2, xu)
+    for r in range(3):
+        out[r] = -db * px[r] + dc1 * ppx[r] + c1 * xpx[r]
+        out[3 + r] = (-0.5 * ux[r]
+                      + dc1 * (prx[r] + rpx[r] - prpx[r])
+                      + c1 * (xrx[r] + pux[r] + upx[r] - xrpx[r] - pupx[r])
+                      + dc2 * (3.0 * prpx[r] - pprx[r] - rppx[r])
+                      + c2 * (3.0 * (xrpx[r] + pupx[r]) - xprx[r] - pxrx[r] - ppux[r]
+                              - uppx[r] - rxpx[r])
+                      + dc3 * (prppx[r] + pprpx[r])
+                      + c3 * (xrppx[r] + puppx[r] + prxpx[r] + xprpx[r] + pxrpx[r] + ppupx[r])
+                      - db * pu[r] - b * xu[r] + dc1 * ppu[r] + c1 * (xpu[r] + pxu[r]))

@@ -3,7 +3,6 @@
 import numpy as np
 
 from ..tuple_tables import allocate, spec_fields
-from ..chain_kernels.spatial import MAX_TERMS
 from .layout import MODEL, Model, Workspace, WORKSPACE, data_table
 
 
@@ -64,7 +63,6 @@ def model_arrays(chain):
 def workspace(nv, width, links):
     """Allocate a `layout.Workspace`: nv coordinates, ``links`` links, bases <= ``width``."""
     data = allocate(Workspace, WORKSPACE, {'n': links, 'nv': nv, 'm': width, 'k': width + 1,
-                                           'g': width + 6,
-                                           'terms': MAX_TERMS + 1})
+                                           'g': width + 6})
     data_table(data)
     return data

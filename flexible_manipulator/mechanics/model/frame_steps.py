@@ -18,7 +18,7 @@ _inline = compiled.inline
 def transport(R, p, data, count):
     """Carry J, eta, alpha and the pose to the frame g = (R, p) relative to the current one."""
     compose_pose(R, p, data)
-    adinv_columns(R, p, data.J, data.cols, count, data.column, data.carry)
+    adinv_columns(R, p, data.J, data.cols, count)
     adinv_apply(R, p, data.eta, data.eta, data.carry)
     adinv_apply(R, p, data.alpha, data.alpha, data.carry)
 

@@ -11,9 +11,9 @@ inertia at each node is a body (``bodies.body``). The equations are in
 import math
 
 from ... import compiled
-from ...chain_kernels.spatial import (ad_apply, right_jacobian_apply,
-                                      right_jacobian_coefficients, right_jacobian_rate, se3_exp,
-                                      series_terms)
+from ...chain_kernels.spatial import (ad_apply, ad_tuple, right_jacobian_apply,
+                                      right_jacobian_blocks, right_jacobian_coefficients,
+                                      right_jacobian_rate, se3_exp)
 from ...model.bodies import body
 from ...model.frame_steps import add_motion, compose_pose, transport
 from ...model.layout import DATA_TYPE, MODEL_TYPE
@@ -48,38 +48,52 @@ def step(h, B1, B2, reference, data_table, start, m, q, v):
     ad_apply(xi1, xi2, data.t1)
     for i in range(6):
         omega[i] = 0.5 * h * (xi1[i] + xi2[i]) + c * data.t1[i]
-    # Phi = h/2 (B1 + B2) + c (ad_xi1 B2 - ad_xi2 B1), column by column; rate = Phi v
+    # Phi = h/2 (B1 + B2) + c (ad_xi1 B2 - ad_xi2 B1), column by column; rate = Phi v.
+    # Scalars in registers: the per-column calls and copies cost more than the products.
     phi, rate = data.phi, data.rate
+    x1 = (xi1[0], xi1[1], xi1[2], xi1[3], xi1[4], xi1[5])
+    x2 = (xi2[0], xi2[1], xi2[2], xi2[3], xi2[4], xi2[5])
+    half = 0.5 * h
     for i in range(6):
         rate[i] = 0.0
     for col in range(m):
+        b1 = (B1[0, col], B1[1, col], B1[2, col], B1[3, col], B1[4, col], B1[5, col])
+        b2 = (B2[0, col], B2[1, col], B2[2, col], B2[3, col], B2[4, col], B2[5, col])
+        t = ad_tuple(x1, b2)
+        u = ad_tuple(x2, b1)
+        rate_col = v[start + col]
         for i in range(6):
-            data.t2[i] = B2[i, col]
-            data.t3[i] = B1[i, col]
-        ad_apply(xi1, data.t2, data.t1)
-        ad_apply(xi2, data.t3, data.column)
-        for i in range(6):
-            value = 0.5 * h * (B1[i, col] + B2[i, col]) + c * (data.t1[i] - data.column[i])
+            value = half * (b1[i] + b2[i]) + c * (t[i] - u[i])
             phi[i, col] = value
-            rate[i] += value * v[start + col]
-    terms = series_terms(omega)
+            rate[i] += value * rate_col
     right_jacobian_coefficients(omega, data.coefficients)
+    right_jacobian_blocks(omega, data.coefficients, data.jacobian)
     se3_exp(omega, data.R, data.p)
     transport(data.R, data.p, data, data.count[0])
     # S = J_r(Omega) Phi into J's columns; s = J_r rate; bias J_r drift + D(Omega, rate)
+    A, Q = data.jacobian[0], data.jacobian[1]
+    a00, a01, a02, a10, a11, a12, a20, a21, a22 = (A[0, 0], A[0, 1], A[0, 2], A[1, 0], A[1, 1],
+                                                   A[1, 2], A[2, 0], A[2, 1], A[2, 2])
+    q00, q01, q02, q10, q11, q12, q20, q21, q22 = (Q[0, 0], Q[0, 1], Q[0, 2], Q[1, 0], Q[1, 1],
+                                                   Q[1, 2], Q[2, 0], Q[2, 1], Q[2, 2])
+    J = data.J
     for col in range(m):
-        for i in range(6):
-            data.t2[i] = phi[i, col]
-        right_jacobian_apply(omega, data.coefficients, data.t2, data.t3, data.work)
-        for i in range(6):
-            data.J[i, start + col] += data.t3[i]
-    right_jacobian_apply(omega, data.coefficients, rate, data.s, data.work)
+        p0, p1, p2, p3, p4, p5 = (phi[0, col], phi[1, col], phi[2, col], phi[3, col],
+                                  phi[4, col], phi[5, col])
+        k = start + col
+        J[0, k] += a00 * p0 + a01 * p1 + a02 * p2
+        J[1, k] += a10 * p0 + a11 * p1 + a12 * p2
+        J[2, k] += a20 * p0 + a21 * p1 + a22 * p2
+        J[3, k] += q00 * p0 + q01 * p1 + q02 * p2 + a00 * p3 + a01 * p4 + a02 * p5
+        J[4, k] += q10 * p0 + q11 * p1 + q12 * p2 + a10 * p3 + a11 * p4 + a12 * p5
+        J[5, k] += q20 * p0 + q21 * p1 + q22 * p2 + a20 * p3 + a21 * p4 + a22 * p5
+    right_jacobian_apply(data.jacobian, rate, data.s)
     add_motion(data, data.s)
     ad_apply(d1, d2, data.t2)
     for i in range(6):
         data.t2[i] *= 2.0 * c
-    right_jacobian_apply(omega, data.coefficients, data.t2, data.t3, data.work)
-    right_jacobian_rate(omega, terms, rate, data.t1, data.powers, data.partial, data.column)
+    right_jacobian_apply(data.jacobian, data.t2, data.t3)
+    right_jacobian_rate(omega, data.coefficients, rate, data.t1)
     for i in range(6):
         data.alpha[i] += data.t3[i] + data.t1[i]
 

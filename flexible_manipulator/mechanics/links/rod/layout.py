@@ -1,8 +1,7 @@
 """The rod kind's rows of the chain model's arrays (``model.layout``), one line per field.
 
 S: the Magnus segments of every rod in all; m: the largest strain basis of a link (bases
-padded with zero columns); terms = ``chain_kernels.spatial.MAX_TERMS`` + 1. Filled by
-``RodKind.fill_layout``.
+padded with zero columns). Filled by ``RodKind.fill_layout``.
 """
 
 CODE = 2                    # ``link_kind`` of a rod link (``kernels._link`` dispatches on it)
@@ -27,8 +26,6 @@ WORKSPACE = (
     ('xi2', 'f8 6', 'strain twist at the second Gauss point'),
     ('d1', 'f8 6', 'rate B1 v of xi1'),
     ('d2', 'f8 6', 'rate B2 v of xi2'),
-    ('coefficients', 'f8 4', 'coefficients of the closed-form J_r of the segment'),
-    ('work', 'f8 10 3', 'scratch of J_r products'),
-    ('powers', 'f8 terms 6', "ad_Omega^m Omega'"),
-    ('partial', 'f8 6', 'partial sum of a series'),
+    ('coefficients', 'f8 6', "coefficients of the segment's closed-form J_r and their rates"),
+    ('jacobian', 'f8 2 3 3', "blocks A, Q_r of the segment's J_r = [[A, 0], [Q_r, A]]"),
 )
