@@ -178,6 +178,14 @@ def positive(value, name):
     return float(value)
 
 
+def non_negative(value, name):
+    """Check a finite number >= 0."""
+    if not (isinstance(value, (int, float)) and not isinstance(value, bool)
+            and math.isfinite(value) and value >= 0.0):
+        raise ConfigError(f'{name}: must be a number >= 0, got {value!r}')
+    return float(value)
+
+
 def greater_than(bound):
     """Return a check of a finite number > ``bound``."""
     def check(value, name):

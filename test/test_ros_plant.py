@@ -81,7 +81,8 @@ def test_tf_tree_is_complete_and_matches_forward_kinematics(probe, start_node):
     static = probe.subscribe(TFMessage, '/tf_static', latched)
     dynamic = probe.subscribe(TFMessage, '/tf')
     states = probe.subscribe(JointState, '/joint_states')
-    start_node(PLANT, parameters=[RIGID, ('initial_positions', '[0.7,-1.1]')])
+    start_node(PLANT, parameters=[RIGID, ('initial_positions', '[0.7,-1.1]'),
+                                  ('tf_period', '0.0')])
     probe.spin_until(lambda: static and len(states) >= 20, 30, 'tf_static and joint states')
 
     edges = {}
@@ -151,7 +152,7 @@ def drive_elastic_plant(probe, start_node, ticks, command, **parameters):
     """Start a lockstep plant, hold ``command`` for ``ticks`` periods; return what it sent.
 
     Returns (the last joint state, the modal state and the /tf tree (child: (parent,
-    4x4)) of the same stamp).
+    4x4)) of the same stamp): TF with every state (``tf_period`` 0).
     """
     from sensor_msgs.msg import JointState
     from std_msgs.msg import Float64MultiArray
@@ -160,7 +161,7 @@ def drive_elastic_plant(probe, start_node, ticks, command, **parameters):
     modal = probe.subscribe(JointState, '/modal_states')
     dynamic = probe.subscribe(TFMessage, '/tf')
     pub = probe.publisher(Float64MultiArray, '/effort_controller/commands')
-    lockstep_plant(start_node, **parameters)
+    lockstep_plant(start_node, **{'tf_period': '0.0', **parameters})
     probe.spin_until(lambda: states and pub.get_subscription_count(), 30, 'the plant')
     for _ in range(ticks):
         command_and_wait(probe, pub, states, command)
@@ -217,6 +218,40 @@ def test_bad_commands_are_rejected_and_the_last_valid_one_is_held(probe, start_n
     log = plant.output()
     assert 'non-finite effort' in log
     assert 'expected 2 efforts' in log and 'got 3' in log
+
+
+def test_tf_comes_every_tf_period_not_with_every_state(probe, start_node):
+    """Lock-step at 2 ms a state, ``tf_period`` 0.1 s: TF with the states at t = 0, 0.1, 0.2
+    of simulated time, else only when 0.1 s of wall time passed since the last TF (a held
+    state keeps its TF coming): at most one per 0.1 s of the run's measured wall time
+    besides those. Every TF carries a state's stamp; a reset sends one at once."""
+    import time
+    from sensor_msgs.msg import JointState
+    from std_msgs.msg import Float64MultiArray
+    from std_srvs.srv import Trigger
+    from tf2_msgs.msg import TFMessage
+    states = probe.subscribe(JointState, '/joint_states')
+    dynamic = probe.subscribe(TFMessage, '/tf')
+    pub = probe.publisher(Float64MultiArray, '/effort_controller/commands')
+    lockstep_plant(start_node, tf_period='0.1')
+    probe.spin_until(lambda: states and pub.get_subscription_count(), 30, 'the plant')
+    started = time.monotonic()
+    for _ in range(120):                    # 0.24 s of simulated time
+        command_and_wait(probe, pub, states, [0.1, 0.0])
+    probe.spin_for(0.2)
+    wall = time.monotonic() - started + 0.2
+    stamps = [stamp_key(msg.transforms[0].header) for msg in dynamic]
+    seconds = sorted({s + 1e-9 * n for s, n in stamps})
+    for due in (0.0, 0.1, 0.2):
+        assert any(abs(t - due) < 1e-9 for t in seconds), f'no TF at t = {due}: {seconds}'
+    state_stamps = {stamp_key(s.header) for s in states}
+    assert set(stamps) <= state_stamps
+    assert len(set(stamps)) <= 3 + math.ceil(wall / 0.1) + 1, (
+        f'{len(set(stamps))} TF stamps for 121 states in {wall:.2f} s of wall time')
+    count = len(dynamic)
+    assert probe.call(Trigger, '/plant/reset', Trigger.Request()).success
+    probe.spin_until(lambda: any(stamp_key(m.transforms[0].header) == (0, 0)
+                                 for m in dynamic[count:]), 10, 'the TF of the reset state')
 
 
 def test_a_command_received_before_its_state_answers_none(probe, start_node):

@@ -60,7 +60,8 @@ def test_the_plant_runs_the_urdf_example_with_the_urdf_names(probe, start_node):
     from flexible_manipulator.model_config import load_model
     description = probe.subscribe(String, '/robot_description', latched())
     static, dynamic, states, modes = subscribe_state(probe)
-    start_node(PLANT, params_file=None, parameters=[('model', EXAMPLE), START])
+    start_node(PLANT, params_file=None,
+               parameters=[('model', EXAMPLE), START, ('tf_period', '0.0')])
     probe.spin_until(lambda: description and static and len(states) >= 20, 60,
                      'robot description, tf_static and joint states')
     source = yourdfpy.URDF.load(URDF, load_meshes=False, build_scene_graph=False)

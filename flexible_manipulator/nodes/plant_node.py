@@ -8,6 +8,9 @@ this module adds the arm's model, initial state, state messages and TF.
 """
 
 
+import math
+import time
+
 import numpy as np
 import transforms3d
 from rclpy.qos import DurabilityPolicy, QoSProfile
@@ -22,8 +25,16 @@ from .common import stamp
 from .simulated_plant import SimulatedPlant
 from ..description.urdf import joint_frames, urdf
 from ..plant_config import arm_initial_state, ARM_PLANT_SETTINGS, ARM_STATE_SETTINGS, INPUT_NAME
+from ..settings import non_negative, Setting
 
 LATCHED = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)
+# /tf at a display's rate, not at every state: a viewer draws 30-60 frames a second, and on
+# the soft arm the transforms of the deformed sections and their publication cost a sixth
+# of the plant's tick (bench/README.md). robot_state_publisher in ROS 1 published at 50 Hz.
+TF_PERIOD = Setting('tf_period', 0.01,
+                    'Period [s] of the /tf messages of the moving frames: TF goes with the first '
+                    'state at each multiple of it in simulated time, and with a held state once '
+                    'per period of wall time; 0: with every state.', check=non_negative)
 
 
 def transform(frame, time_msg):
@@ -69,7 +80,7 @@ class PlantNode(SimulatedPlant):
     FAULT_ADVICE = 'plant paused, call ~/reset to recover'
     SETTINGS = (
         common.model_setting('two_link_rigid'), common.JOINTS,
-        *ARM_PLANT_SETTINGS, *ARM_STATE_SETTINGS,
+        *ARM_PLANT_SETTINGS, *ARM_STATE_SETTINGS, TF_PERIOD,
         *topic_hardware.SETTINGS)
 
     def __init__(self, **node_options):
@@ -120,6 +131,10 @@ class PlantNode(SimulatedPlant):
         self.modal_state = packed_messages.joint_state(self.model.mode_names,
                                                        ('position', 'velocity'))
         self.tf_values = np.zeros((len(self.moving), 7))   # translation, rotation x y z w
+        self.tf_period = self.parameters['tf_period']
+        self.tf_time = -np.inf          # simulated time of the last /tf sent
+        self.tf_wall = -np.inf          # wall time (monotonic) of the same
+        self.tf_due = 0.0               # simulated time of the next TF: a multiple of the period
         self.tf_message = packed_messages.PackedMessage(
             TFMessage(transforms=[transform(f, stamp(0.0)) for f in self.moving]),
             {'transforms': (self.tf_values.size, _set_transforms)},
@@ -142,7 +157,10 @@ class PlantNode(SimulatedPlant):
         """Refresh the modal and joint states at ``now``; TF is refreshed as it is sent.
 
         The states the controller answers go first, TF last (`tf_state`): the controller
-        computes while the plant works out and sends the transforms.
+        computes while the plant works out and sends the transforms. TF goes with the first
+        state at or past each multiple of ``tf_period`` of simulated time, with a state
+        ``tf_period`` of wall time after the last TF (paused or waiting, the held state's TF
+        keeps coming), and after a reset.
         """
         n = self.model.n_joints
         q, v = self.sim.q, self.sim.v
@@ -153,7 +171,15 @@ class PlantNode(SimulatedPlant):
         js.set('effort', self.input)
         self.tf_stamp = now
         joints = js.data()
-        published = [(self.joint_state_pub, joints), (self.tf_pub, self.tf_state)]
+        published = [(self.joint_state_pub, joints)]
+        simulated, wall, period = self.sim.time, time.monotonic(), self.tf_period
+        if (simulated < self.tf_time or simulated >= self.tf_due - 1e-9 * period
+                or wall >= self.tf_wall + period):
+            self.tf_time, self.tf_wall = simulated, wall
+            # the next multiple of the period: a TF a held state sent moves no grid
+            self.tf_due = (math.floor(simulated / period + 1e-9) + 1.0) * period if period \
+                else simulated
+            published.append((self.tf_pub, self.tf_state))
         if self.topic_hardware is not None:      # the same state for ros2_control
             published.insert(1, (self.topic_hardware.states_pub, joints))
         if self.modal_state_pub is not None:
