@@ -115,11 +115,18 @@ def test_a_recorded_demo_reads_back_and_plots_what_was_recorded(tmp_path):
             assert png.read(8) == b'\x89PNG\r\n\x1a\n'
     raw = decoded_by_topic(str(path))
     run = series.read(str(path))
-    # Every state answered once: as many commands and residuals as distinct states.
+    # Every state recorded; the residuals once per program_topics_period (0.01 s, the
+    # default) of the states' time, each with a state's stamp: none missing, fewer than
+    # the states.
     stamps = [m.header.stamp.sec + 1e-9 * m.header.stamp.nanosec for m in raw['/joint_states']]
     distinct = sorted(set(stamps))
     assert np.allclose(np.diff(distinct), 0.002, atol=1e-9) and distinct[-1] >= 0.5
-    assert len(raw['/controller/residuals']) >= len(distinct) - 1
+    answered = [m.header.stamp.sec + 1e-9 * m.header.stamp.nanosec
+                for m in raw['/controller/residuals']]
+    assert set(answered) <= set(stamps)
+    assert 0.0 < np.diff(answered).min() and np.diff(answered).max() <= 0.01 + 1e-9
+    assert answered[-1] >= distinct[-1] - 0.01 - 1e-9
+    assert len(answered) <= len(distinct) / 5 + 2
     joints = run.first('/joint_states')
     np.testing.assert_array_equal(joints.times, stamps)
     np.testing.assert_array_equal(joints.array('position'),

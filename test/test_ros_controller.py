@@ -209,7 +209,8 @@ def test_lossy_delayed_loop_equals_its_simulation_and_the_watchdog_takes_over(
     diagnostics = probe.subscribe(DiagnosticArray, '/diagnostics', 50)
     controller = start_remapped(
         CONTROLLER, parameters=[('program_file', program_file), ('control_period', PERIOD),
-                                ('delay_periods', 3), ('elastic_state', 'estimated')],
+                                ('delay_periods', 3), ('elastic_state', 'estimated'),
+                                ('program_topics_period', 0.0)],     # every tick's residual
         remaps=[('joint_states', '/relay/joint_states'),
                 ('effort_controller/commands', '/relay/commands')])
     probe.spin_until(lambda: relay.joint_pub.get_subscription_count() > 0, 30,

@@ -58,6 +58,35 @@ PARAMETER_TYPES = {'float': Parameter.Type.DOUBLE, 'int': Parameter.Type.INTEGER
                    'floats': Parameter.Type.DOUBLE_ARRAY, 'strings': Parameter.Type.STRING_ARRAY}
 
 
+class Every:
+    """Thins a message sent with every state to one per ``period`` [s] of simulated time.
+
+    `due` is true for the first state at or past each multiple of ``period``, for a state
+    earlier than the last one sent (after a reset), and, with ``held``, once ``period`` of
+    wall time passed since the last one (a held state's message keeps coming: paused,
+    waiting). Period 0: every state.
+    """
+
+    def __init__(self, period, held=False):
+        """Thin to ``period`` (0: none); ``held``: the wall-time rule too."""
+        self.period = period
+        self.held = held
+        self.last = -math.inf           # simulated time of the last state sent
+        self.next = 0.0                 # the next multiple of the period
+        self.wall = -math.inf           # wall time (monotonic) of the last state sent
+
+    def due(self, t):
+        """Whether the message goes with the state at simulated time ``t``; if so, note it."""
+        period = self.period
+        wall = time.monotonic() if self.held else 0.0
+        if not (t < self.last or t >= self.next - 1e-9 * period
+                or self.held and wall >= self.wall + period):
+            return False
+        self.last, self.wall = t, wall
+        self.next = (math.floor(t / period + 1e-9) + 1.0) * period if period else t
+        return True
+
+
 def model_joints(model):
     """Return the default of ``joints``: the model's joints, in model order."""
     return list(model.joint_names)

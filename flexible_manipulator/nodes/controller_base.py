@@ -23,7 +23,7 @@ from std_msgs.msg import Float64MultiArray
 from std_srvs.srv import SetBool
 
 from . import common, packed_messages
-from ..settings import positive, Setting
+from ..settings import non_negative, positive, Setting
 
 WATCHDOG_ACTIONS = ('zero', 'hold')
 # The parameters of both controller nodes that their ROS-free controllers do not take.
@@ -33,7 +33,13 @@ NODE_SETTINGS = (
     Setting('watchdog_action', 'zero',
             'Effort commanded when states go stale: zero, or hold (B^+ h(q, 0) at the last '
             'state: gravity compensation).', choices=WATCHDOG_ACTIONS),
-    Setting('start_enabled', True, 'Track the program from start-up.'))
+    Setting('start_enabled', True, 'Track the program from start-up.'),
+    # ros2_control's controllers publish their state topics at a plotting rate too (e.g.
+    # the trajectory controller's state_publish_rate); each publication costs a tenth of
+    # the soft arm's control tick (bench/README.md).
+    Setting('program_topics_period', 0.01,
+            'Period [s] of simulated time of ~/residuals (and ~/reference): they go with the '
+            'first answer at each multiple of it; 0: with every answer.', check=non_negative))
 
 
 class Rows:
@@ -200,6 +206,7 @@ class ControllerNodeBase(Node):
         self.packed_command = packed_messages.PackedMessage(
             Float64MultiArray(data=[0.0] * nu), {'data': (nu, _set_data)})
         self.residuals = Rows(self.row_names())
+        self.program_every = common.Every(self.parameters['program_topics_period'])
         self.window = Window(nu, len(self.residuals.name))
         # Since the start of the program: the windows folded in as each is reported.
         self.run = Window(nu, len(self.residuals.name))
@@ -319,7 +326,7 @@ class ControllerNodeBase(Node):
         self.fault = core.fault
         self.send(effort)
         self.answered_ns = time.time_ns()
-        if status.tracking:
+        if status.tracking and self.program_every.due(t):
             self.publish_program(stamp)
         if not repeated:
             self.window.add(status, t, effort)

@@ -8,9 +8,6 @@ this module adds the arm's model, initial state, state messages and TF.
 """
 
 
-import math
-import time
-
 import numpy as np
 import transforms3d
 from rclpy.qos import DurabilityPolicy, QoSProfile
@@ -131,10 +128,7 @@ class PlantNode(SimulatedPlant):
         self.modal_state = packed_messages.joint_state(self.model.mode_names,
                                                        ('position', 'velocity'))
         self.tf_values = np.zeros((len(self.moving), 7))   # translation, rotation x y z w
-        self.tf_period = self.parameters['tf_period']
-        self.tf_time = -np.inf          # simulated time of the last /tf sent
-        self.tf_wall = -np.inf          # wall time (monotonic) of the same
-        self.tf_due = 0.0               # simulated time of the next TF: a multiple of the period
+        self.tf_every = common.Every(self.parameters['tf_period'], held=True)
         self.tf_message = packed_messages.PackedMessage(
             TFMessage(transforms=[transform(f, stamp(0.0)) for f in self.moving]),
             {'transforms': (self.tf_values.size, _set_transforms)},
@@ -172,13 +166,7 @@ class PlantNode(SimulatedPlant):
         self.tf_stamp = now
         joints = js.data()
         published = [(self.joint_state_pub, joints)]
-        simulated, wall, period = self.sim.time, time.monotonic(), self.tf_period
-        if (simulated < self.tf_time or simulated >= self.tf_due - 1e-9 * period
-                or wall >= self.tf_wall + period):
-            self.tf_time, self.tf_wall = simulated, wall
-            # the next multiple of the period: a TF a held state sent moves no grid
-            self.tf_due = (math.floor(simulated / period + 1e-9) + 1.0) * period if period \
-                else simulated
+        if self.tf_every.due(self.sim.time):
             published.append((self.tf_pub, self.tf_state))
         if self.topic_hardware is not None:      # the same state for ros2_control
             published.insert(1, (self.topic_hardware.states_pub, joints))
