@@ -5,8 +5,9 @@ a node spun by `TickExecutor` and a peer spun by rclpy's `SingleThreadedExecutor
 from this thread. Expected, as rclpy's executor does (its documented behaviour): every
 message published reaches each subscription once, in order, as the type the subscription
 asked for (the message, its serialized bytes, or the message with its info carrying the
-publisher's source timestamp); timers fire and a cancelled one does not; a service
-answers; a subscription created in a callback receives what is published after, and one
+publisher's source timestamp); timers fire and a cancelled one does not; a timer's
+callback gets a `TimerInfo` where its signature asks for one; a service answers; a
+subscription created in a callback receives what is published after, and one
 destroyed in a callback is not called again and breaks nothing; a callback that awaits a
 service's reply finishes once the reply comes; an exception in a callback leaves
 `spin_once`; a QoS event (incompatible QoS, a waitable) reaches its handler.
@@ -97,6 +98,27 @@ def test_timers_fire_and_a_cancelled_one_does_not(pair):
     timer.cancel()
     pair.spin_until(lambda: len(fired) >= 5, what='five timer calls')
     assert cancelled == []
+
+
+def test_a_timer_gets_its_timer_info_as_its_signature_asks(pair):
+    """rclpy passes a `TimerInfo` to the parameter annotated with it, reading the signature
+    at each call: a callback swapped at run time is called the new way."""
+    from rclpy.clock import ClockType
+    from rclpy.timer import TimerInfo
+    infos, plain = [], []
+
+    def with_info(info: TimerInfo):
+        infos.append(info)
+    timer = pair.node.create_timer(0.01, with_info)
+    pair.spin_until(lambda: len(infos) >= 3, what='three calls with a TimerInfo')
+    assert all(isinstance(info, TimerInfo) for info in infos)
+    assert infos[0].expected_call_time.clock_type == ClockType.ROS_TIME
+    assert infos[1].expected_call_time.nanoseconds > infos[0].expected_call_time.nanoseconds
+    assert infos[1].actual_call_time >= infos[1].expected_call_time
+    timer.callback = lambda: plain.append(1)
+    count = len(infos)
+    pair.spin_until(lambda: len(plain) >= 3, what='three calls of the swapped callback')
+    assert len(infos) == count
 
 
 def test_a_service_answers(pair):

@@ -13,9 +13,11 @@ subscriptions, guard conditions, clients, services), and
   nodes wake their executor for every entity they create or destroy; a node added);
 * keeps one rcl wait set for them, cleared and refilled in C for each wait;
 * waits once per `spin_once`, with its timeout (rclpy adds a timer entity for it);
-* calls a ready subscription's callback directly in the spinning thread; timers,
+* calls a ready subscription's or timer's callback directly in the spinning thread (a
+  timer's with a `TimerInfo` where its callback's signature asks for one, as rclpy does,
+  the signature read again only when the callback changes: rclpy reads it at every call);
   services, clients, guard conditions and waitables go through rclpy's own ``_take_*``
-  steps, so their arguments (`TimerInfo`, responses, futures) are rclpy's.
+  steps, so their arguments (responses, futures) are rclpy's.
 
 A callback that awaits (a coroutine that does not finish in one step, e.g. on a client's
 future) becomes an rclpy `Task`; while a task is pending the executor hands each
@@ -26,11 +28,14 @@ either: a mutually exclusive group's other callbacks may run while it awaits). E
 of a callback leave `spin_once`, as with rclpy's executor.
 """
 
+import inspect
+
 from rclpy.executors import SingleThreadedExecutor
-from rclpy.exceptions import InvalidHandle
+from rclpy.exceptions import InvalidHandle, TimerCancelledError
 from rclpy.impl.implementation_singleton import rclpy_implementation as _rclpy
 from rclpy.subscription import Subscription
 from rclpy.task import Task
+from rclpy.timer import TimerInfo
 from rclpy.utilities import timeout_sec_to_nsec
 
 # The entity kinds of a node, in the order their ready callbacks run after a wait.
@@ -47,6 +52,7 @@ class TickExecutor(SingleThreadedExecutor):
         self._entities = None        # [(node, {kind: tuple of entities}, waitables)]
         self._wait_set = None        # the rcl wait set of ``_key``
         self._own_guards = ()        # the executor's guard conditions in the wait set
+        self._timer_arguments = {}   # timer: (its callback, the TimerInfo argument's name)
 
     def wake(self):
         """Wake the wait; the entities are gathered again before the next one.
@@ -90,6 +96,9 @@ class TickExecutor(SingleThreadedExecutor):
                 counts[3] += number.num_clients
                 counts[4] += number.num_services
                 counts[5] += number.num_events
+        timers = {tmr for _node, groups, _waitables in entities for tmr in groups['timers']}
+        self._timer_arguments = {tmr: known for tmr, known in self._timer_arguments.items()
+                                 if tmr in timers}          # destroyed timers leave
         own = tuple(gc for gc in (self._guard, self._sigint_gc) if gc is not None)
         counts[1] += len(own)
         self._wait_set = _rclpy.WaitSet(*counts, self._context.handle)
@@ -146,7 +155,7 @@ class TickExecutor(SingleThreadedExecutor):
                 if gc.handle.pointer in guards_ready:
                     gc._executor_triggered = True
             ready.extend((self._take_waitable, w) for w in waitables if w.is_ready(wait_set))
-            ready.extend((self._take_timer, tmr) for tmr in groups['timers']
+            ready.extend((self._run_timer, tmr) for tmr in groups['timers']
                          if tmr.handle.pointer in timers_ready and tmr.handle.is_timer_ready())
             ready.extend((None, sub) for sub in groups['subscriptions']
                          if sub.handle.pointer in subs_ready)
@@ -159,6 +168,8 @@ class TickExecutor(SingleThreadedExecutor):
         for take, entity in ready:
             if take is None:
                 self._run_subscription(entity)
+            elif take == self._run_timer:
+                self._run_timer(entity)
             else:
                 self._finish(take(entity))
 
@@ -177,6 +188,32 @@ class TickExecutor(SingleThreadedExecutor):
         if hasattr(result, 'send'):         # an async callback: run it as a coroutine
             self._resume(result)
 
+    def _run_timer(self, tmr):
+        """Call a ready timer's callback, with a `TimerInfo` if its signature asks for one.
+
+        What rclpy's ``_take_timer`` does (its `TimerInfo` from the same call, the argument
+        found the same way), without a coroutine around the call.
+        """
+        try:
+            with tmr.handle:
+                info = tmr.handle.call_timer_with_info()
+        except (InvalidHandle, TimerCancelledError):    # destroyed, or cancelled meanwhile
+            return
+        callback = tmr.callback
+        if not callback:
+            return
+        known = self._timer_arguments.get(tmr)
+        if known is None or known[0] is not callback:
+            known = self._timer_arguments[tmr] = (callback, _timer_info_argument(callback))
+        if known[1] is None:
+            result = callback()
+        else:
+            result = callback(**{known[1]: TimerInfo(
+                expected_call_time=info['expected_call_time'],
+                actual_call_time=info['actual_call_time'], clock_type=tmr.clock.clock_type)})
+        if hasattr(result, 'send'):         # an async callback: run it as a coroutine
+            self._resume(result)
+
     def _finish(self, execute):
         """Run a ``_take_*`` step's coroutine function (None: nothing was taken)."""
         if execute is not None:
@@ -192,3 +229,11 @@ class TickExecutor(SingleThreadedExecutor):
         with self._tasks_lock:
             self._tasks.append((task, None, None))
         self._guard.trigger()
+
+
+def _timer_info_argument(callback):
+    """Name of ``callback``'s first parameter annotated `TimerInfo`, or None (as rclpy)."""
+    for parameter in inspect.signature(callback).parameters.values():
+        if parameter.annotation == TimerInfo:
+            return parameter.name
+    return None
