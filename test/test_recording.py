@@ -160,11 +160,21 @@ def test_a_recorded_demo_reads_back_and_plots_what_was_recorded(tmp_path):
                                   [m.position[0] for m in raw['/modal_states']])
 
 
-def test_a_recorded_servo_plant_plots_its_path_force_and_integrals(domain_id, tmp_path):
-    """The servo-sleigh (config/servo.yaml, real time) recorded for about a second: its
-    odometry path and twist, and its outputs (lambda, energy, the sleigh integral) read
-    back as mcap_ros2 decodes them, and the servo figure's lines are those values."""
+def test_a_recorded_servo_plant_plots_its_path_force_and_integrals(probe, domain_id, tmp_path):
+    """The servo-sleigh (config/servo.yaml, real time) recorded until the recorder reports
+    20 odometry messages written (its /diagnostics: discovery takes seconds on a loaded
+    machine): its odometry path and twist, and its outputs (lambda, energy, the sleigh
+    integral) read back as mcap_ros2 decodes them, and the servo figure's lines are those
+    values."""
+    from diagnostic_msgs.msg import DiagnosticArray
     from flexible_manipulator.recording import figures, series
+    diagnostics = probe.subscribe(DiagnosticArray, '/diagnostics')
+
+    def odometry_written():
+        counts = [int(v.value) for msg in diagnostics for status in msg.status
+                  if status.name.endswith('recording') for v in status.values
+                  if v.key == '/odom']
+        return counts and max(counts) >= 20
     path = tmp_path / 'servo.mcap'
     recorder = NodeProcess(RECORDER, domain_id, tmp_path / 'recorder.log', None,
                            [('path', str(path))])
@@ -175,14 +185,14 @@ def test_a_recorded_servo_plant_plots_its_path_force_and_integrals(domain_id, tm
         while not ('recording' in recorder.output() and 'simulating' in plant.output()):
             assert time.monotonic() < deadline, plant.output() + recorder.output()
             time.sleep(0.1)
-        time.sleep(2.0)
+        probe.spin_until(odometry_written, 60, '20 odometry messages recorded')
     finally:
         plant.stop()
         recorder.stop()
     log = open(recorder.log_path).read()
     assert 'recorded' in log, log
     raw = decoded_by_topic(str(path))
-    assert len(raw['/odom']) > 10
+    assert len(raw['/odom']) >= 20
     run = series.read(str(path))
     np.testing.assert_array_equal(run.odometry['position'][:, :2],
                                   [(m.pose.pose.position.x, m.pose.pose.position.y)
