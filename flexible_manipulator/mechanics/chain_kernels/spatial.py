@@ -294,6 +294,26 @@ def _cross_with(a0, a1, a2, b):
     return a1 * b[2] - a2 * b[1], a2 * b[0] - a0 * b[2], a0 * b[1] - a1 * b[0]
 
 
+@_inline
+def _q_products(w0, w1, w2, v0, v1, v2, x0, x1, x2):
+    """Return Px, PPx, Rx, PRx, RPx, PRPx, PPRx, RPPx, PRPPx, PPRPx (3-tuples) for x.
+
+    P = hat(w), R = hat(v): the products J_r's blocks are made of (`right_jacobian_blocks`),
+    and its rate's terms at x = w' (`right_jacobian_rate`).
+    """
+    px = _cross(w0, w1, w2, x0, x1, x2)
+    ppx = _cross_with(w0, w1, w2, px)
+    rx = _cross(v0, v1, v2, x0, x1, x2)
+    prx = _cross_with(w0, w1, w2, rx)
+    rpx = _cross_with(v0, v1, v2, px)
+    prpx = _cross_with(w0, w1, w2, rpx)
+    pprx = _cross_with(w0, w1, w2, prx)
+    rppx = _cross_with(v0, v1, v2, ppx)
+    prppx = _cross_with(w0, w1, w2, rppx)
+    pprpx = _cross_with(w0, w1, w2, prpx)
+    return px, ppx, rx, prx, rpx, prpx, pprx, rppx, prppx, pprpx
+
+
 # Series in s = t^2 of c2 = sum_k>=2 (-1)^k s^(k-2) / (2k)! and c3 = sum_k>=2 (-1)^k (k-1)
 # s^(k-2) / (2k+1)! (`right_jacobian_coefficients`), differentiated: their rates d/ds for
 # s < 1, to 1e-20 with k <= 11 (the closed forms lose digits to cancellation as s -> 0).
@@ -351,16 +371,8 @@ def right_jacobian_blocks(omega, coefficients, blocks):
     w0, w1, w2, v0, v1, v2 = omega[0], omega[1], omega[2], omega[3], omega[4], omega[5]
     for i in range(3):
         x0, x1, x2 = 1.0 if i == 0 else 0.0, 1.0 if i == 1 else 0.0, 1.0 if i == 2 else 0.0
-        px = _cross(w0, w1, w2, x0, x1, x2)
-        ppx = _cross_with(w0, w1, w2, px)
-        rx = _cross(v0, v1, v2, x0, x1, x2)
-        prx = _cross_with(w0, w1, w2, rx)
-        rpx = _cross_with(v0, v1, v2, px)
-        prpx = _cross_with(w0, w1, w2, rpx)
-        pprx = _cross_with(w0, w1, w2, prx)
-        rppx = _cross_with(v0, v1, v2, ppx)
-        prppx = _cross_with(w0, w1, w2, rppx)
-        pprpx = _cross_with(w0, w1, w2, prpx)
+        px, ppx, rx, prx, rpx, prpx, pprx, rppx, prppx, pprpx = _q_products(
+            w0, w1, w2, v0, v1, v2, x0, x1, x2)
         for r in range(3):
             blocks[0, r, i] = (1.0 if r == i else 0.0) - b * px[r] + c1 * ppx[r]
             blocks[1, r, i] = (-0.5 * rx[r] + c1 * (prx[r] + rpx[r] - prpx[r])
@@ -399,35 +411,27 @@ def right_jacobian_rate(omega, coefficients, rate, out):
     ds = 2.0 * (w0 * x0 + w1 * x1 + w2 * x2)
     db, dc1 = (c2 - 0.5 * c1) * ds, -c3 * ds
     dc2, dc3 = coefficients[4] * ds, coefficients[5] * ds
-    px = _cross(w0, w1, w2, x0, x1, x2)
-    ppx = _cross_with(w0, w1, w2, px)
-    rx = _cross(v0, v1, v2, x0, x1, x2)
-    prx = _cross_with(w0, w1, w2, rx)
-    rpx = _cross_with(v0, v1, v2, px)
-    prpx = _cross_with(w0, w1, w2, rpx)
-    pprx = _cross_with(w0, w1, w2, prx)
-    rppx = _cross_with(v0, v1, v2, ppx)
-    prppx = _cross_with(w0, w1, w2, rppx)
-    pprpx = _cross_with(w0, w1, w2, prpx)
+    px, ppx, rx, prx, rpx, prpx, pprx, rppx, prppx, pprpx = _q_products(
+        w0, w1, w2, v0, v1, v2, x0, x1, x2)
     # the rates' products: X y = x x y, U y = u x y
     ux = _cross(u0, u1, u2, x0, x1, x2)                 # U x
-    xpx = _cross_with(x0, x1, x2, px)                       # X P x
-    xrx = _cross_with(x0, x1, x2, rx)                       # X R x
-    pux = _cross_with(w0, w1, w2, ux)                       # P U x
-    upx = _cross_with(u0, u1, u2, px)                       # U P x
-    xrpx = _cross_with(x0, x1, x2, rpx)                     # X R P x
-    pupx = _cross_with(w0, w1, w2, upx)                     # P U P x
-    xprx = _cross_with(x0, x1, x2, prx)                     # X P R x
-    pxrx = _cross_with(w0, w1, w2, xrx)                     # P X R x
-    ppux = _cross_with(w0, w1, w2, pux)                     # P P U x
-    uppx = _cross_with(u0, u1, u2, ppx)                     # U P P x
-    rxpx = _cross_with(v0, v1, v2, xpx)                     # R X P x
-    xrppx = _cross_with(x0, x1, x2, rppx)                   # X R P P x
-    puppx = _cross_with(w0, w1, w2, uppx)                   # P U P P x
-    prxpx = _cross_with(w0, w1, w2, rxpx)                   # P R X P x
-    xprpx = _cross_with(x0, x1, x2, prpx)                   # X P R P x
-    pxrpx = _cross_with(w0, w1, w2, xrpx)                   # P X R P x
-    ppupx = _cross_with(w0, w1, w2, pupx)                   # P P U P x
+    xpx = _cross_with(x0, x1, x2, px)                   # X P x
+    xrx = _cross_with(x0, x1, x2, rx)                   # X R x
+    pux = _cross_with(w0, w1, w2, ux)                   # P U x
+    upx = _cross_with(u0, u1, u2, px)                   # U P x
+    xrpx = _cross_with(x0, x1, x2, rpx)                 # X R P x
+    pupx = _cross_with(w0, w1, w2, upx)                 # P U P x
+    xprx = _cross_with(x0, x1, x2, prx)                 # X P R x
+    pxrx = _cross_with(w0, w1, w2, xrx)                 # P X R x
+    ppux = _cross_with(w0, w1, w2, pux)                 # P P U x
+    uppx = _cross_with(u0, u1, u2, ppx)                 # U P P x
+    rxpx = _cross_with(v0, v1, v2, xpx)                 # R X P x
+    xrppx = _cross_with(x0, x1, x2, rppx)               # X R P P x
+    puppx = _cross_with(w0, w1, w2, uppx)               # P U P P x
+    prxpx = _cross_with(w0, w1, w2, rxpx)               # P R X P x
+    xprpx = _cross_with(x0, x1, x2, prpx)               # X P R P x
+    pxrpx = _cross_with(w0, w1, w2, xrpx)               # P X R P x
+    ppupx = _cross_with(w0, w1, w2, pupx)               # P P U P x
     # A' u
     pu = _cross(w0, w1, w2, u0, u1, u2)
     ppu = _cross_with(w0, w1, w2, pu)
