@@ -47,6 +47,7 @@ setup(
             'plant = flexible_manipulator.entry_points:plant',
             'controller = flexible_manipulator.entry_points:controller',
             'servo_controller = flexible_manipulator.entry_points:servo_controller',
+            'container = flexible_manipulator.entry_points:container',
             'bringup = flexible_manipulator.nodes.bringup:main',
             'record = flexible_manipulator.entry_points:record',
             'plot = flexible_manipulator.recording.figures:main',

@@ -18,7 +18,13 @@ controller, ...); every figure is reported as the median of the runs and their r
 * ``zero-effort echo``: the reference, a minimal rclpy node in this process that answers
   each joint state with a zero command (no control computation): the floor set by rclpy
   and DDS on this machine. The ratio controller/echo is the share of the loop's rate that
-  the controller's computation costs.
+  the controller's computation costs;
+* ``composed controller`` and ``composed echo``: the same two graphs in one process, as
+  ``container plant controller`` runs them (`nodes.container`: the same node factories,
+  one `TickExecutor`), here in this script's process so that each node's share can be
+  read: the executor below times every callback on the thread's CPU clock and books it to
+  the node that owns the entity; what the process spent beyond the callbacks (the waits,
+  finding the ready entities) is the executor's.
 
 Each run also reads the CPU time of the plant's and the controller's processes
 (``/proc/<pid>/stat``: user + system) at both ends of the measured window: CPU per answered
@@ -39,7 +45,9 @@ import yaml
 
 import bench_common as common
 from flexible_manipulator import graph
-from flexible_manipulator.nodes import bringup
+from flexible_manipulator.nodes import bringup, container
+from flexible_manipulator.nodes.executor import TickExecutor
+from flexible_manipulator.nodes.message_memory import bound_message_memory
 
 MEASURE_S = 8.0              # wall seconds measured per run, after the warm-up
 WARM_UP_STATES = 500         # answered states before the measurement starts
@@ -89,9 +97,85 @@ def cpu_seconds(pid):
     return (int(fields[11]) + int(fields[12])) / os.sysconf('SC_CLK_TCK')
 
 
+class AccountingExecutor(TickExecutor):
+    """`TickExecutor` that books the thread CPU time of each callback to its node."""
+
+    def __init__(self):
+        super().__init__()
+        self.cpu = {}               # node name: CPU seconds in its callbacks
+        self._owner = {}            # entity (subscription, timer): its node's name
+
+    def _refresh(self):
+        if not self._current:
+            super()._refresh()
+            self._owner = {entity: node.get_name() for node, groups, _ in self._entities
+                           for entities in groups.values() for entity in entities}
+
+    def _booked(self, run, entity):
+        start = time.thread_time()
+        run(entity)
+        name = self._owner.get(entity, 'other')
+        self.cpu[name] = self.cpu.get(name, 0.0) + time.thread_time() - start
+
+    def _run_subscription(self, sub):
+        self._booked(super()._run_subscription, sub)
+
+    def _run_timer(self, tmr):
+        self._booked(super()._run_timer, tmr)
+
+
+def run_composed(case, params_file):
+    """One run of the graph in this process (`nodes.container`'s nodes, one executor)."""
+    import rclpy
+    from sensor_msgs.msg import JointState
+    from std_msgs.msg import Float64MultiArray
+    bound_message_memory()
+    names = ['plant', 'controller'] if case == 'composed controller' else ['plant']
+    rclpy.init(args=['bench', '--ros-args', '--params-file', params_file,
+                     '-p', 'plant:timing_mode:=lockstep'])
+    nodes = [make_node() for make_node, _name in container.factories(names)]
+    plant = nodes[0]
+    if case == 'composed echo':
+        echo = rclpy.create_node('echo')
+        zero = Float64MultiArray(data=[0.0, 0.0])
+        publisher = echo.create_publisher(Float64MultiArray, 'effort_controller/commands', 10)
+        echo.create_subscription(JointState, 'joint_states',
+                                 lambda msg: publisher.publish(zero), 10)
+        nodes.append(echo)
+    executor = AccountingExecutor()
+    for node in nodes:
+        executor.add_node(node)
+    latency = plant.answer_latency
+    try:
+        deadline = time.monotonic() + 120
+        while latency.count < WARM_UP_STATES and time.monotonic() < deadline:
+            executor.spin_once(timeout_sec=0.05)
+        wall0, cpu0, count0 = time.monotonic(), time.process_time(), latency.count
+        booked0 = dict(executor.cpu)
+        while time.monotonic() - wall0 < MEASURE_S:
+            executor.spin_once(timeout_sec=0.05)
+        wall1, cpu1, ticks = time.monotonic(), time.process_time(), latency.count - count0
+        if ticks <= 0:
+            raise RuntimeError(f'{case}: the closed loop did not run')
+        booked = {name: (executor.cpu[name] - booked0.get(name, 0.0)) / ticks
+                  for name in executor.cpu}
+        answering = booked.get('controller', booked.get('echo', 0.0))
+        return {'rate': ticks / (wall1 - wall0), 'plant_cpu': booked['plant'],
+                'controller_cpu': answering,
+                'executor_cpu': (cpu1 - cpu0) / ticks - sum(booked.values()),
+                'p50': 1e3 * latency.percentile(50), 'p99': 1e3 * latency.percentile(99),
+                'max': 1e3 * latency.maximum}
+    finally:
+        for node in reversed(nodes):
+            node.destroy_node()
+        rclpy.try_shutdown()
+
+
 def run_case(case, params_file):
     """One run: start the nodes, warm up, measure; return the plant's figures."""
     import rclpy
+    if case.startswith('composed'):
+        return run_composed(case, params_file)
     specs = graph.SIMULATION if case == 'controller' else graph.SIMULATION[:1]
     processes = bringup.start_graph(params_file, 'lockstep', specs)
     rclpy.init()
@@ -130,7 +214,7 @@ def main():
     period = float(plant['update_period'])
     print(f'machine: {common.machine()}; load average {os.getloadavg()[0]:.2f}; '
           f'ROS_DOMAIN_ID={os.environ["ROS_DOMAIN_ID"]}')
-    cases = ('controller', 'zero-effort echo')
+    cases = ('controller', 'zero-effort echo', 'composed controller', 'composed echo')
     results = {case: [] for case in cases}
     for _ in range(RUNS):
         for case in cases:
@@ -139,34 +223,44 @@ def main():
           f'{plant["model"]}, {plant["integrator"]} at {plant["integration_step"]} s, '
           f'{period * 1e3:g} ms per state; {MEASURE_S:.0f} s measured per run; median of '
           f'{RUNS} runs per case, (min-max) over the runs)')
-    print('| answering node | ticks / wall s | latency p50 [ms] | p99 [ms] | max [ms] |\n'
-          '|---|---|---|---|---|')
+    print('| answering node | ticks / wall s | x real time | latency p50 [ms] | p99 [ms] '
+          '| max [ms] |\n|---|---|---|---|---|---|')
     for case in cases:
         runs = results[case]
         print(f'| {case} | {common.with_range([r["rate"] for r in runs], 0)} '
+              f'| {common.with_range([r["rate"] * period for r in runs], 2)} '
               f'| {common.with_range([r["p50"] for r in runs], 3)} '
               f'| {common.with_range([r["p99"] for r in runs], 3)} '
               f'| {common.with_range([r["max"] for r in runs], 2)} |')
-    control = results['controller']
-    plant_share = common.spread(r['plant_cpu'] for r in control).median / period
-    control_share = common.spread(r['controller_cpu'] for r in control).median / period
-    print(f'\nCPU time per tick (per answered state), controller case: plant '
-          f'{common.with_range([r["plant_cpu"] * 1e6 for r in control], 0)} us = '
-          f'{plant_share:.0%} of the period; controller '
-          f'{common.with_range([r["controller_cpu"] * 1e6 for r in control], 0)} us = '
-          f'{control_share:.0%}; the plant beside the echo '
-          f'{common.with_range([r["plant_cpu"] * 1e6 for r in results[cases[1]]], 0)} us')
+    print('\nCPU time per tick (per answered state) [us]; composed: each node\'s callbacks, '
+          'the executor the rest of the process\n'
+          '| case | plant | answering node | executor (composed) | plant: share of the period '
+          '| answering node: share |\n|---|---|---|---|---|---|')
+    for case in cases:
+        runs = results[case]
+        executor = (common.with_range([r['executor_cpu'] * 1e6 for r in runs], 0)
+                    if case.startswith('composed') else '-')
+        answering = ('-' if case == 'zero-effort echo' else
+                     common.with_range([r['controller_cpu'] * 1e6 for r in runs], 0))
+        shares = [common.spread(r[key] for r in runs).median / period
+                  for key in ('plant_cpu', 'controller_cpu')]
+        print(f'| {case} | {common.with_range([r["plant_cpu"] * 1e6 for r in runs], 0)} '
+              f'| {answering} | {executor} | {shares[0]:.0%} '
+              f'| {"-" if case == "zero-effort echo" else f"{shares[1]:.0%}"} |')
     for case in cases:
         print(f'{case} runs, in order: '
               + ', '.join(f'{r["rate"]:.0f}' for r in results[case]) + ' ticks/s')
     rates = {case: common.spread(r['rate'] for r in results[case]) for case in cases}
-    ratios = [c['rate'] / e['rate'] for c, e in zip(*results.values())]
-    print(f'\ncontroller / echo rate: {rates["controller"].median / rates[cases[1]].median:.2f} '
-          f'(run by run: {", ".join(f"{x:.2f}" for x in ratios)})')
-    rate = rates['controller']
-    verdict = 'met' if rate.median >= TARGET else 'NOT met'
-    print(f'target >= {TARGET:.0f} ticks per wall second: median {rate.median:.0f} '
-          f'(slowest run {rate.low:.0f}) -> {verdict}')
+    for control, echo in (cases[:2], cases[2:]):
+        ratios = [c['rate'] / e['rate'] for c, e in zip(results[control], results[echo])]
+        print(f'{control} / {echo} rate: '
+              f'{rates[control].median / rates[echo].median:.2f} '
+              f'(run by run: {", ".join(f"{x:.2f}" for x in ratios)})')
+    for case in (cases[0], cases[2]):
+        rate = rates[case]
+        verdict = 'met' if rate.median >= TARGET else 'NOT met'
+        print(f'{case}: target >= {TARGET:.0f} ticks per wall second: median '
+              f'{rate.median:.0f} (slowest run {rate.low:.0f}) -> {verdict}')
 
 
 if __name__ == '__main__':

@@ -61,6 +61,7 @@ controller = _entry('flexible_manipulator.nodes.controller_node')
 servo_controller = _entry('flexible_manipulator.nodes.servo_controller_node')
 record = _entry('flexible_manipulator.recording.recorder')
 view = _entry('flexible_manipulator.nodes.view_node')
+container = _entry('flexible_manipulator.nodes.container')
 
 
 if __name__ == '__main__':

@@ -15,7 +15,7 @@ import numpy as np
 from .mechanics.equilibrium import static_equilibrium
 from .mechanics.integrators import METHODS, RENAMED
 from .model_config import ConfigError
-from .settings import positive, Setting
+from .settings import non_negative, positive, Setting
 
 
 def plant_settings(integration_step, update_period, integrator_note, input_name):
@@ -55,6 +55,12 @@ def plant_settings(integration_step, update_period, integrator_note, input_name)
         Setting('start_paused', False,
                 'Start with simulated time held (states published, nothing advanced) until '
                 '~/pause is called with false.'),
+        # A run of a given length (bringup --duration) ends at exactly that simulated time
+        # however fast the loop runs: paused from outside, it would overshoot by the pauser's
+        # reaction time times the loop's rate.
+        Setting('pause_at', 0.0,
+                'Simulated time [s] at which the plant pauses itself, once per crossing '
+                '(0: never); ~/pause false resumes.', check=non_negative),
         # A controller started beside the plant (a launch file) takes seconds to come up:
         # held until its first command, the arm does not run uncontrolled meanwhile.
         Setting('wait_for_command', False,

@@ -48,13 +48,13 @@ class NodeProcess:
     """One package node in its own process, its output in a file."""
 
     def __init__(self, module, domain_id, log_path, params_file=None, parameters=(),
-                 remaps=()):
+                 remaps=(), arguments=()):
         """Start ``python -m module`` with ``--params-file``, remappings and parameters.
 
         ``remaps`` are (from, to) pairs (``-r from:=to``), ``parameters`` (name, value)
-        pairs (``-p name:=value``).
+        pairs (``-p name:=value``), ``arguments`` the module's own, before ``--ros-args``.
         """
-        command = [sys.executable, '-m', module, '--ros-args']
+        command = [sys.executable, '-m', module, *arguments, '--ros-args']
         if params_file:
             command += ['--params-file', params_file]
         for source, target in remaps:

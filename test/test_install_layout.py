@@ -37,7 +37,8 @@ def test_share_directory_holds_every_launch_and_config_file():
 def test_every_console_script_is_where_ros2_run_looks():
     with open(os.path.join(REPO, 'setup.py')) as stream:
         names = re.findall(r"'(\w+) = flexible_manipulator[.\w]+:\w+'", stream.read())
-    assert {'plant', 'controller', 'bringup', 'servo_plant', 'servo_controller'} <= set(names)
+    assert {'plant', 'controller', 'bringup', 'servo_plant', 'servo_controller',
+            'container'} <= set(names)
     lib = os.path.join(get_package_prefix('flexible_manipulator'), 'lib', 'flexible_manipulator')
     for name in names:
         path = os.path.join(lib, name)

@@ -338,6 +338,35 @@ def test_pause_and_reset_services(probe, start_node):
     assert list(states[-1].position) == [0.3, 0.4]
 
 
+def test_a_plant_pauses_itself_at_pause_at_once_per_crossing(probe, start_node):
+    """pause_at 0.01 s: after 5 commands of 2 ms the state stamped 0.01 s is the last to
+    advance (commands then answer nothing, as on ~/pause); resumed, time runs on past it
+    without pausing again; after ~/reset it pauses there again (a new crossing)."""
+    from sensor_msgs.msg import JointState
+    from std_msgs.msg import Float64MultiArray
+    from std_srvs.srv import SetBool, Trigger
+    states = probe.subscribe(JointState, '/joint_states')
+    pub = probe.publisher(Float64MultiArray, '/effort_controller/commands')
+    lockstep_plant(start_node, pause_at='0.01')
+    probe.spin_until(lambda: states and pub.get_subscription_count(), 30, 'the plant')
+    for _ in range(5):
+        state = command_and_wait(probe, pub, states, [1.0, 1.0])
+    assert stamp_key(state.header) == (0, 10_000_000)
+    held = command_and_wait(probe, pub, states, [1.0, 1.0], answered=False)
+    assert stamp_key(held.header) == (0, 10_000_000)
+    assert probe.call(SetBool, '/plant/pause', SetBool.Request(data=False)).success
+    for tick in range(1, 4):
+        moved = command_and_wait(probe, pub, states, [1.0, 1.0])
+        assert stamp_key(moved.header) == (0, 10_000_000 + tick * 2_000_000)
+    count = len(states)
+    assert probe.call(Trigger, '/plant/reset', Trigger.Request()).success
+    probe.spin_until(lambda: len(states) > count, 10, 'the state after reset')
+    for _ in range(5):
+        state = command_and_wait(probe, pub, states, [1.0, 1.0])
+    held = command_and_wait(probe, pub, states, [1.0, 1.0], answered=False)
+    assert stamp_key(held.header) == (0, 10_000_000)
+
+
 def test_a_real_time_plant_started_paused_holds_time_until_resumed(probe, start_node):
     """start_paused: a real-time plant publishes its initial state and advances nothing
     (the rigid arm hangs under gravity: it would fall) until ~/pause false; then time runs

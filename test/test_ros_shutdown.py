@@ -111,14 +111,19 @@ def test_ctrl_c_while_the_executable_starts_exits_zero(domain_id, tmp_path, exec
     assert STARTED[PLANT if executable == 'plant' else CONTROLLER] not in output
 
 
-@pytest.mark.parametrize('number', [signal.SIGINT, signal.SIGTERM], ids=['SIGINT', 'SIGTERM'])
-def test_bringup_in_the_background_stops_with_its_nodes(domain_id, tmp_path, number):
+@pytest.mark.parametrize('number, options, processes', [
+    (signal.SIGINT, [], 1), (signal.SIGTERM, [], 1),
+    (signal.SIGINT, ['--separate-processes'], 2)], ids=['SIGINT', 'SIGTERM', 'separate'])
+def test_bringup_in_the_background_stops_with_its_nodes(domain_id, tmp_path, number, options,
+                                                        processes):
     """`bringup` started as a script would start it in the background (SIGINT ignored,
-    inherited by its nodes): the signal ends it with exit 0 and no node outlives it."""
+    inherited by its nodes): the signal ends it with exit 0 and no node outlives it, the
+    nodes composed in one process (the default) or in one each."""
     log = open(tmp_path / 'bringup.log', 'w')
     env = dict(os.environ, ROS_DOMAIN_ID=str(domain_id), PYTHONUNBUFFERED='1')
     bringup = subprocess.Popen(
-        [sys.executable, '-m', 'flexible_manipulator.nodes.bringup', '--local'], env=env,
+        [sys.executable, '-m', 'flexible_manipulator.nodes.bringup', '--local', *options],
+        env=env,
         stdout=log, stderr=subprocess.STDOUT,
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
     output = (tmp_path / 'bringup.log').read_text
@@ -127,7 +132,7 @@ def test_bringup_in_the_background_stops_with_its_nodes(domain_id, tmp_path, num
                  'the graph to start')
         children = [int(pid) for pid in subprocess.run(
             ['pgrep', '-P', str(bringup.pid)], capture_output=True, text=True).stdout.split()]
-        assert len(children) == 2, output()
+        assert len(children) == processes, output()
         sent = time.monotonic()
         bringup.send_signal(number)
         code = bringup.wait(60)

@@ -3,18 +3,21 @@
     bringup                              # plant + controller, real time, until Ctrl-C
     bringup --duration 5 --timing-mode lockstep --local   # the headless demo
 
-Each node of `flexible_manipulator.graph.SIMULATION` runs in its own process with the same
-parameter file and ``use_sim_time`` (per `graph.NodeSpec.sim_time`) as
-``launch/sim.launch.py`` gives it. With
-``--duration`` the plant starts first; a monitor node in this process starts the other
-nodes once it hears the plant, holds the plant paused (``plant/pause``) until it hears the
-controller's diagnostics, samples /joint_states every 20 ms (wall) for simulated time, pauses
-the plant once that much simulated time has passed, then stops the graph and prints a
-summary: simulated time, real-time factor, control ticks per wall second, the answer
-latency (from the plant's diagnostics), the active program, the RMS and largest residual
-phi of each of its rows and the peak torques (the controller's diagnostics carry exact
-statistics of its whole program run: the last message is enough), the controller's last
-status.
+The nodes of `flexible_manipulator.graph.SIMULATION` run composed in one process
+(`nodes.container`: their messages delivered within the process, no other process woken
+per tick; bench/README.md, ``bench_closed_loop.py``) or, with ``--separate-processes``,
+each in its own; with the same parameter file and ``use_sim_time`` (per
+`graph.NodeSpec.sim_time`) as ``launch/sim.launch.py`` gives them.
+
+With ``--duration`` the plant starts paused (in separate processes the monitor starts the
+controller once it hears the plant); a monitor node in this process holds the plant paused
+(``plant/pause``) until it hears the controller's diagnostics, samples /joint_states every
+20 ms (wall) for simulated time, pauses the plant once that much simulated time has
+passed, then stops the graph and prints a summary: simulated time, real-time factor,
+control ticks per wall second, the answer latency (from the plant's diagnostics), the
+active program, the RMS and largest residual phi of each of its rows and the peak torques
+(the controller's diagnostics carry exact statistics of its whole program run: the last
+message is enough), the controller's last status.
 
 ``--local`` keeps DDS traffic on this machine (shared-memory transport, localhost
 discovery) and claims a private ROS_DOMAIN_ID unless one is set (`ros_domain`: no other
@@ -74,21 +77,44 @@ def node_command(spec, params_file, overrides=()):
     return command
 
 
+def container_command(specs, params_file, overrides=()):
+    """Command line that runs the nodes ``specs`` in one process (`nodes.container`).
+
+    ``overrides``: (node name, parameter, value) triples, each set on its node only.
+    """
+    command = [sys.executable, '-m', 'flexible_manipulator.entry_points',
+               'flexible_manipulator.nodes.container', *(spec.executable for spec in specs),
+               '--ros-args', '--params-file', params_file]
+    for spec in specs:
+        if spec.sim_time:
+            command += ['-p', f'{spec.name}:use_sim_time:=true']
+    for node, name, value in overrides:
+        command += ['-p', f'{node}:{name}:={value}']
+    return command
+
+
 def start_graph(params_file, timing_mode=None, specs=graph.SIMULATION, program=None,
-                start_paused=False):
+                start_paused=False, composed=False, pause_at=None):
     """Start the nodes ``specs`` of the simulation graph; return the processes.
 
-    ``start_paused``: the plant holds simulated time until resumed (``~/pause`` false).
+    ``start_paused``: the plant holds simulated time until resumed (``~/pause`` false);
+    ``pause_at``: the plant pauses itself at this simulated time [s].
+    ``composed``: all of them in one process (`nodes.container`), else one process each.
     """
-    processes = []
-    for spec in specs:
-        overrides = [('timing_mode', timing_mode)] if timing_mode and spec.name == 'plant' else []
-        if start_paused and spec.name == 'plant':
-            overrides.append(('start_paused', 'true'))
-        if program and spec.name == 'controller':
-            overrides.append(('active_program', program))
-        processes.append(subprocess.Popen(node_command(spec, params_file, overrides)))
-    return processes
+    overrides = {spec.name: [] for spec in specs}
+    if timing_mode and 'plant' in overrides:
+        overrides['plant'].append(('timing_mode', timing_mode))
+    if start_paused and 'plant' in overrides:
+        overrides['plant'].append(('start_paused', 'true'))
+    if pause_at and 'plant' in overrides:
+        overrides['plant'].append(('pause_at', repr(float(pause_at))))
+    if program and 'controller' in overrides:
+        overrides['controller'].append(('active_program', program))
+    if composed:
+        triples = [(node, *pair) for node, pairs in overrides.items() for pair in pairs]
+        return [subprocess.Popen(container_command(specs, params_file, triples))]
+    return [subprocess.Popen(node_command(spec, params_file, overrides[spec.name]))
+            for spec in specs]
 
 
 def stop_graph(processes, grace=5.0):
@@ -213,9 +239,11 @@ def monitor(processes, duration, timeout, start_rest, recording=False):
     """Follow the running graph until ``duration`` simulated seconds; return statistics.
 
     ``processes`` holds the plant; ``start_rest()`` starts the other nodes and returns their
-    processes. It is called once the first state is heard, so that in lockstep no state
-    passes before the monitor listens. At ``duration`` the plant is paused (a paused
-    lockstep plant answers no command), and the diagnostics that follow close the run.
+    processes (none if they run already, composed with the plant). It is called once the
+    first state is heard, so that in lockstep no state passes before the monitor listens.
+    At ``duration`` the plant is paused (it pauses itself there, ``pause_at``, when
+    `start_graph` was given it; a paused lockstep plant answers no command), and the
+    diagnostics that follow close the run.
     ``recording``: the loop also waits until the recorder has written the controller's
     answers (to the states the paused plant re-sends).
     """
@@ -254,7 +282,7 @@ def monitor(processes, duration, timeout, start_rest, recording=False):
         heard = heard or stats.sim_time != before or stats.plant is not None
 
     try:
-        while stats.sim_time < duration:
+        while stats.sim_time < duration - 1e-6:     # a sum of periods: rounding error
             sample()
             if not started_rest and heard:
                 # Hold the plant until this monitor hears the controller's diagnostics: the
@@ -262,11 +290,12 @@ def monitor(processes, duration, timeout, start_rest, recording=False):
                 # node, and the rates (counted from the closed loop) would be off.
                 set_paused(True)
                 publishers = node.count_publishers('diagnostics')
-                processes += start_rest()
+                rest = start_rest()
+                processes += rest
                 started_rest = True
                 stats.controller = None
                 answers = '/controller/residuals'
-                while (node.count_publishers('diagnostics') <= publishers
+                while (rest and node.count_publishers('diagnostics') <= publishers
                        or stats.controller is None
                        or recording and not int(stats.recorder.get(answers, 0))):
                     sample()
@@ -346,6 +375,9 @@ def main(argv=None):
                              'http://127.0.0.1:PORT)')
     parser.add_argument('--view-port', type=int, default=8080, metavar='PORT',
                         help='port of the browser view (default 8080)')
+    parser.add_argument('--separate-processes', action='store_true',
+                        help='run each node in its own process (default: plant and '
+                             'controller composed in one)')
     parser.add_argument('--record', metavar='FILE',
                         help='record the topics to this MCAP file; with --duration, draw '
                              'its figures next to it (FILE without .mcap + _figures/)')
@@ -365,21 +397,26 @@ def main(argv=None):
                                                        [('port', args.view_port)])))
         print(f'bringup: the view of the graph is at http://127.0.0.1:{args.view_port}',
               flush=True)
+    composed = not args.separate_processes
     if args.duration is None:
-        processes += start_graph(params_file, args.timing_mode, program=args.program)
+        processes += start_graph(params_file, args.timing_mode, program=args.program,
+                                 composed=composed)
     else:
         # The plant waits, paused, for the controller (the monitor resumes it): in real time
         # it would otherwise run the arm uncontrolled while the controller starts.
-        processes += start_graph(params_file, args.timing_mode, graph.SIMULATION[:1],
-                                 start_paused=True)
+        processes += start_graph(params_file, args.timing_mode,
+                                 graph.SIMULATION if composed else graph.SIMULATION[:1],
+                                 args.program, start_paused=True, composed=composed,
+                                 pause_at=args.duration)
     try:
         if args.duration is None:
             while all(p.poll() is None for p in processes):
                 time.sleep(0.2)
             return max(p.returncode or 0 for p in processes)
-        stats, wall = monitor(processes, args.duration, args.timeout, lambda: start_graph(
-            params_file, args.timing_mode, graph.SIMULATION[1:], args.program),
-            recording=bool(args.record))
+        stats, wall = monitor(processes, args.duration, args.timeout, lambda: [] if composed
+                              else start_graph(params_file, args.timing_mode,
+                                               graph.SIMULATION[1:], args.program),
+                              recording=bool(args.record))
         mode = args.timing_mode or 'as configured'
         print(stats.summary(wall, f'flexible_manipulator demo: plant + controller, timing '
                                   f'{mode}, ROS_DOMAIN_ID={os.environ.get("ROS_DOMAIN_ID", 0)}'),

@@ -247,26 +247,37 @@ def run(node_class, args=None, name=None):
     """Create the node and spin until SIGINT/SIGTERM; exit 0 then, 2 on bad configuration.
 
     ``node_class`` is called with no argument to make the node (a class, or a function
-    choosing one: ``name`` then names it in messages).
+    choosing one: ``name`` then names it in messages). `run_nodes` with one node.
+    """
+    run_nodes([(node_class, name or node_class.__name__)], args)
 
-    A configuration problem (a `ConfigError` from the node, a parameter of the wrong type,
+
+def run_nodes(factories, args=None):
+    """Create the nodes and spin them on one executor until SIGINT/SIGTERM.
+
+    ``factories``: (callable making a node, name for messages) pairs, created in order in
+    one rclpy context (`nodes.container`: several nodes of the graph in one process). Exit 0
+    on a signal.
+
+    A configuration problem (a `ConfigError` from a node, a parameter of the wrong type,
     a parameter file that is missing or not valid YAML) ends the process with one line
     naming it and exit code 2, never a traceback.
     """
     shutdown = ShutdownRequest.current()     # installed early by an `entry_points` script
     if shutdown.requested is not None:
         return                  # Ctrl-C while the node's modules were being imported
-    name = name or node_class.__name__
+    name = factories[0][1]
     bound_message_memory()      # before the middleware starts: it reads the profile then
     try:
         rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
     except Exception as error:                       # rcl parses --params-file here
         refuse(name, f'cannot read the node arguments: {one_line(error)}')
-    node = None
+    nodes = []
     try:
-        node = node_class()
         executor = TickExecutor()
-        executor.add_node(node)
+        for factory, name in factories:
+            nodes.append(factory())
+            executor.add_node(nodes[-1])
         while shutdown.requested is None and rclpy.ok():
             executor.spin_once(timeout_sec=SPIN_WAIT)
     except ConfigError as error:
@@ -274,12 +285,12 @@ def run(node_class, args=None, name=None):
     except (InvalidParameterTypeException, ParameterException) as error:
         refuse(name, f'parameter: {one_line(error)}')
     finally:
-        if node is not None:
+        for node in reversed(nodes):
             node.destroy_node()
         rclpy.try_shutdown(uninstall_handlers=False)
         # Python restores the default handlers while the interpreter exits: a second signal
         # (launch sends one when stdin is no terminal; bringup after Ctrl-C) would kill the
-        # process with -2 there. The node is done: ignore both from now on.
+        # process with -2 there. The nodes are done: ignore both from now on.
         for number in (signal.SIGINT, signal.SIGTERM):
             signal.signal(number, signal.SIG_IGN)
 

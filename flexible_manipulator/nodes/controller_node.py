@@ -401,10 +401,11 @@ def main(args=None):
     controller itself; it still does, with a warning, for one release: that node is now
     ``servo_controller``.
     """
-    common.run(_controller_for_model, args, name='ControllerNode')
+    common.run(make_node, args, name='ControllerNode')
 
 
-def _controller_for_model(**node_options):
+def make_node(**node_options):
+    """Make the ``controller`` node for the model of its parameters (`nodes.container` too)."""
     try:
         return ControllerNode(**node_options)
     except ServoModelGiven as given:

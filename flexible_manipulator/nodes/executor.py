@@ -11,7 +11,10 @@ subscriptions, guard conditions, clients, services), and
 
 * gathers the entities once, and again only when a node's entities change (rclpy's
   nodes wake their executor for every entity they create or destroy; a node added);
-* keeps one rcl wait set for them, cleared and refilled in C for each wait;
+* keeps one rcl wait set for them, cleared and refilled for each wait from a flat list of
+  their handles made when they were gathered;
+* finds the ready callbacks from the ready handles (a table from each handle's address to
+  its entity, made then too), not by testing every entity;
 * waits once per `spin_once`, with its timeout (rclpy adds a timer entity for it);
 * calls a ready subscription's or timer's callback directly in the spinning thread (a
   timer's with a `TimerInfo` where its callback's signature asks for one, as rclpy does,
@@ -33,9 +36,12 @@ import inspect
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.exceptions import InvalidHandle, TimerCancelledError
 from rclpy.impl.implementation_singleton import rclpy_implementation as _rclpy
+from rclpy.client import Client
+from rclpy.guard_condition import GuardCondition
+from rclpy.service import Service
 from rclpy.subscription import Subscription
 from rclpy.task import Task
-from rclpy.timer import TimerInfo
+from rclpy.timer import Timer, TimerInfo
 from rclpy.utilities import timeout_sec_to_nsec
 
 # The entity kinds of a node, in the order their ready callbacks run after a wait.
@@ -53,6 +59,10 @@ class TickExecutor(SingleThreadedExecutor):
         self._wait_set = None        # the rcl wait set of ``_key``
         self._own_guards = ()        # the executor's guard conditions in the wait set
         self._timer_arguments = {}   # timer: (its callback, the TimerInfo argument's name)
+        self._adds = ()              # (the wait set's add method, handle) of each entity
+        self._guards = ()            # the nodes' guard conditions, with their call order
+        self._waitables = ()         # (call order, waitable) of the nodes' waitables
+        self._ready_tables = ()      # (rcl kind, {handle address: (call order, entity)})
 
     def wake(self):
         """Wake the wait; the entities are gathered again before the next one.
@@ -101,28 +111,46 @@ class TickExecutor(SingleThreadedExecutor):
                                  if tmr in timers}          # destroyed timers leave
         own = tuple(gc for gc in (self._guard, self._sigint_gc) if gc is not None)
         counts[1] += len(own)
-        self._wait_set = _rclpy.WaitSet(*counts, self._context.handle)
-        self._entities, self._own_guards, self._current = entities, own, True
+        wait_set = _rclpy.WaitSet(*counts, self._context.handle)
+        self._wait_set = wait_set
+        self._entities, self._own_guards = entities, own
+        # Call order within one wait: per node, waitables, timers, subscriptions, guard
+        # conditions, clients, services (as rclpy's executor).
+        adds, guards, waitables = [], [], []
+        tables = {'timer': {}, 'subscription': {}, 'client': {}, 'service': {}}
+        add = {'timers': wait_set.add_timer, 'subscriptions': wait_set.add_subscription,
+               'clients': wait_set.add_client, 'services': wait_set.add_service}
+        kind_of = {'timers': 'timer', 'subscriptions': 'subscription', 'clients': 'client',
+                   'services': 'service'}
+        order = 0
+        for _node, groups, node_waitables in entities:
+            for waitable in node_waitables:
+                waitables.append((order, waitable))
+                order += 1
+            for kind in KINDS:
+                for entity in groups[kind]:
+                    if kind == 'guards':
+                        guards.append((order, entity))
+                    else:
+                        adds.append((add[kind], entity.handle))
+                        tables[kind_of[kind]][entity.handle.pointer] = (order, entity)
+                    order += 1
+        self._adds, self._guards, self._waitables = tuple(adds), tuple(guards), tuple(waitables)
+        self._ready_tables = tuple(tables.items())
+        self._current = True
 
     def _fill(self):
         """Clear the wait set and add every entity again (rcl empties it in each wait)."""
         wait_set = self._wait_set
         wait_set.clear_entities()
-        for _node, groups, waitables in self._entities:
-            for sub in groups['subscriptions']:
-                wait_set.add_subscription(sub.handle)
-            for tmr in groups['timers']:
-                wait_set.add_timer(tmr.handle)
-            for client in groups['clients']:
-                wait_set.add_client(client.handle)
-            for srv in groups['services']:
-                wait_set.add_service(srv.handle)
-            for gc in groups['guards']:
-                if gc._executor_triggered:       # triggered, not yet handled: again
-                    gc.trigger()
-                wait_set.add_guard_condition(gc.handle)
-            for waitable in waitables:
-                waitable.add_to_wait_set(wait_set)
+        for add, handle in self._adds:
+            add(handle)
+        for _order, gc in self._guards:
+            if gc._executor_triggered:           # triggered, not yet handled: again
+                gc.trigger()
+            wait_set.add_guard_condition(gc.handle)
+        for _order, waitable in self._waitables:
+            waitable.add_to_wait_set(wait_set)
         for gc in self._own_guards:
             wait_set.add_guard_condition(gc.handle)
 
@@ -144,34 +172,40 @@ class TickExecutor(SingleThreadedExecutor):
         wait_set.wait(timeout_sec_to_nsec(timeout_sec))
         if self._is_shutdown or not self._context.ok():
             return
-        subs_ready = wait_set.get_ready_entities('subscription')
-        guards_ready = wait_set.get_ready_entities('guard_condition')
-        timers_ready = wait_set.get_ready_entities('timer')
-        clients_ready = wait_set.get_ready_entities('client')
-        services_ready = wait_set.get_ready_entities('service')
-        ready = []
-        for _node, groups, waitables in self._entities:
-            for gc in groups['guards']:
-                if gc.handle.pointer in guards_ready:
+        ready = [(order, waitable) for order, waitable in self._waitables
+                 if waitable.is_ready(wait_set)]
+        for kind, table in self._ready_tables:
+            for pointer in wait_set.get_ready_entities(kind):
+                entry = table.get(pointer)
+                if entry is not None and (kind != 'timer' or entry[1].handle.is_timer_ready()):
+                    ready.append(entry)
+        if self._guards:
+            triggered = set(wait_set.get_ready_entities('guard_condition'))
+            for entry in self._guards:
+                gc = entry[1]
+                if gc.handle.pointer in triggered:
                     gc._executor_triggered = True
-            ready.extend((self._take_waitable, w) for w in waitables if w.is_ready(wait_set))
-            ready.extend((self._run_timer, tmr) for tmr in groups['timers']
-                         if tmr.handle.pointer in timers_ready and tmr.handle.is_timer_ready())
-            ready.extend((None, sub) for sub in groups['subscriptions']
-                         if sub.handle.pointer in subs_ready)
-            ready.extend((self._take_guard_condition, gc) for gc in groups['guards']
-                         if gc._executor_triggered)
-            ready.extend((self._take_client, client) for client in groups['clients']
-                         if client.handle.pointer in clients_ready)
-            ready.extend((self._take_service, srv) for srv in groups['services']
-                         if srv.handle.pointer in services_ready)
-        for take, entity in ready:
-            if take is None:
+                if gc._executor_triggered:
+                    ready.append(entry)
+        if len(ready) > 1:
+            ready.sort(key=_call_order)
+        for _order, entity in ready:
+            if isinstance(entity, Subscription):
                 self._run_subscription(entity)
-            elif take == self._run_timer:
+            elif isinstance(entity, Timer):
                 self._run_timer(entity)
             else:
-                self._finish(take(entity))
+                self._finish(self._take(entity)(entity))
+
+    def _take(self, entity):
+        """Return rclpy's ``_take_*`` step for a ready waitable, guard, client or service."""
+        if isinstance(entity, GuardCondition):
+            return self._take_guard_condition
+        if isinstance(entity, Client):
+            return self._take_client
+        if isinstance(entity, Service):
+            return self._take_service
+        return self._take_waitable
 
     def _run_subscription(self, sub):
         """Take one message of ``sub`` and call its callback (with the info if it takes it)."""
@@ -229,6 +263,10 @@ class TickExecutor(SingleThreadedExecutor):
         with self._tasks_lock:
             self._tasks.append((task, None, None))
         self._guard.trigger()
+
+
+def _call_order(entry):
+    return entry[0]
 
 
 def _timer_info_argument(callback):

@@ -214,6 +214,11 @@ def _transform_stamp(i):
     return setter
 
 
+def make_node(**node_options):
+    """Make the ``plant`` node (`nodes.container` composes it with others)."""
+    return PlantNode(**node_options)
+
+
 def main(args=None):
     """Entry point of the ``plant`` executable."""
     common.run(PlantNode, args)

@@ -93,6 +93,11 @@ class ServoControllerNode(ControllerNodeBase):
         ]
 
 
+def make_node(**node_options):
+    """Make the ``servo_controller`` node (`nodes.container` composes it with others)."""
+    return ServoControllerNode(**node_options)
+
+
 def main(args=None):
     """Entry point of the ``servo_controller`` executable."""
     common.run(ServoControllerNode, args)

@@ -339,6 +339,11 @@ class ServoNode(SimulatedPlant):
                 ('fault', self.fault)]
 
 
+def make_node(**node_options):
+    """Make the ``servo_plant`` node (`nodes.container` composes it with others)."""
+    return ServoNode(**node_options)
+
+
 def main(args=None):
     """Entry point of the ``servo_plant`` executable."""
     common.run(ServoNode, args)

@@ -5,7 +5,8 @@
 ``command_timeout``, ``lockstep_resend_period``, ``publish_clock``, ``world_frame``), the
 two timing modes, the intake of ``effort_controller/commands`` (validation, hold for
 ``command_timeout``, clipping), the fault state of a non-finite integration, the
-``~/reset`` and ``~/pause`` services, ``clock`` and the ``diagnostics`` skeleton. A plant
+``~/reset`` and ``~/pause`` services (and ``start_paused``, ``pause_at``: paused from the
+start, pausing itself at a simulated time), ``clock`` and the ``diagnostics`` skeleton. A plant
 node subclasses it and supplies what differs: how it loads its model and initial state,
 the messages it publishes per state, its extra diagnostic values and texts.
 
@@ -109,6 +110,7 @@ class SimulatedPlant(Node):
         self.limit = self.input_limit()
         self.low_limit = None if self.limit is None else -np.asarray(self.limit)
         self.paused = parameters['start_paused']
+        self.pause_at = parameters['pause_at']
         self.waiting_for_command = parameters['wait_for_command']
         self.fault = ''
         self.rejected = 0                    # commands refused (wrong length, not finite)
@@ -330,6 +332,7 @@ class SimulatedPlant(Node):
         if not (self.paused or self.waiting_for_command):
             self.copies = 0             # a new state: its publications are counted afresh
             self.select_input()
+            before = self.sim.time
             try:
                 self.sim.advance(self.input, self.update_period)
             except NonFiniteStateError as error:
@@ -338,6 +341,11 @@ class SimulatedPlant(Node):
                 self.stop(str(error))
             except Exception as error:      # noqa: B902 - no exception may end the node
                 self.stop(f'simulation step failed: {type(error).__name__}: {error}')
+            # Crossed within half a period: the sum of periods carries rounding error.
+            if before < self.pause_at - 0.5 * self.update_period <= self.sim.time:
+                self.paused = True
+                self.restart_real_time_factor()
+                self.get_logger().info(f'paused at t = {self.sim.time:.6g} s (pause_at)')
         try:
             self.publish_state()
         except Exception as error:          # noqa: B902 - e.g. TF of an absurd state
