@@ -7,8 +7,10 @@ against the states the duration holds, the program's largest residual, whether t
 controller degraded (a late-command switch, a fault) and its last status. Verdict: every
 run answered its states and ended with the controller tracking its program, not degraded.
 
-Run: ``.venv/bin/python bench/bench_realtime_graph.py [PARAMS] [RUNS] [LOAD]`` (default
-``sim_soft 10 1``: the soft Cosserat arm, 10 runs, one CPU-bound process; about 4 min).
+Run: ``.venv/bin/python bench/bench_realtime_graph.py [PARAMS] [RUNS] [LOAD] [OPTIONS]``
+(default ``sim_soft 10 1``: the soft Cosserat arm, 10 runs, one CPU-bound process; about
+4 min); OPTIONS go to ``bringup`` (``--separate-processes``: one process per node instead
+of the two composed in one).
 """
 
 import multiprocessing
@@ -29,11 +31,11 @@ def burn():
         pass
 
 
-def run(params):
+def run(params, options):
     """One bring-up run; return its figures from the printed summary."""
     out = subprocess.run(
         [sys.executable, '-m', 'flexible_manipulator.nodes.bringup', '--local',
-         '--params-file', params, '--duration', str(DURATION), '--timeout', '120'],
+         '--params-file', params, '--duration', str(DURATION), '--timeout', '120', *options],
         capture_output=True, text=True, timeout=300)
     text = out.stdout + out.stderr
     factor = re.search(r'real-time factor\s+([\d.]+)', text)
@@ -55,18 +57,20 @@ def main():
     params = sys.argv[1] if len(sys.argv) > 1 else 'sim_soft'
     runs = int(sys.argv[2]) if len(sys.argv) > 2 else 10
     load = int(sys.argv[3]) if len(sys.argv) > 3 else 1
+    options = sys.argv[4:]
     burners = [multiprocessing.Process(target=burn, daemon=True) for _ in range(load)]
     for process in burners:
         process.start()
     try:
         print(f'machine: {common.machine()}; {load} CPU-bound process(es) beside the graph; '
-              f'{params}, {DURATION:g} s simulated per run, real-time mode')
+              f'{params}, {DURATION:g} s simulated per run, real-time mode; bringup '
+              f'{" ".join(options) or "(plant and controller composed in one process)"}')
         expected = round(DURATION / PERIOD)
         print('| run | exit | real-time factor | control ticks (of ~%d) | largest residual | '
               'controller |\n|---|---|---|---|---|---|' % expected)
         results = []
         for k in range(runs):
-            r = run(params)
+            r = run(params, options)
             results.append(r)
             print(f'| {k + 1} | {r["exit"]} | {r["factor"]:.2f} | {r["ticks"]} | '
                   f'{r["residual"]:.2e} | {r["status"]} |', flush=True)

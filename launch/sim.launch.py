@@ -12,7 +12,9 @@ as the computer allows;
 ``active_program:=<name>`` starts another program of the program file;
 ``params_file:=...`` replaces config/sim.yaml; ``record:=FILE`` records the topics to an
 MCAP file (``plot FILE`` draws it); ``view:=true`` shows the graph in a web browser
-(``view_port:=8080``). RViz runs on simulated time (/clock from
+(``view_port:=8080``); ``composed:=false`` runs the plant and the controller in one process
+each instead of composed in one (`nodes.container`, as ``bringup`` runs them: the
+lock-step loop about twice as fast). RViz runs on simulated time (/clock from
 the plant); the plant stamps its messages with its own simulated time and the controller
 keeps time by the stamps of the states it answers (graph.NodeSpec.sim_time). The same
 graph starts without launch through ``bringup``.
@@ -23,6 +25,8 @@ import os
 from ament_index_python.packages import get_package_share_directory
 from launch import LaunchDescription
 from launch.actions import DeclareLaunchArgument, OpaqueFunction
+from launch.conditions import evaluate_condition_expression
+from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
 
 from flexible_manipulator import graph
@@ -36,6 +40,21 @@ def simulation_nodes(context):
     params_file = launch_params_file(context)
     given = {'plant': given_overrides(context, ['timing_mode']),
              'controller': given_overrides(context, ['active_program'])}
+    if evaluate_condition_expression(context, [LaunchConfiguration('composed')]):
+        # One process: each override set on its node only (NODE:NAME:=VALUE); launch_ros
+        # would give a parameters dict to every node of the process.
+        rules = []
+        for spec in graph.SIMULATION:
+            overrides = {'use_sim_time': True} if spec.sim_time else {}
+            overrides.update(given.get(spec.name, {}))
+            for name, value in overrides.items():
+                text = str(value).lower() if isinstance(value, bool) else value
+                rules += ['-p', f'{spec.name}:{name}:={text}']
+        # The file first: rcl applies parameter rules in order (launch_ros's parameters
+        # come after its ros_arguments, and the file's values would win).
+        return [Node(package=graph.PACKAGE, executable='container', output='screen',
+                     arguments=[spec.executable for spec in graph.SIMULATION],
+                     ros_arguments=['--params-file', params_file, *rules])]
     nodes = []
     for spec in graph.SIMULATION:
         overrides = {'use_sim_time': True} if spec.sim_time else {}
@@ -60,6 +79,9 @@ def generate_launch_description():
                               default_value=os.path.join(share, 'config',
                                                          graph.SIMULATION_PARAMETERS),
                               description='Parameter file of the plant and the controller.'),
+        DeclareLaunchArgument('composed', default_value='true',
+                              description='Plant and controller in one process (false: one '
+                                          'process each).'),
         OpaqueFunction(function=simulation_nodes),
         optional_rviz('flexible_manipulator.rviz'),
         record_argument(),
