@@ -57,6 +57,26 @@ RECORDER = NodeSpec('record', 'flexible_manipulator.recording.recorder', 'record
 VIEW = NodeSpec('view', 'flexible_manipulator.nodes.view_node', 'view')
 
 # Parameter file (in the package's config/ directory) of each graph.
+
+
+def container_ros_arguments(specs, params_file, overrides):
+    """ROS arguments of the ``container`` executable holding the nodes ``specs``.
+
+    ``overrides``: {node name: {parameter: value}}, each set on its node only (``-p
+    NODE:NAME:=VALUE``; a parameters dict would reach every node of the process), and
+    ``use_sim_time`` per `NodeSpec.sim_time`. The file comes first: rcl applies the rules
+    in order, so the overrides win.
+    """
+    arguments = ['--params-file', params_file]
+    for spec in specs:
+        values = {'use_sim_time': True} if spec.sim_time else {}
+        values.update(overrides.get(spec.name, {}))
+        for name, value in values.items():
+            text = str(value).lower() if isinstance(value, bool) else value
+            arguments += ['-p', f'{spec.name}:{name}:={text}']
+    return arguments
+
+
 SIMULATION_PARAMETERS = 'sim.yaml'
 HIL_PARAMETERS = 'hil.yaml'
 SERVO_PARAMETERS = 'servo.yaml'

@@ -41,20 +41,10 @@ def simulation_nodes(context):
     given = {'plant': given_overrides(context, ['timing_mode']),
              'controller': given_overrides(context, ['active_program'])}
     if evaluate_condition_expression(context, [LaunchConfiguration('composed')]):
-        # One process: each override set on its node only (NODE:NAME:=VALUE); launch_ros
-        # would give a parameters dict to every node of the process.
-        rules = []
-        for spec in graph.SIMULATION:
-            overrides = {'use_sim_time': True} if spec.sim_time else {}
-            overrides.update(given.get(spec.name, {}))
-            for name, value in overrides.items():
-                text = str(value).lower() if isinstance(value, bool) else value
-                rules += ['-p', f'{spec.name}:{name}:={text}']
-        # The file first: rcl applies parameter rules in order (launch_ros's parameters
-        # come after its ros_arguments, and the file's values would win).
         return [Node(package=graph.PACKAGE, executable='container', output='screen',
                      arguments=[spec.executable for spec in graph.SIMULATION],
-                     ros_arguments=['--params-file', params_file, *rules])]
+                     ros_arguments=graph.container_ros_arguments(graph.SIMULATION,
+                                                                 params_file, given))]
     nodes = []
     for spec in graph.SIMULATION:
         overrides = {'use_sim_time': True} if spec.sim_time else {}

@@ -148,6 +148,24 @@ def lockstep_plant(start_node, **parameters):
     return start_node(PLANT, parameters=list(values.items()))
 
 
+def lockstep_loop(probe, start_node, **parameters):
+    """Start `lockstep_plant` with the probe on its states and commands; return both."""
+    from sensor_msgs.msg import JointState
+    from std_msgs.msg import Float64MultiArray
+    states = probe.subscribe(JointState, '/joint_states')
+    pub = probe.publisher(Float64MultiArray, '/effort_controller/commands')
+    lockstep_plant(start_node, **parameters)
+    probe.spin_until(lambda: states and pub.get_subscription_count(), 30, 'the plant')
+    return states, pub
+
+
+def commands(probe, pub, states, data, count):
+    """`command_and_wait` ``count`` times; return the last answering state."""
+    for _ in range(count):
+        state = command_and_wait(probe, pub, states, data)
+    return state
+
+
 def drive_elastic_plant(probe, start_node, ticks, command, **parameters):
     """Start a lockstep plant, hold ``command`` for ``ticks`` periods; return what it sent.
 
@@ -314,15 +332,9 @@ def test_a_command_received_before_its_state_answers_none(probe, start_node):
 
 def test_pause_and_reset_services(probe, start_node):
     """Paused: commands do not advance time; reset: time zero and the initial state."""
-    from sensor_msgs.msg import JointState
-    from std_msgs.msg import Float64MultiArray
     from std_srvs.srv import SetBool, Trigger
-    states = probe.subscribe(JointState, '/joint_states')
-    pub = probe.publisher(Float64MultiArray, '/effort_controller/commands')
-    lockstep_plant(start_node, initial_positions='[0.3,0.4]')
-    probe.spin_until(lambda: states and pub.get_subscription_count(), 30, 'the plant')
-    for _ in range(5):
-        state = command_and_wait(probe, pub, states, [2.0, 1.0])
+    states, pub = lockstep_loop(probe, start_node, initial_positions='[0.3,0.4]')
+    state = commands(probe, pub, states, [2.0, 1.0], 5)
     assert stamp_key(state.header) == (0, 10_000_000)  # 5 commands x 2 ms update period
     assert probe.call(SetBool, '/plant/pause', SetBool.Request(data=True)).success
     paused = command_and_wait(probe, pub, states, [2.0, 1.0], answered=False)
@@ -342,15 +354,9 @@ def test_a_plant_pauses_itself_at_pause_at_once_per_crossing(probe, start_node):
     """pause_at 0.01 s: after 5 commands of 2 ms the state stamped 0.01 s is the last to
     advance (commands then answer nothing, as on ~/pause); resumed, time runs on past it
     without pausing again; after ~/reset it pauses there again (a new crossing)."""
-    from sensor_msgs.msg import JointState
-    from std_msgs.msg import Float64MultiArray
     from std_srvs.srv import SetBool, Trigger
-    states = probe.subscribe(JointState, '/joint_states')
-    pub = probe.publisher(Float64MultiArray, '/effort_controller/commands')
-    lockstep_plant(start_node, pause_at='0.01')
-    probe.spin_until(lambda: states and pub.get_subscription_count(), 30, 'the plant')
-    for _ in range(5):
-        state = command_and_wait(probe, pub, states, [1.0, 1.0])
+    states, pub = lockstep_loop(probe, start_node, pause_at='0.01')
+    state = commands(probe, pub, states, [1.0, 1.0], 5)
     assert stamp_key(state.header) == (0, 10_000_000)
     held = command_and_wait(probe, pub, states, [1.0, 1.0], answered=False)
     assert stamp_key(held.header) == (0, 10_000_000)
@@ -361,8 +367,7 @@ def test_a_plant_pauses_itself_at_pause_at_once_per_crossing(probe, start_node):
     count = len(states)
     assert probe.call(Trigger, '/plant/reset', Trigger.Request()).success
     probe.spin_until(lambda: len(states) > count, 10, 'the state after reset')
-    for _ in range(5):
-        state = command_and_wait(probe, pub, states, [1.0, 1.0])
+    commands(probe, pub, states, [1.0, 1.0], 5)
     held = command_and_wait(probe, pub, states, [1.0, 1.0], answered=False)
     assert stamp_key(held.header) == (0, 10_000_000)
 

@@ -77,22 +77,6 @@ def node_command(spec, params_file, overrides=()):
     return command
 
 
-def container_command(specs, params_file, overrides=()):
-    """Command line that runs the nodes ``specs`` in one process (`nodes.container`).
-
-    ``overrides``: (node name, parameter, value) triples, each set on its node only.
-    """
-    command = [sys.executable, '-m', 'flexible_manipulator.entry_points',
-               'flexible_manipulator.nodes.container', *(spec.executable for spec in specs),
-               '--ros-args', '--params-file', params_file]
-    for spec in specs:
-        if spec.sim_time:
-            command += ['-p', f'{spec.name}:use_sim_time:=true']
-    for node, name, value in overrides:
-        command += ['-p', f'{node}:{name}:={value}']
-    return command
-
-
 def start_graph(params_file, timing_mode=None, specs=graph.SIMULATION, program=None,
                 start_paused=False, composed=False, pause_at=None):
     """Start the nodes ``specs`` of the simulation graph; return the processes.
@@ -101,19 +85,23 @@ def start_graph(params_file, timing_mode=None, specs=graph.SIMULATION, program=N
     ``pause_at``: the plant pauses itself at this simulated time [s].
     ``composed``: all of them in one process (`nodes.container`), else one process each.
     """
-    overrides = {spec.name: [] for spec in specs}
-    if timing_mode and 'plant' in overrides:
-        overrides['plant'].append(('timing_mode', timing_mode))
-    if start_paused and 'plant' in overrides:
-        overrides['plant'].append(('start_paused', 'true'))
-    if pause_at and 'plant' in overrides:
-        overrides['plant'].append(('pause_at', repr(float(pause_at))))
+    overrides = {spec.name: {} for spec in specs}
+    if 'plant' in overrides:
+        plant = overrides['plant']
+        if timing_mode:
+            plant['timing_mode'] = timing_mode
+        if start_paused:
+            plant['start_paused'] = 'true'
+        if pause_at:
+            plant['pause_at'] = float(pause_at)
     if program and 'controller' in overrides:
-        overrides['controller'].append(('active_program', program))
+        overrides['controller']['active_program'] = program
     if composed:
-        triples = [(node, *pair) for node, pairs in overrides.items() for pair in pairs]
-        return [subprocess.Popen(container_command(specs, params_file, triples))]
-    return [subprocess.Popen(node_command(spec, params_file, overrides[spec.name]))
+        return [subprocess.Popen(
+            [sys.executable, '-m', 'flexible_manipulator.entry_points',
+             'flexible_manipulator.nodes.container', *(spec.executable for spec in specs),
+             '--ros-args', *graph.container_ros_arguments(specs, params_file, overrides)])]
+    return [subprocess.Popen(node_command(spec, params_file, overrides[spec.name].items()))
             for spec in specs]
 
 

@@ -24,6 +24,7 @@ import sys
 
 from rclpy.utilities import remove_ros_args
 
+from . import common
 from .. import graph
 
 
@@ -55,7 +56,6 @@ def main(args=None):
     except ValueError as error:
         print(error, file=sys.stderr, flush=True)
         return 2
-    from . import common
     common.run_nodes(pairs, argv)
     return 0
 

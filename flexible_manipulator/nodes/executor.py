@@ -118,10 +118,10 @@ class TickExecutor(SingleThreadedExecutor):
         # conditions, clients, services (as rclpy's executor).
         adds, guards, waitables = [], [], []
         tables = {'timer': {}, 'subscription': {}, 'client': {}, 'service': {}}
-        add = {'timers': wait_set.add_timer, 'subscriptions': wait_set.add_subscription,
-               'clients': wait_set.add_client, 'services': wait_set.add_service}
-        kind_of = {'timers': 'timer', 'subscriptions': 'subscription', 'clients': 'client',
-                   'services': 'service'}
+        rcl = {'timers': ('timer', wait_set.add_timer),        # kind: (rcl kind, its add)
+               'subscriptions': ('subscription', wait_set.add_subscription),
+               'clients': ('client', wait_set.add_client),
+               'services': ('service', wait_set.add_service)}
         order = 0
         for _node, groups, node_waitables in entities:
             for waitable in node_waitables:
@@ -132,8 +132,9 @@ class TickExecutor(SingleThreadedExecutor):
                     if kind == 'guards':
                         guards.append((order, entity))
                     else:
-                        adds.append((add[kind], entity.handle))
-                        tables[kind_of[kind]][entity.handle.pointer] = (order, entity)
+                        rcl_kind, add = rcl[kind]
+                        adds.append((add, entity.handle))
+                        tables[rcl_kind][entity.handle.pointer] = (order, entity)
                     order += 1
         self._adds, self._guards, self._waitables = tuple(adds), tuple(guards), tuple(waitables)
         self._ready_tables = tuple(tables.items())
