@@ -121,10 +121,12 @@ def test_a_recorded_demo_reads_back_and_plots_what_was_recorded(tmp_path):
     stamps = [m.header.stamp.sec + 1e-9 * m.header.stamp.nanosec for m in raw['/joint_states']]
     distinct = sorted(set(stamps))
     assert np.allclose(np.diff(distinct), 0.002, atol=1e-9) and distinct[-1] >= 0.5
-    answered = [m.header.stamp.sec + 1e-9 * m.header.stamp.nanosec
-                for m in raw['/controller/residuals']]
+    # (The answers to a held state, re-sent while paused, come again once per period of
+    # wall time: distinct stamps.)
+    answered = sorted({m.header.stamp.sec + 1e-9 * m.header.stamp.nanosec
+                       for m in raw['/controller/residuals']})
     assert set(answered) <= set(stamps)
-    assert 0.0 < np.diff(answered).min() and np.diff(answered).max() <= 0.01 + 1e-9
+    assert np.diff(answered).max() <= 0.01 + 1e-9
     assert answered[-1] >= distinct[-1] - 0.01 - 1e-9
     assert len(answered) <= len(distinct) / 5 + 2
     joints = run.first('/joint_states')

@@ -253,6 +253,24 @@ def test_lossy_delayed_loop_equals_its_simulation_and_the_watchdog_takes_over(
     assert largest < 2e-3, f'largest residual {largest} m with one period of delay'
 
 
+def test_a_reader_that_matched_late_hears_the_held_states_residuals(probe, start_node):
+    """A lock-step plant started paused re-sends its state at t = 0 (every 0.2 s of wall
+    time, config/sim.yaml); the controller answers each copy. ~/residuals went with its
+    first answer, before the probe's subscription below existed; the answers to the copies
+    bring them again (once per program_topics_period of wall time), so a recorder or view
+    that matched late hears the held state's residuals, all stamped t = 0. (The bring-up's
+    --record waits for them before it lets the plant run.)"""
+    from sensor_msgs.msg import JointState
+    from std_msgs.msg import Float64MultiArray
+    commands = probe.subscribe(Float64MultiArray, '/effort_controller/commands')
+    start_node(PLANT, parameters=[('timing_mode', 'lockstep'), ('start_paused', True)])
+    start_node(CONTROLLER)
+    probe.spin_until(lambda: commands, 60, 'the answer to the first state')
+    residuals = probe.subscribe(JointState, '/controller/residuals')
+    probe.spin_until(lambda: len(residuals) >= 2, 30, "the held state's residuals")
+    assert {(m.header.stamp.sec, m.header.stamp.nanosec) for m in residuals} == {(0, 0)}
+
+
 def test_a_late_loop_is_measured_and_degrades_to_hold(probe, start_node, start_remapped,
                                                       tmp_path):
     """Plant (lockstep, 4 ms) -> relay (3 periods late, nothing lost) -> controller (the

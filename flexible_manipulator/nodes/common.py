@@ -59,12 +59,14 @@ PARAMETER_TYPES = {'float': Parameter.Type.DOUBLE, 'int': Parameter.Type.INTEGER
 
 
 class Every:
-    """Thins a message sent with every state to one per ``period`` [s] of simulated time.
+    """Thins a message sent with every state to one per ``period`` of simulated time [s].
 
     `due` is true for the first state at or past each multiple of ``period``, for a state
-    earlier than the last one sent (after a reset), and, with ``held``, once ``period`` of
-    wall time passed since the last one (a held state's message keeps coming: paused,
-    waiting). Period 0: every state.
+    earlier than the last one sent (after a reset), and, with ``held``, for a state that
+    comes again (the same simulated time as the one before it: paused, waiting) once
+    ``period`` of wall time passed since the last one sent: a held state's message keeps
+    coming, and one heard late (a subscriber discovered after the first) is not lost for
+    good. Period 0: every state.
     """
 
     def __init__(self, period, held=False):
@@ -72,15 +74,17 @@ class Every:
         self.period = period
         self.held = held
         self.last = -math.inf           # simulated time of the last state sent
+        self.seen = -math.inf           # simulated time of the last state asked about
         self.next = 0.0                 # the next multiple of the period
         self.wall = -math.inf           # wall time (monotonic) of the last state sent
 
     def due(self, t):
         """Whether the message goes with the state at simulated time ``t``; if so, note it."""
         period = self.period
+        again, self.seen = t == self.seen, t
         wall = time.monotonic() if self.held else 0.0
         if not (t < self.last or t >= self.next - 1e-9 * period
-                or self.held and wall >= self.wall + period):
+                or self.held and again and wall >= self.wall + period):
             return False
         self.last, self.wall = t, wall
         self.next = (math.floor(t / period + 1e-9) + 1.0) * period if period else t

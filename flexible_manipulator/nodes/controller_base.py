@@ -39,7 +39,8 @@ NODE_SETTINGS = (
     # the soft arm's control tick (bench/README.md).
     Setting('program_topics_period', 0.01,
             'Period [s] of simulated time of ~/residuals (and ~/reference): they go with the '
-            'first answer at each multiple of it; 0: with every answer.', check=non_negative))
+            'first answer at each multiple of it, and with the answer to a held (re-sent) '
+            'state once per period of wall time; 0: with every answer.', check=non_negative))
 
 
 class Rows:
@@ -206,7 +207,9 @@ class ControllerNodeBase(Node):
         self.packed_command = packed_messages.PackedMessage(
             Float64MultiArray(data=[0.0] * nu), {'data': (nu, _set_data)})
         self.residuals = Rows(self.row_names())
-        self.program_every = common.Every(self.parameters['program_topics_period'])
+        # held: a paused plant's re-sent state brings them again (a recorder or view that
+        # matched after the first still gets the held state's residuals).
+        self.program_every = common.Every(self.parameters['program_topics_period'], held=True)
         self.window = Window(nu, len(self.residuals.name))
         # Since the start of the program: the windows folded in as each is reported.
         self.run = Window(nu, len(self.residuals.name))
