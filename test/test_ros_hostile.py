@@ -101,10 +101,22 @@ def random_state(rng, names, unknown, position_scale, velocity_scale, tick):
 
 
 def flood(probe, publisher, hostile, total, huge=None, every=5000):
-    """Publish ``total`` messages ``hostile(k)``, and ``huge`` instead every ``every``."""
+    """Publish ``total`` messages ``hostile(k)``, and ``huge`` instead every ``every``.
+
+    Each is sent: a reliable writer whose history is full of samples the (loaded) reader
+    has not acknowledged yet refuses a write after its blocking time ("cannot publish
+    data"), and the flooder then waits for the acknowledgements and sends it again."""
+    from rclpy._rclpy_pybind11 import RCLError      # rclpy's error for a failed rcl call
     for k in range(total):
-        publisher.publish(huge if huge is not None and k % every == every - 1
-                          else hostile(k))
+        msg = huge if huge is not None and k % every == every - 1 else hostile(k)
+        for attempt in range(200):          # up to ~20 s of a stalled reader
+            try:
+                publisher.publish(msg)
+                break
+            except RCLError:
+                probe.spin_for(0.1)
+        else:
+            raise AssertionError(f'message {k} of the flood refused 200 times in a row')
         if k % 500 == 0:
             probe.executor.spin_once(timeout_sec=0.0)
 
