@@ -15,7 +15,7 @@ import numpy as np
 from .mechanics.equilibrium import static_equilibrium
 from .mechanics.integrators import METHODS, RENAMED
 from .model_config import ConfigError
-from .settings import non_negative, positive, Setting
+from .settings import non_negative, positive, Setting, whole_number
 
 
 def plant_settings(integration_step, update_period, integrator_note, input_name):
@@ -46,6 +46,13 @@ def plant_settings(integration_step, update_period, integrator_note, input_name)
         Setting('lockstep_resend_period', 0.2,
                 'Wall time [s] after which lockstep re-publishes an unanswered state.',
                 check=positive),
+        # A real driver applies a command one or two periods after the state it answers
+        # (transport, computation): simulated, so that the delay a controller's checks
+        # allow for (its delay_periods) is the one its loop meets (`mechanics.delay_line`).
+        Setting('input_delay_periods', 0,
+                f'Update periods by which each command is applied late (0: in the period '
+                f'after the state it answers); zero {input_name} before the first arrives.',
+                check=whole_number(0, 50, 'periods')),
         Setting('publish_clock', True, 'Publish simulated time on /clock.'),
         Setting('world_frame', 'world', 'Root TF frame.'),
         # A graph that starts its controller after the plant (the bring-up) holds time

@@ -112,3 +112,68 @@ def test_random_histories_follow_the_plain_rule():
                 effort = rng.choice(pool)
                 monitor.sent(t, effort)
                 history.add((t, effort))
+
+
+# -- the plant's side: commands applied periods late (mechanics/delay_line.py) ---------------
+@pytest.mark.parametrize('periods', [0, 1, 2, 5])
+def test_a_delay_line_gives_back_each_input_that_many_periods_later(periods):
+    """Input k comes out at push k + periods; zeros before (nothing received yet); clear()
+    starts over with zeros. Written in place into ``out`` (the same array as the input
+    too)."""
+    from flexible_manipulator.mechanics.delay_line import DelayLine
+    line = DelayLine(3, periods)
+    inputs = np.arange(60.0).reshape(20, 3) + 1.0
+    out = np.zeros(3)
+    for k, value in enumerate(inputs):
+        expected = inputs[k - periods] if k >= periods else np.zeros(3)
+        np.testing.assert_array_equal(line.push(value, out), expected)
+    line.clear()
+    buffer = inputs[0].copy()
+    expected = inputs[0] if periods == 0 else np.zeros(3)
+    np.testing.assert_array_equal(line.push(buffer, buffer), expected)
+
+
+@pytest.mark.parametrize('periods', [-1, 1.5, True, 'two'])
+def test_a_delay_that_is_no_whole_number_of_periods_is_refused(periods):
+    """The delay is a whole number of periods >= 0; anything else is a ValueError."""
+    from flexible_manipulator.mechanics.delay_line import DelayLine
+    with pytest.raises((ValueError, TypeError)):
+        DelayLine(2, periods)
+
+
+def test_the_lockstep_loop_applies_each_command_the_given_periods_late():
+    """run_lockstep with input_delay 2: the effort applied over period k (on_tick) is the
+    controller's command of tick k - 2 (clipped at the plant's limits, unchanged here), zero
+    for the first two; the plant reports it (applied_effort), so the controller's own
+    monitor of the nodes (control/input_delay.py) measures 2 from the same reports."""
+    from flexible_manipulator.control.lockstep import run_lockstep
+    from flexible_manipulator.control.program_controller import (ControllerSettings,
+                                                                 ProgramController)
+    from flexible_manipulator.mechanics.simulation import Simulation
+    from flexible_manipulator.model_config import load_model
+    from conftest import CONFIG
+    rigid = load_model(f'{CONFIG}/models/two_link_rigid.yaml')
+    programs = {'sine': {'gains': {'alpha': 5.0}, 'rows': [
+        {'type': 'joint', 'joints': ['shoulder', 'elbow'],
+         'reference': {'type': 'sinusoid', 'offset': [0.3, 0.8], 'amplitude': [0.1, 0.1],
+                       'frequency': [0.5, 0.5]}}]}}
+    controller = ProgramController(rigid, programs, ControllerSettings(delay_periods=2))
+    controller.enable()
+    sim = Simulation(rigid, 5e-4, 'rk4', q0=[0.3, 0.8])
+    sent, applied, measured = [], [], []
+    monitor = InputDelayMonitor(2, PERIOD)
+    update = controller.update
+
+    def spy(t, q, v, *rest, applied_effort=None):
+        measured.append(monitor.measure(t, applied_effort))
+        effort = update(t, q, v, *rest, applied_effort=applied_effort)
+        sent.append(effort.copy())
+        monitor.sent(t, effort)
+        return effort
+    controller.update = spy
+    run = run_lockstep(controller, sim, 0.1, PERIOD, on_tick=lambda s, u: applied.append(
+        u.copy()), input_delay=2)
+    assert not run.fault and run.ticks == 50
+    np.testing.assert_array_equal(applied[:2], np.zeros((2, 2)))
+    np.testing.assert_array_equal(applied[2:], sent[:-2])
+    assert set(m for m in measured[3:] if m is not None) == {2}

@@ -133,3 +133,22 @@ def test_bad_settings_and_a_failing_internal_model_are_named(flexible, demo_prog
     following.enable()
     assert np.all(np.isfinite(following.update(2 * PERIOD, q, v)))
     assert following.status.tracking and following.following.simulation is not simulation
+
+
+def test_rate_limited_efforts_are_reported_under_model_following(flexible, demo_programs):
+    """A rate limit of 10 N m/s (0.02 N m per 2 ms tick) and a state 0.2 rad off the
+    internal model's start: the law wants a step of more than 0.02 N m on each joint
+    (the following law's gains act on a 0.2 rad error), so both efforts are clipped to the
+    last ones +-0.02 N m, flagged as rate-limited, counted in ``dropped`` and named in the
+    message (the same contract as without model following)."""
+    following = law(flexible, demo_programs, 'hold', model_following=True,
+                    effort_rate_limit=10.0)
+    following.enable()
+    q = np.array(START_Q)
+    first = following.update(0.0, q, np.zeros(2)).copy()
+    second = following.update(PERIOD, q + 0.2, np.zeros(2)).copy()
+    status = following.status
+    assert status.tracking
+    np.testing.assert_allclose(np.abs(second - first), 0.02, rtol=1e-9)
+    assert status.rate_limited.all() and 'rate-limited on inputs [0, 1]' in status.message
+    np.testing.assert_allclose(status.dropped, status.unsaturated - second)

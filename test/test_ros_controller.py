@@ -321,6 +321,28 @@ def test_a_late_loop_is_measured_and_degrades_to_hold(probe, start_node, start_r
     assert 'exceeds its velocity limit' not in controller.output()
 
 
+def test_the_plants_own_input_delay_is_the_one_the_controller_measures(probe, start_node):
+    """A lock-step plant that applies each command 2 periods late (input_delay_periods,
+    mechanics/delay_line.py) reports in each state the effort it applied over the period
+    before it, so the controller (config/sim.yaml: its checks allow 2 periods) measures
+    exactly 2 (control/input_delay.py) and, the delay being allowed, keeps tracking its
+    program (no degradation: the status stays OK)."""
+    from diagnostic_msgs.msg import DiagnosticArray
+    diagnostics = probe.subscribe(DiagnosticArray, '/diagnostics', 50)
+    start_node(CONTROLLER)
+    start_node(PLANT, parameters=[('timing_mode', 'lockstep'), ('input_delay_periods', 2)])
+
+    def measured():
+        status = controller_status(diagnostics)
+        return status is not None and any(
+            v.key == 'input_delay_periods' and v.value != 'not measured' for v in status.values)
+    probe.spin_until(measured, 90, 'a measured input delay on /diagnostics')
+    status = controller_status(diagnostics)
+    values = {v.key: v.value for v in status.values}
+    assert values['input_delay_periods'] == '2'
+    assert level(status) == 0 and values['active_program'] == 'lambda_circle', status.message
+
+
 def joint_state(position, t):
     """A JointState of the rigid arm at rest."""
     from sensor_msgs.msg import JointState

@@ -4,7 +4,9 @@ What the lockstep plant node and the controller node do over DDS (one state, one
 one control period; ``bringup --timing-mode lockstep``), without ROS: per tick, the
 controller takes the plant's state at t (joints, and the modal coordinates when
 ``measured``), its effort is clipped at the plant's effort limits (the amplifier, as the
-plant node does) and held over one period. Studies (the mismatch benchmark, a plant whose
+plant node does) and held over one period, ``input_delay`` periods late (a real driver's
+transport and computation delay, `mechanics.delay_line`; the plant node's
+``input_delay_periods``). Studies (the mismatch benchmark, a plant whose
 parameters differ from the controller's model) and tests run it; nothing on the nodes'
 path does.
 """
@@ -14,6 +16,7 @@ import math
 
 import numpy as np
 
+from ..mechanics.delay_line import DelayLine
 from ..mechanics.simulation import StepFailedError
 
 
@@ -38,7 +41,7 @@ class LoopRun:
 
 
 def run_lockstep(controller, simulation, duration, period, measured=True, residual=None,
-                 on_tick=None):
+                 on_tick=None, input_delay=0):
     """Close the loop for ``duration`` [s] in periods of ``period`` [s]; return a `LoopRun`.
 
     ``controller``: a `ProgramController` (enabled by the caller); ``simulation``: the
@@ -49,13 +52,18 @@ def run_lockstep(controller, simulation, duration, period, measured=True, residu
     (e.g. the rows evaluated on the plant's whole state). Stops at the first tick that is
     not tracking (a fault) or a plant step that fails. ``on_tick(status, applied)``: called
     per tracked tick with the controller's status and the effort applied over the period
-    that follows (clipped; the array is reused), e.g. to keep a run's summary figures.
+    that follows (clipped and delayed; the array is reused), e.g. to keep a run's summary
+    figures. ``input_delay``: the periods by which each effort reaches the plant late (the
+    controller's ``delay_periods`` says what its checks allow); the plant reports the
+    effort it applied, as a plant node does.
     """
     n, plant = controller.n_joints, simulation.model
     limit = plant.effort_limit
     figures = np.zeros(int(round(duration / period)))
     run = LoopRun()
     applied = np.zeros(plant.nu)            # the effort of the last period, as plants report
+    clipped = np.zeros(plant.nu)            # this tick's command at the plant's limits
+    line = DelayLine(plant.nu, input_delay)
     for k in range(figures.size):
         q, v = simulation.q, simulation.v
         if measured and plant.nv > n:
@@ -70,7 +78,8 @@ def run_lockstep(controller, simulation, duration, period, measured=True, residu
         figures[k] = (float(np.max(np.abs(status.residual))) if residual is None
                       else residual(controller, simulation))
         try:
-            np.clip(effort, -limit, limit, out=applied)
+            np.clip(effort, -limit, limit, out=clipped)
+            line.push(clipped, applied)
             if on_tick is not None:
                 on_tick(status, applied)
             simulation.advance(applied, period)

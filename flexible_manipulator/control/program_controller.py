@@ -822,33 +822,25 @@ class ProgramController(LatchedSafety):
             status.unsaturated[:] = realization.unsaturated
             status.clipped[:] = realization.status.clipped
         limited = status.rate_limited
-        if not self._rate_limits or self.following is not None:
-            if self._rate_limits:
-                # The constraint error stays the internal model's (what its law met).
-                step = self.effort_rate_limit * dt
-                np.clip(effort, self.last_effort - step, self.last_effort + step,
-                        out=self._limited)
-                np.not_equal(self._limited, effort, out=limited)
-                effort[:] = self._limited
-            else:
-                limited[:] = False
-            limited[:] = False
-            entry.constraint_error[:] = realization.constraint_error
-        else:
+        if self._rate_limits:
             step = self.effort_rate_limit * dt
             np.clip(effort, self.last_effort - step, self.last_effort + step,
                     out=self._limited)
             np.not_equal(self._limited, effort, out=limited)
-            if limited.any():
-                effort[:] = self._limited
-                # Constraint-acceleration error with the efforts actually applied.
-                np.matmul(self.input_matrix, effort, out=self._acceleration)
-                self._acceleration -= bias
-                acceleration = np.linalg.solve(mass, self._acceleration)
-                np.matmul(A, acceleration, out=entry.constraint_error)
-                entry.constraint_error -= target
-            else:
-                entry.constraint_error[:] = realization.constraint_error
+            effort[:] = self._limited
+        else:
+            limited[:] = False
+        if self.following is None and limited.any():
+            # Constraint-acceleration error with the efforts actually applied.
+            np.matmul(self.input_matrix, effort, out=self._acceleration)
+            self._acceleration -= bias
+            acceleration = np.linalg.solve(mass, self._acceleration)
+            np.matmul(A, acceleration, out=entry.constraint_error)
+            entry.constraint_error -= target
+        else:
+            # Model following: the constraint error stays the internal model's (what its
+            # law met); the arm's rate-limited efforts are flagged all the same.
+            entry.constraint_error[:] = realization.constraint_error
         np.subtract(status.unsaturated, effort, out=status.dropped)
         status.constraint_error_norm = float(np.linalg.norm(entry.constraint_error))
         if self.following is not None:

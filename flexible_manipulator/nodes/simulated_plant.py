@@ -4,7 +4,8 @@
 (``timing_mode``, ``integrator``, ``integration_step``, ``update_period``,
 ``command_timeout``, ``lockstep_resend_period``, ``publish_clock``, ``world_frame``), the
 two timing modes, the intake of ``effort_controller/commands`` (validation, hold for
-``command_timeout``, clipping), the fault state of a non-finite integration, the
+``command_timeout``, clipping, ``input_delay_periods``: applied that many periods late,
+`mechanics.delay_line`), the fault state of a non-finite integration, the
 ``~/reset`` and ``~/pause`` services (and ``start_paused``, ``pause_at``: paused from the
 start, pausing itself at a simulated time), ``clock`` and the ``diagnostics`` skeleton. A plant
 node subclasses it and supplies what differs: how it loads its model and initial state,
@@ -46,6 +47,7 @@ from std_srvs.srv import SetBool, Trigger
 from . import common, packed_messages
 from .common import stamp
 from .latency import LatencyHistogram
+from ..mechanics.delay_line import DelayLine
 from ..mechanics.simulation import NonFiniteStateError, Simulation, StepFailedError
 from ..model_config import ConfigError
 from ..plant_config import plant_settings  # noqa: F401 - the plants' settings, declared there
@@ -105,6 +107,8 @@ class SimulatedPlant(Node):
             raise ConfigError(f'parameters integration_step/update_period: {error}') from None
 
         self.input = np.zeros(self.model.nu)         # applied to the model
+        # The commands in flight to the actuators (input_delay_periods).
+        self.delay_line = DelayLine(self.model.nu, parameters['input_delay_periods'])
         self.last_command = np.zeros(self.model.nu)  # last valid command, model order
         self.last_command_time = -math.inf           # simulated time it arrived
         self.limit = self.input_limit()
@@ -332,6 +336,7 @@ class SimulatedPlant(Node):
         if not (self.paused or self.waiting_for_command):
             self.copies = 0             # a new state: its publications are counted afresh
             self.select_input()
+            self.delay_line.push(self.input, self.input)
             before = self.sim.time
             try:
                 self.sim.advance(self.input, self.update_period)
@@ -392,6 +397,7 @@ class SimulatedPlant(Node):
             self.end_quiet_wait()
             self.merging = False
         self.input[:] = 0.0
+        self.delay_line.clear()
         self.last_command[:] = 0.0
         self.last_command_time = -math.inf
         self.fault = ''
