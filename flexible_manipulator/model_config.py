@@ -57,6 +57,8 @@ bends said per URDF link (doc/models.md, "Your own robot: a URDF";
     root: base_link                 # optional: default the URDF's root link
     tip: tool0                      # optional: default the one leaf behind the most joints
     actuated: [joint1, joint2]      # optional: default (and only) every moving joint
+    payload: {mass, com, inertia}   # optional: a tool or load in the tip link's frame (the
+                                    # uncertainty's payload factor scales it)
     base: {floating: false, xyz: [0, 0, 0], rpy: [0, 0, 0]}   # as above; a floating
                                     # base's body is the URDF root's
     flexible:
@@ -489,7 +491,7 @@ def _check_names(chain, frames, fields):
 
 # -- a URDF as the chain's rigid skeleton (description.urdf_reader) -------------------------
 
-URDF_KEYS = ('urdf', 'xacro_args', 'root', 'tip', 'flexible', 'actuated')
+URDF_KEYS = ('urdf', 'xacro_args', 'root', 'tip', 'flexible', 'actuated', 'payload')
 
 
 def urdf_chain(spec, directory=None, robot_description=None):
@@ -519,7 +521,9 @@ def urdf_chain(spec, directory=None, robot_description=None):
     elastic = {str(link): _elastic(block, f'flexible.{link}')
                for link, block in flexible.items()}
     try:
-        read = urdf_reader.serial_chain(urdf_reader.parse(text), elastic=elastic, **ends)
+        payload = _body(spec['payload'], 'payload') if 'payload' in spec else None
+        read = urdf_reader.serial_chain(urdf_reader.parse(text), elastic=elastic,
+                                        payload=payload, **ends)
     except urdf_reader.URDFError as error:
         raise ConfigError(f'{error.field}: {error}' if error.field
                           else f'urdf: {where}: {error}') from None

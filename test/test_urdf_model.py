@@ -695,3 +695,61 @@ def test_more_refusals_name_the_element():
     refusal(edit('"camera"', '"l2_tip"'), "urdf: frame name 'l2_tip' is used twice")
     refusal(SYNTHETIC, 'flexible.l2: expected a beam: (floating frame) or a rod: (Cosserat) '
             'block', flexible={'l2': {'frames': 2}})
+
+
+LOAD = {'mass': 1.7, 'com': [0.01, -0.02, 0.05], 'inertia': [0.004, 0.005, 0.003, 1e-4, 0.0,
+                                                             -2e-4]}
+LOAD_LINK = '''  <link name="load">
+    <inertial><origin xyz="0.01 -0.02 0.05" rpy="0 0 0"/><mass value="1.7"/>
+      <inertia ixx="0.004" iyy="0.005" izz="0.003" ixy="1e-4" ixz="0.0" iyz="-2e-4"/>
+    </inertial>
+  </link>
+  <joint name="load_joint" type="fixed"><parent link="tool0"/><child link="load"/>
+    <origin xyz="0 0 0" rpy="0 0 0"/></joint>
+</robot>'''
+
+
+@pytest.mark.parametrize('flexible', [{}, {'forearm_link': {'beam': BEAM}},
+                                      {'wrist_3_link': {'beam': BEAM}}])
+def test_a_declared_payload_is_the_same_load_fixed_to_the_tip_in_the_urdf(flexible,
+                                                                          tmp_path):
+    """``payload:`` (a body in the tip link's frame) gives the same M and h as that body
+    written into the URDF as a link fixed to tool0 (a branch, lumped by the reader's own
+    rule): a rigid last link and a flexible last link (wrist_3 as a beam) alike. Then the
+    uncertainty's payload factor scales it: at x2 the model equals the one with a payload
+    of twice the mass and inertia (mechanics/perturbation.py), and a URDF model with no
+    declared payload is unchanged by the factor (its tool links are the link's own body)."""
+    from flexible_manipulator.mechanics.perturbation import perturbed
+    path = os.path.join(URDFS, 'ur5e_like.urdf')
+    loaded = tmp_path / 'loaded.urdf'
+    loaded.write_text(open(path).read().replace('</robot>', LOAD_LINK))
+    declared = model_from_dict(chain_spec(path, tip='tool0', payload=LOAD, flexible=flexible))
+    written = model_from_dict(chain_spec(str(loaded), tip='tool0', flexible=flexible))
+    bare = model_from_dict(chain_spec(path, tip='tool0', flexible=flexible))
+    double = model_from_dict(chain_spec(path, tip='tool0', flexible=flexible, payload=dict(
+        LOAD, mass=2 * LOAD['mass'], inertia=[2 * x for x in LOAD['inertia']])))
+    rng = np.random.default_rng(4)
+    pairs = [(declared, written), (perturbed(declared, payload=2.0), double),
+             (perturbed(bare, payload=2.0), bare)]
+    for ours, reference in pairs:
+        data, other = ours.create_data(), reference.create_data()
+        for _ in range(3):
+            q = reference.neutral_configuration().astype(float)
+            q[:6] = rng.uniform(-2.0, 2.0, 6)
+            q[6:] = rng.uniform(-1e-3, 1e-3, q.size - 6)
+            v = rng.uniform(-1.0, 1.0, reference.nv)
+            np.testing.assert_allclose(ours.mass_matrix(data, q), reference.mass_matrix(
+                other, q), rtol=1e-10, atol=1e-10)
+            np.testing.assert_allclose(ours.bias_forces(data, q, v), reference.bias_forces(
+                other, q, v), rtol=1e-10, atol=1e-9)
+    assert not np.allclose(declared.mass_matrix(declared.create_data(), q),
+                           bare.mass_matrix(bare.create_data(), q))
+
+
+def test_a_bad_payload_names_its_field():
+    """A payload that is no body, or a negative mass, is refused naming ``payload``."""
+    path = os.path.join(URDFS, 'ur5e_like.urdf')
+    for payload, match in [(5.0, 'payload'), ({'mass': -1.0}, 'payload.mass'),
+                           ({'mass': 1.0, 'colour': 'red'}, 'payload')]:
+        with pytest.raises(ConfigError, match=match):
+            model_from_dict(chain_spec(path, payload=payload))

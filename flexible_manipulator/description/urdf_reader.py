@@ -438,7 +438,7 @@ def _frame(name, joint, parent, pose, geometry):
                       geometry)
 
 
-def serial_chain(robot, root=None, tip=None, elastic=None):
+def serial_chain(robot, root=None, tip=None, elastic=None, payload=None):
     """Map the chain from ``root`` to ``tip`` of a `Robot` onto ``chain.Link`` s (module doc).
 
     ``root``: default the URDF's root; ``tip``: default the one leaf under the root behind
@@ -446,9 +446,11 @@ def serial_chain(robot, root=None, tip=None, elastic=None):
     ``chain.Link`` fields that make it flexible (``beam`` or ``rod``, ``frames``) and
     optionally ``hub``, a `RigidBody` in the URDF link's frame that replaces its
     ``<inertial>`` (the link's rigid part when the URDF's inertia is the whole link's)}.
-    Returns a `UrdfChain`.
+    ``payload``: a `RigidBody` in the ``tip`` link's frame (a tool or a load the URDF does
+    not hold), added to the last link's ``payload`` (what a perturbation's payload factor
+    scales). Returns a `UrdfChain`.
     """
-    elastic = elastic or {}
+    elastic, load = elastic or {}, payload
     root = robot.root if root is None else root
     if root not in robot.links:
         raise URDFError(f'no link {root!r} in the URDF', 'root')
@@ -535,7 +537,7 @@ def serial_chain(robot, root=None, tip=None, elastic=None):
                                      in_frame)
             offset = lie.se3_compose(offset, lie.se3_inverse(in_frame))
             body = _lumped([(b, lie.se3_compose(in_frame, p)) for b, p in hub])
-            payload = _lumped([(b, lie.se3_compose(to_tip, p)) for b, p in tip_side])
+            link_payload = _lumped([(b, lie.se3_compose(to_tip, p)) for b, p in tip_side])
             frames.insert(0, _frame(owner, f'{owner}_mount', name, in_frame, geometry))
             for position, member in enumerate(group[1:], 1):
                 member_joint = robot.joints[robot.parent_joint[member]]
@@ -549,12 +551,17 @@ def serial_chain(robot, root=None, tip=None, elastic=None):
             geometry = ''
         else:
             name, length, changes, to_tip = owner, 0.0, {}, np.eye(4)
-            body, payload = _lumped(hub + tip_side), RigidBody()
+            body, link_payload = _lumped(hub + tip_side), RigidBody()
             frames = [_frame(member, robot.parent_joint[member],
                              robot.joints[robot.parent_joint[member]].parent,
                              robot.joints[robot.parent_joint[member]].origin,
                              robot.links[member].geometry) for member in group[1:]] + frames
             axis = fields['axis']
+        payload = link_payload
+        if load is not None and g == len(groups) - 1:
+            # The tip link's pose in the last link's tip frame: the same for every kind.
+            payload = _lumped([(load, lie.se3_compose(to_tip, poses[tip])),
+                               (link_payload, np.eye(4))])
         xyz, rpy = lie.se3_origin(offset)
         model_joint = Joint(joint.name, fields['type'], tuple(map(float, axis)),
                             tuple(map(float, xyz)), tuple(map(float, rpy)),
