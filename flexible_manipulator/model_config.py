@@ -59,6 +59,8 @@ bends said per URDF link (doc/models.md, "Your own robot: a URDF";
     actuated: [joint1, joint2]      # optional: default (and only) every moving joint
     payload: {mass, com, inertia}   # optional: a tool or load in the tip link's frame (the
                                     # uncertainty's payload factor scales it)
+    armature: 0.1                   # optional: reflected rotor inertia [kg m^2], one for
+                                    # every joint or {joint: value} (others 0)
     base: {floating: false, xyz: [0, 0, 0], rpy: [0, 0, 0]}   # as above; a floating
                                     # base's body is the URDF root's
     flexible:
@@ -77,6 +79,7 @@ Every error is a `ConfigError` whose message starts with the dotted path of the 
 """
 
 import contextlib
+import dataclasses
 import difflib
 import math
 import os
@@ -491,7 +494,8 @@ def _check_names(chain, frames, fields):
 
 # -- a URDF as the chain's rigid skeleton (description.urdf_reader) -------------------------
 
-URDF_KEYS = ('urdf', 'xacro_args', 'root', 'tip', 'flexible', 'actuated', 'payload')
+URDF_KEYS = ('urdf', 'xacro_args', 'root', 'tip', 'flexible', 'actuated', 'payload',
+             'armature')
 
 
 def urdf_chain(spec, directory=None, robot_description=None):
@@ -543,7 +547,27 @@ def urdf_chain(spec, directory=None, robot_description=None):
     for link in read.links:
         inertial = f'urdf: {where}: link {link.name!r} <inertial>'
         _check_rigid_body(link, inertial, inertial)
+    armature = _armature(spec.get('armature', 0.0), moving)
+    read.links[:] = [dataclasses.replace(link, joint=dataclasses.replace(
+        link.joint, armature=armature[link.joint.name])) for link in read.links]
     return read
+
+
+def _armature(value, joints):
+    """``armature:`` of a URDF model file: one value for every joint, or joint: value.
+
+    The reflected rotor inertia [kg m^2 or kg] a URDF has no element for; joints not
+    named get 0.
+    """
+    if isinstance(value, dict):
+        for joint in value:
+            if joint not in joints:
+                raise ConfigError(f'armature.{joint}: no moving joint {joint!r} in the chain '
+                                  f'(its moving joints: {", ".join(joints)})')
+        return {joint: number(value.get(joint, 0.0), f'armature.{joint}', 0.0)
+                for joint in joints}
+    value = number(value, 'armature', 0.0)
+    return {joint: value for joint in joints}
 
 
 def _elastic(spec, field):

@@ -363,13 +363,14 @@ def test_soft_tip_is_refused_and_the_offered_lambda_point_is_stable(soft):
 
 
 def test_stiff_strains_in_the_control_model_are_refused_with_the_remedy(soft):
-    """A lambda-point law on the full model inverts the shear and extension modes, too
+    """A lambda-point servo law on the full model inverts the shear and extension modes, too
     fast for a 2 ms sampled law: refused, the message names the fastest mode and the
     remedy (control_modes keeps the curvatures only); with control_modes 5 it is
     admitted."""
     reference = {'type': 'constant', 'value': [0.11, -0.63]}
     program = point_program('lambda_point', reference, **{'lambda': 0.05})
-    settings = dict(period=0.002, analysis_positions=[0.3, 0.8], uncertainty=EXACT_MODEL)
+    settings = dict(period=0.002, analysis_positions=[0.3, 0.8], uncertainty=EXACT_MODEL,
+                    realization='servo', control_model='full')
     with pytest.raises(ConfigError, match='fastest mode.*control_modes: k keeps torsion and '
                                           'bending'):
         ProgramController(soft, program, ControllerSettings(**settings))

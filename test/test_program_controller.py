@@ -15,22 +15,26 @@ predict.
 """
 
 import math
+import os
 from pathlib import Path
+import re
 
 import numpy as np
 import pytest
+import yaml
 
 from flexible_manipulator.control.program_config import load_program_file
 from flexible_manipulator.control.program_controller import (
     controller_from_files, ControllerSettings, ProgramController)
 from flexible_manipulator.mechanics.simulation import Simulation
 from flexible_manipulator.control.uncertainty import EXACT_MODEL
-from flexible_manipulator.model_config import ConfigError, load_model
+from flexible_manipulator.model_config import ConfigError, load_model, model_from_dict
 
 CONFIG = Path(__file__).resolve().parents[1] / 'config'
 FLEXIBLE = CONFIG / 'models' / 'two_link_flexible.yaml'
 RIGID = CONFIG / 'models' / 'two_link_rigid.yaml'
 FLEXIBLE_PROGRAMS = CONFIG / 'programs_two_link_flexible.yaml'
+UR5E = str(CONFIG / 'models' / 'ur5e_flexible_forearm.yaml')
 CIRCLE = {'type': 'circle', 'center': [0.55, 0.25], 'radius': 0.1, 'rate': 2.0}
 # Start of the circle programs of config/programs_two_link_flexible.yaml (rigid inverse
 # kinematics of (0.65, 0.25) m, velocity 0.2 m/s along +y); the same numbers as the plant's
@@ -297,17 +301,18 @@ def test_estimated_elastic_state_follows_the_plant_and_closes_the_loop(flexible)
 
 
 def test_sampled_servo_loop_with_fast_modelled_modes_is_refused(flexible):
-    """All 3 modes per link in the control law at 2 ms (omega_3 T = 3.4): refused with the
+    """The servo law with all 3 modes per link at 2 ms (omega_3 T = 3.4): refused with the
     spectral radius and the advice to model fewer modes. Run anyway (allow) from the same
     start as the demo, the nonlinear loop departs: the lambda-point leaves the circle by
     more than 1 cm within 0.3 s with the efforts at their limits (the same program with one
     modelled mode stays within 2e-4 m, test above), which the check predicted."""
+    servo = dict(control_modes=None, realization='servo', control_model='full')
     with pytest.raises(ConfigError, match='spectral radius .* > 1 at period 0.002 s.*'
                                           'control_modes'):
         ProgramController(flexible, one_program([lambda_row(0.2)], 10.0),
-                          flexible_settings(control_modes=None))
+                          flexible_settings(**servo))
     controller = ProgramController(flexible, one_program([lambda_row(0.2)], 10.0, 'allow'),
-                                   flexible_settings(control_modes=None))
+                                   flexible_settings(**servo))
     assert any('ALLOWED' in note for note in controller.entry.notes)
     controller.enable()
     q0, v0 = np.zeros(flexible.nv), np.zeros(flexible.nv)
@@ -592,3 +597,47 @@ def test_every_step_of_a_tick_is_guarded_and_names_itself(flexible):
     controller.enable()
     assert np.all(np.isfinite(controller.update(t, q, v)))
     assert controller.status.mode == 'tracking'
+
+
+def test_auto_hands_a_law_refused_on_the_model_to_one_that_passes_and_says_why(flexible):
+    """realization and control_model auto (the defaults) with every mode modelled: the
+    servo law is refused on the model itself (the test above); auto goes on to model
+    following (the same law on the internal model: refused too) and then to computed
+    torque on the rigid twin, which the same sampled-loop check admits on the full plant,
+    with a note that says why. A non-minimum-phase output is not handed over: the output
+    is what is refused (test_tip_program_is_refused_as_non_minimum_phase...)."""
+    controller = ProgramController(flexible, one_program([lambda_row(0.2)], 10.0),
+                                   flexible_settings(control_modes=None))
+    assert controller.following is None and controller.realization_kind == 'ideal'
+    note = controller.entry.notes[0]
+    assert note.startswith('auto: computed torque on the rigid twin, because the servo law on '
+                           'the flexible model is refused on the model')
+    assert controller.entry.sampled_radius < 1.0
+
+
+def test_when_no_law_is_admitted_auto_says_which_came_closest(tmp_path):
+    """The UR5e-like arm with its flexible forearm and no armature (the elbow then drives
+    the forearm's 2 g m^2 hub alone): at 2 ms with one period of delay the servo law, model
+    following and the rigid twin are all refused; the one-line refusal names the closest
+    (the smallest of the worst spectral radii it lists, all > 1) and by how much."""
+    spec = yaml.safe_load(open(UR5E))
+    spec['urdf'] = os.path.join(os.path.dirname(UR5E), spec['urdf'])
+    spec['armature'] = 0.0
+    arm = model_from_dict(spec)
+    start = [0.0, -1.2, 1.5, -1.9, -1.57, 0.0]
+    programs = {'sine': {'gains': {'alpha': 6.0}, 'rows': [
+        {'type': 'joint', 'joints': list(arm.joint_names),
+         'reference': {'type': 'sinusoid', 'offset': start, 'amplitude': [0.1] * 6,
+                       'frequency': [0.5] * 6}}]}}
+    with pytest.raises(ConfigError) as refused:
+        ProgramController(arm, programs, ControllerSettings(
+            period=0.002, delay_periods=1, analysis_positions=start))
+    text = str(refused.value)
+    assert '\n' not in text
+    closest = re.search(r'auto: no law it knows is admitted; closest: (.*?) \(worst spectral '
+                        r'radius ([0-9.]+), ([0-9.e-]+) % past 1\); then (.*)$', text)
+    assert closest, text
+    radius = float(closest.group(2))
+    others = [float(x) for x in re.findall(r' ([0-9]+\.[0-9]+)(?:,|$)', closest.group(4))]
+    assert len(others) == 2 and all(radius <= r for r in others) and radius > 1.0
+    assert float(closest.group(3)) == pytest.approx(100 * (radius - 1), rel=1e-2)

@@ -753,3 +753,29 @@ def test_a_bad_payload_names_its_field():
                            ({'mass': 1.0, 'colour': 'red'}, 'payload')]:
         with pytest.raises(ConfigError, match=match):
             model_from_dict(chain_spec(path, payload=payload))
+
+
+def test_armature_adds_the_reflected_rotor_inertia_to_its_joint():
+    """``armature:`` (one value, or per joint) adds a to the joint's diagonal entry of M
+    and nothing else (the rotor spins with the joint through its gear: kinetic energy
+    a theta'^2 / 2); h is unchanged (no velocity product, no gravity of a rotor on its
+    axis). Unknown joints and negative values are refused naming the field."""
+    path = os.path.join(URDFS, 'ur5e_like.urdf')
+    bare = model_from_dict(chain_spec(path))
+    every = model_from_dict(chain_spec(path, armature=0.1))
+    some = model_from_dict(chain_spec(path, armature={'elbow_joint': 0.3, 'wrist_3_joint': 0.05}))
+    rng = np.random.default_rng(7)
+    q, v = rng.uniform(-2.0, 2.0, 6), rng.uniform(-1.0, 1.0, 6)
+    M = bare.mass_matrix(bare.create_data(), q)
+    np.testing.assert_allclose(every.mass_matrix(every.create_data(), q), M + 0.1 * np.eye(6),
+                               rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(some.mass_matrix(some.create_data(), q),
+                               M + np.diag([0.0, 0.0, 0.3, 0.0, 0.0, 0.05]), rtol=1e-12,
+                               atol=1e-12)
+    np.testing.assert_allclose(every.bias_forces(every.create_data(), q, v),
+                               bare.bias_forces(bare.create_data(), q, v), rtol=1e-12,
+                               atol=1e-12)
+    for armature, match in [({'knee': 0.1}, "armature.knee: no moving joint 'knee'"),
+                            (-0.1, 'armature'), ({'elbow_joint': 'x'}, 'armature.elbow_joint')]:
+        with pytest.raises(ConfigError, match=match):
+            model_from_dict(chain_spec(path, armature=armature))

@@ -36,8 +36,26 @@ ALONG_SAMPLES = 48
 MAX_JOINT_STEP = 0.5
 
 
-class NotRobustError(ConfigError):
-    """A program refused by `check_robustness` (its loop is unstable in the uncertainty)."""
+class UnstableLoopError(ConfigError):
+    """A program whose linearized closed loop is unstable on the model itself.
+
+    Its output is minimum phase: a law that closes the loop otherwise may pass.
+    ``radius``: the loop's spectral radius (sampled loops; None for a continuous one or a
+    refusal by the zero dynamics alone), what `ProgramController`'s ``auto`` compares
+    when no law it knows is admitted.
+    """
+
+    def __init__(self, message, radius=None):
+        """Keep the message and the radius."""
+        super().__init__(message)
+        self.radius = radius
+
+
+class NotRobustError(UnstableLoopError):
+    """A program refused by `check_robustness` (its loop is unstable in the uncertainty).
+
+    ``radius``: the worst plant's spectral radius.
+    """
 
 
 # A redefined output that is not robust is tried again with lambda times this factor, at
@@ -275,7 +293,11 @@ def check_internal_dynamics(law, entry, rows, policy, field, redefined, q0, solv
              f'no redefined output (lambda_point) {what} either')
     if sampled and limit == 0.0 and cm.n_modes:
         offer += '; ' + loop.mode_hint()
-    raise ConfigError(f'{field}: refused ({where}): {"; ".join(problems)}; {offer}')
+    message = f'{field}: refused ({where}): {"; ".join(problems)}; {offer}'
+    if entry.zero_dynamics is not None and not entry.zero_dynamics.minimum_phase:
+        # The output itself is the problem: another law on the same output is no answer.
+        raise ConfigError(message)
+    raise UnstableLoopError(message, entry.sampled_radius if sampled else None)
 
 
 def smaller_lambda(law, redefinition, field, factor=ROBUST_LAMBDA_FACTOR):
@@ -383,7 +405,7 @@ def check_robustness(law, entry, field, where, C, kp, kd, q0):
         f'(margin < 1); worst plant: {factors_text(worst.factors)}, spectral radius '
         f'{worst.radius:.6g} > 1 (input delay up to {law.delay_periods} periods'
         f'{", elastic state estimated" if law.estimates_modes else ""}). Robust '
-        f'alternatives: {"; ".join(offers)}')
+        f'alternatives: {"; ".join(offers)}', worst.radius)
 
 
 def following_check(law, entry, q0):

@@ -64,9 +64,11 @@ Checks at construction (each refused with a `ConfigError` naming the program):
   armature; `uncertainty.DEFAULT_UNCERTAINTY` when None, `uncertainty.EXACT_MODEL` for a
   plant that is the model's own copy) must stay stable; else refused with the margin, the
   worst plant and the robust alternatives (`admission.NotRobustError`). With
-  ``realization`` and ``control_model`` both ``auto``, the servo law on the flexible model
-  then gives way to model following, else to computed torque on the rigid twin, with a
-  note;
+  ``realization`` and ``control_model`` both ``auto``, a servo law on the flexible model
+  refused by (b) (a minimum-phase output: `admission.UnstableLoopError`) or by this check
+  gives way to model following, else to computed torque on the rigid twin, with a note
+  saying why; when all are refused, the refusal names the one that came closest (its
+  worst spectral radius) and the others';
 * a control model with modes under the ideal realization is refused (it would need forces
   on the modes).
 
@@ -152,7 +154,8 @@ class ControllerSettings:
         'realization', 'auto',
         'Servo (input directions only) or ideal (fully actuated control model); auto: servo '
         'on flexible models, under model following or on the rigid twin when the direct servo '
-        'law is not robust over the uncertainty.', choices=REALIZATIONS).field()
+        'law is refused (its sampled loop unstable on the model or over the uncertainty).',
+        choices=REALIZATIONS).field()
     control_model: str = Setting(
         'control_model', 'auto',
         'Model the law evaluates: the (reduced) full model or the rigid twin.',
@@ -338,6 +341,19 @@ class ControllerStatus:
         return '; '.join(parts) if parts else 'tracking'
 
 
+def _closest(tried):
+    """Say which law came closest when ``auto`` finds every law it knows refused."""
+    measured = [(refusal.radius, what) for what, refusal in tried
+                if refusal.radius is not None]
+    if not measured:
+        return 'auto: no law it knows is admitted'
+    radius, what = min(measured)
+    others = ', '.join(f'{w} {r:.6g}' for r, w in sorted(measured)[1:])
+    return (f'auto: no law it knows is admitted; closest: {what} (worst spectral radius '
+            f'{radius:.6g}, {100 * (radius - 1):.3g} % past 1)'
+            + (f'; then {others}' if others else ''))
+
+
 def _without_saturation(status):
     """Copy a realization status with the clipping flags cleared (for its message)."""
     copy = RealizationStatus(status.clipped.size, status.kind)
@@ -379,22 +395,28 @@ class ProgramController(LatchedSafety):
         settings = settings or ControllerSettings()
         try:
             self._setup(model, programs, settings, default, source)
-        except admission.NotRobustError as error:
+        except admission.UnstableLoopError as error:
             if not (settings.realization == settings.control_model == 'auto'
                     and not settings.model_following):
                 raise
+            tried = [('the servo law on the flexible model', error)]
             for fallback, what in ROBUST_ALTERNATIVES:
                 try:
                     self._setup(model, programs, replace(settings, **fallback), default,
                                 source)
+                except admission.UnstableLoopError as refusal:
+                    tried.append((what, refusal))
+                    continue
                 except ConfigError:
                     continue
-                note = (f'auto: {what}, because the servo law on the flexible model is not '
-                        f'robust: {error}')
+                why = 'not robust' if isinstance(error, admission.NotRobustError) else \
+                    'refused on the model'
+                note = (f'auto: {what}, because the servo law on the flexible model is '
+                        f'{why}: {error}')
                 for entry in self.entries.values():
                     entry.notes.insert(0, note)
                 return
-            raise error from None         # no robust alternative: the first refusal stands
+            raise type(error)(f'{error}; {_closest(tried)}', error.radius) from None
 
     def _setup(self, model, programs, settings, default, source):
         """Build and check everything for ``settings`` (`__init__`)."""
