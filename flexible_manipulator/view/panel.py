@@ -224,8 +224,10 @@ class ControlPanel:
 
 
 def value_axis(series, label):
-    """Return uPlot's (scales, axes) for plotting ``series`` against simulated time: the
-    value axis fixed to `value_ticks`' span, its ticks labelled by `tick_labels`."""
+    """Return uPlot's (scales, axes) for plotting ``series`` against simulated time.
+
+    The value axis is fixed to `value_ticks`' span, its ticks labelled by `tick_labels`.
+    """
     time_axis = {'label': 'simulated time [s]'}
     found = value_ticks(np.concatenate(series)) if len(series) else None
     if found is None:
