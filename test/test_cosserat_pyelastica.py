@@ -23,7 +23,8 @@ import pytest
 from flexible_manipulator.mechanics.cosserat.rod import Section
 from soft_cantilever import DENSITY, DURATION, GRAVITY, LENGTH, modal_tips, PERIOD, RADIUS, YOUNG
 
-elastica = pytest.importorskip('elastica')
+elastica = pytest.importorskip('elastica', reason='pyelastica (pip only: '
+                               'requirements-ros.txt) is not installed')
 
 
 class _Rods(elastica.BaseSystemCollection, elastica.Constraints, elastica.Forcing):

@@ -11,6 +11,7 @@ a line naming the parameter or the file. The time to exit is reported, not asser
 depends on the machine's load (the loop reacts within `common.SPIN_WAIT`).
 """
 
+import importlib.util
 import os
 import signal
 import subprocess
@@ -52,7 +53,9 @@ def stop_with(node, number):
     (CONTROLLER, []),
     (SERVO, [('model', 'sleigh_servo'), ('timing_mode', 'realtime')]),
     (SERVO_CONTROLLER, []),
-    (VIEW, [('port', 0)]),
+    pytest.param(VIEW, [('port', 0)], marks=pytest.mark.skipif(
+        importlib.util.find_spec('viser') is None,
+        reason='viser (pip only: requirements-ros.txt) is not installed')),
 ], ids=['plant-realtime', 'plant-lockstep', 'controller', 'servo_plant', 'servo_controller',
         'view'])
 @pytest.mark.parametrize('number', [signal.SIGINT, signal.SIGTERM], ids=['SIGINT', 'SIGTERM'])

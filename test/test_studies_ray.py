@@ -16,12 +16,14 @@ import time
 
 import pytest
 
-from test_studies import journal_rows, SMALL, stable, sweep, write
-from flexible_manipulator.studies.runner import run_study
 from flexible_manipulator.studies.spec import load_study, parse_study
-from flexible_manipulator.studies.table import read_table
 
-ray = pytest.importorskip('ray')
+ray = pytest.importorskip('ray', reason='ray (pip only: requirements-ros.txt) is not installed')
+pytest.importorskip('pyarrow', reason='pyarrow (pip only: requirements-ros.txt) is not '
+                    'installed: a study writes its table with it')
+from test_studies import journal_rows, SMALL, stable, sweep, write  # noqa: E402 - after
+from flexible_manipulator.studies.runner import run_study  # noqa: E402 - the skips
+from flexible_manipulator.studies.table import read_table  # noqa: E402
 
 
 @pytest.fixture(scope='module')

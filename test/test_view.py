@@ -36,7 +36,9 @@ from conftest import REPO
 from flexible_manipulator.view import geometry, status
 from flexible_manipulator.view.description import DescriptionError, read
 from flexible_manipulator.view.panel import History
-from flexible_manipulator.view.scene import FrameTree, pose_matrix, polyline
+
+pytest.importorskip('viser', reason='viser (pip only: requirements-ros.txt) is not installed')
+from flexible_manipulator.view.scene import FrameTree, pose_matrix, polyline  # noqa: E402
 
 
 def translation(x, y, z):

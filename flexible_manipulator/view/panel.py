@@ -5,10 +5,16 @@ what its buttons ask. A button press is handed to ``request(action, argument)`` 
 viser's thread (the node queues it for its own); ``action`` is one of `ACTIONS`. Each
 group of buttons is disabled, with the reason shown, while the services it calls are not
 there (`set_available`). `History` keeps the plots' sliding windows.
+
+The plots' value axes are laid out here, not by uPlot (whose default labels keep three
+decimals: residuals of 1e-4 read "0, 0, -0"): `value_ticks` puts ticks at multiples of 1,
+2 or 5 times a power of ten over the window's values, `tick_labels` writes them in
+engineering notation (``-200µ``, ``0``, ``1.5k``), and the axis is fixed to the ticks' span.
 """
 
 from collections import deque
 import html
+import math
 
 import numpy as np
 
@@ -17,6 +23,51 @@ WINDOW = 300            # samples per plot (at the node's sampling rate: ~30 s a
 # uPlot series colours, cycled (none is the tubes' colour map's).
 SERIES_COLORS = ('#1f77b4', '#2ca02c', '#9467bd', '#8c564b', '#17becf', '#7f7f7f',
                  '#bcbd22', '#e377c2')
+TICK_INTERVALS = 4          # whole steps in the values' span at most (value_ticks)
+# SI prefixes of the powers of a thousand; outside them a label ends in e<exponent>.
+PREFIXES = {-12: 'p', -9: 'n', -6: 'µ', -3: 'm', 0: '', 3: 'k', 6: 'M', 9: 'G', 12: 'T'}
+
+
+def value_ticks(values, intervals=TICK_INTERVALS):
+    """Return (ticks, step) of a value axis spanning the finite ``values``, or None.
+
+    The step is the smallest of 1, 2, 5 times a power of ten that cuts the values' span in
+    at most ``intervals`` pieces; the ticks are its multiples from the one at or below the
+    smallest value to the one at or above the largest. Equal values get a span of a tenth
+    of their size about them (zero: -1 to 1).
+    """
+    values = np.asarray(values, dtype=float)
+    values = values[np.isfinite(values)]
+    if not len(values):
+        return None
+    low, high = float(values.min()), float(values.max())
+    if high == low:
+        pad = abs(low) / 10.0 or 1.0
+        low, high = low - pad, high + pad
+    raw = (high - low) / intervals
+    power = 10.0 ** math.floor(math.log10(raw))
+    step = next(m * power for m in (1, 2, 5, 10) if m * power >= raw * (1 - 1e-12))
+    first, last = math.floor(low / step + 1e-9), math.ceil(high / step - 1e-9)
+    return [k * step for k in range(first, last + 1)], step
+
+
+def tick_labels(ticks, step):
+    """Return the labels of ``ticks`` spaced by ``step``: engineering notation.
+
+    One power of a thousand for the axis, the largest tick's (a prefix of `PREFIXES`, else
+    ``e<exponent>``), and the decimals the step needs at that power; zero is ``0`` (never
+    ``-0``).
+    """
+    largest = max(abs(t) for t in ticks)
+    exponent = 3 * math.floor(math.log10(largest) / 3 + 1e-9) if largest else 0
+    suffix = PREFIXES.get(exponent, f'e{exponent}')
+    scale = 10.0 ** exponent
+    decimals = max(0, math.ceil(-math.log10(step / scale) - 1e-9))
+    labels = []
+    for tick in ticks:
+        text = f'{tick / scale:.{decimals}f}'
+        labels.append('0' if float(text) == 0 else text + suffix)
+    return labels
 
 
 class History:
@@ -159,11 +210,29 @@ class ControlPanel:
                 {'label': name, 'stroke': SERIES_COLORS[k % len(SERIES_COLORS)], 'width': 1.5}
                 for k, name in enumerate(history.names))
             order = [k for k, _ in self.PLOTS].index(key)      # the same place when remade
+            scales, axes = value_axis(data[1:], ylabel)
             with self.plot_folder:
                 self.plots[key] = self.gui.add_uplot(
                     data, series, title=title, aspect=1.6, order=order,
-                    scales={'x': {'time': False}},
-                    axes=({'label': 'simulated time [s]'}, {'label': ylabel}))
+                    scales=scales, axes=axes, padding=(10, 24, 0, 0))   # room: top label
             history.take_changed()
         else:
             handle.data = data
+            scales, axes = value_axis(data[1:], ylabel)
+            if axes != handle.axes:         # new ticks: the page draws the chart again
+                handle.scales, handle.axes = scales, axes
+
+
+def value_axis(series, label):
+    """Return uPlot's (scales, axes) for plotting ``series`` against simulated time.
+
+    The value axis is fixed to `value_ticks`' span, its ticks labelled by `tick_labels`.
+    """
+    time_axis = {'label': 'simulated time [s]'}
+    found = value_ticks(np.concatenate(series)) if len(series) else None
+    if found is None:
+        return {'x': {'time': False}}, (time_axis, {'label': label})
+    ticks, step = found
+    return ({'x': {'time': False}, 'y': {'range': (ticks[0], ticks[-1])}},
+            (time_axis, {'label': label, 'splits': tuple(ticks),
+                         'values': tuple(tick_labels(ticks, step))}))
