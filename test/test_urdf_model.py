@@ -481,8 +481,8 @@ def test_a_link_pointing_back_turns_half_about_z(tmp_path):
     np.testing.assert_allclose(link.joint.axis, [0, 0, 1], atol=1e-15)
     own = lie.se3_from_origin(link.attached[0].xyz, link.attached[0].rpy)
     np.testing.assert_allclose(own[:3, :3], np.diag([-1.0, -1.0, 1.0]), atol=1e-15)
-    # its hub: the file's 1.0 kg at (0, 0, 0.0265) in forearm_link, (0, 0, 0.0265) in F too
-    assert link.body.mass == 1.0
+    # its hub: the file's 2.65 kg at (0, 0, 0.0265) in forearm_link, (0, 0, 0.0265) in F too
+    assert link.body.mass == 2.65
     np.testing.assert_allclose(link.body.com, [0.0, 0.0, 0.0265], atol=1e-15)
 
 
