@@ -24,10 +24,10 @@ import numpy as np
 from ..mechanics.equilibrium import rest_sensitivity, static_equilibrium
 from ..model_config import ConfigError
 from .loop_checks import LinearLoop, row_critical_period, stable, STABILITY_TOLERANCE
-from .model_following import ModelFollowing
+from . import joint_follower
 from .program_config import program_row_field
 from .realization import check_realizability, dependent_rows, RealizabilityError
-from .uncertainty import describe, factors_text, RobustnessCheck
+from .uncertainty import describe, factors_text, FollowerCheck, RobustnessCheck
 from .zero_dynamics import analyze_output, link_angle_output, stable_fraction
 
 # Program times sampled along the reference by `check_along_reference`.
@@ -364,12 +364,22 @@ def check_robustness(law, entry, field, where, C, kp, kd, q0):
     verdict over the same set when the law does not already use it.
     """
     ranges, n = law.uncertainty, law.n_joints
+    if law.following is not None:
+        # The plant's loop is the follower's about the internal model (`joint_follower`),
+        # its bandwidth chosen here, on the model alone too.
+        check = following_check(law, entry, q0)
+        entry.follower = check.follower
+        nominal = check.radius({})
+        if not stable(nominal):
+            raise UnstableLoopError(
+                f'{field}: refused ({where}): model following\'s joint law has a pole '
+                f'damped by less than {100 * joint_follower.DAMPING_MARGIN:g} % on the model '
+                f'itself at every bandwidth down to {check.follower[-1]:.3g} rad/s (margin '
+                f'radius {nominal:.6g}, input delay up to {law.delay_periods} periods)',
+                nominal)
     if not any(lo < hi for lo, hi in ranges.values()):
         return
-    if law.following is not None:
-        # The plant's loop is the rigid twin's joint loop about the internal model.
-        check = following_check(law, entry, q0)
-    else:
+    if law.following is None:
         check = RobustnessCheck(law.model, law.control_model, q0[:n], law.period,
                                 law.realization_kind, C, kp, kd, law.delay_periods,
                                 entry.observer_gain)
@@ -409,12 +419,32 @@ def check_robustness(law, entry, field, where, C, kp, kd, q0):
 
 
 def following_check(law, entry, q0):
-    """`RobustnessCheck` of model following's plant loop (`model_following`).
+    """`uncertainty.FollowerCheck` of model following's plant loop, its law chosen.
 
-    Computed torque on the rigid twin about the internal model's joints, one row per
-    joint, with the gains the law uses (`ModelFollowing.gains_of`).
+    Two ladders of bandwidths w, from the program's smallest alpha down by
+    ``joint_follower.BANDWIDTH_STEP``: computed torque on the rigid twin about the internal
+    model (K_p = w^2, K_d = 2 w, unfiltered) and the filtered joint law at w; on each the
+    first rung whose loop has every pole damped by ``joint_follower.DAMPING_MARGIN`` on
+    the model and on every plant of ``law.uncertainty``. The higher of the two is chosen,
+    computed torque on a tie (the more accurate where it passes: slow link modes); the
+    filtered law's last rung when neither passes (the caller refuses then, naming the
+    worst plant).
     """
-    n = law.n_joints
-    kp, kd = (np.eye(n) * gain for gain in ModelFollowing.gains_of(entry.stabilization))
-    return RobustnessCheck(law.model, law.rigid_twin, q0[:n], law.period, 'ideal',
-                           np.eye(n), kp, kd, law.delay_periods, None)
+    n, ranges, stabilization = law.n_joints, law.uncertainty, entry.stabilization
+    # Position rows' alpha; a program of velocity rows only: their rate gamma.
+    rates = np.where(stabilization.k1 > 0.0, 0.5 * stabilization.k1, stabilization.k0)
+    top = float(np.min(rates))
+    check = FollowerCheck(law.model, law.rigid_twin, q0[:n], law.period, law.delay_periods,
+                          None)
+    passed = {}
+    for kind in ('computed_torque', 'filtered'):
+        bandwidth = top
+        for _ in range(joint_follower.BANDWIDTH_STEPS):
+            check.follower = joint_follower.follower(kind, bandwidth)
+            if stable(check.radius({})) and stable(check.verdict(ranges).radius):
+                passed[kind] = check.follower
+                break
+            bandwidth *= joint_follower.BANDWIDTH_STEP
+    if passed:
+        check.follower = max(passed.values(), key=joint_follower.bandwidth_of)
+    return check

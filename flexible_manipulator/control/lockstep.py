@@ -54,8 +54,9 @@ def run_lockstep(controller, simulation, duration, period, measured=True, residu
     per tracked tick with the controller's status and the effort applied over the period
     that follows (clipped and delayed; the array is reused), e.g. to keep a run's summary
     figures. ``input_delay``: the periods by which each effort reaches the plant late (the
-    controller's ``delay_periods`` says what its checks allow); the plant reports the
-    effort it applied, as a plant node does.
+    controller's ``delay_periods`` says what its checks allow), or a
+    `mechanics.delay_line.DelayLine` to go on with (the efforts in flight at the end of an
+    earlier run); the plant reports the effort it applied, as a plant node does.
     """
     n, plant = controller.n_joints, simulation.model
     limit = plant.effort_limit
@@ -63,7 +64,10 @@ def run_lockstep(controller, simulation, duration, period, measured=True, residu
     run = LoopRun()
     applied = np.zeros(plant.nu)            # the effort of the last period, as plants report
     clipped = np.zeros(plant.nu)            # this tick's command at the plant's limits
-    line = DelayLine(plant.nu, input_delay)
+    if isinstance(input_delay, DelayLine):
+        line = input_delay
+    else:
+        line = DelayLine(plant.nu, input_delay)
     for k in range(figures.size):
         q, v = simulation.q, simulation.v
         if measured and plant.nv > n:

@@ -87,7 +87,7 @@ class LinearLoop:
         self._guess = self.P.T @ qc
         self._estimator = (full if model is None else model, self._guess)
         Mc, Dc, Kc, Bc = linearize(control, qc)
-        self.Mc, self.Bc, self.realization = Mc, Bc, realization
+        self.Mc, self.Kc, self.Bc, self.realization = Mc, Kc, Bc, realization
         self.Mc_inv = np.linalg.inv(Mc)
         self.free_x, self.free_v = -self.Mc_inv @ Kc, -self.Mc_inv @ Dc
         self._plant(full)
@@ -222,6 +222,54 @@ class LinearLoop:
             closed[i_u + nu * i:i_u + nu * (i + 1), i_u + nu * (i - 1):i_u + nu * i] = \
                 np.eye(nu)
         return float(np.max(np.abs(np.linalg.eigvals(closed))))
+
+    def dynamic_radius(self, system, delay=0, damping=0.0):
+        """Largest margin radius of the loop under a discrete law on the measured joints.
+
+        ``system`` = (A, B, C, D): the law's states x_(k+1) = A x_k + B y_k on the plant's
+        joints y = (theta, theta') and its effort u_k = C x_k + D y_k (A may be 0 x 0: a
+        static law), applied d = 0..``delay`` periods late (the largest over d, as
+        `radius`). ``damping``: the least damping ratio zeta_m every pole must have; the
+        figure is max |z| exp(zeta_m |Log z|) over the poles z, at most 1 exactly when
+        each has s = Log(z) / T with -Re s >= zeta_m |s| (zeta_m = 0: the spectral radius).
+        """
+        A, B, C, D = system
+        n, nv, size = self.n, self.full.nv, self.Phi.shape[0]
+        nu, ns = D.shape[0], A.shape[0]
+        Y = np.zeros((2 * n, size))            # y = Y z
+        Y[:n, :n] = np.eye(n)
+        Y[n:, nv:nv + n] = np.eye(n)
+        worst = 0.0
+        for d in range(delay + 1):
+            total = size + ns + d * nu
+            out = np.zeros((nu, total))            # u_k = out s_k
+            out[:, :size] = D @ Y
+            out[:, size:size + ns] = C
+            closed = np.zeros((total, total))
+            closed[:size, :size] = self.Phi
+            applied = out if d == 0 else np.eye(nu, total, size + ns + nu * (d - 1))
+            closed[:size] += self.Gamma @ applied
+            closed[size:size + ns, :size] = B @ Y
+            closed[size:size + ns, size:size + ns] = A
+            for i in range(d):
+                rows = slice(size + ns + nu * i, size + ns + nu * (i + 1))
+                closed[rows] = out if i == 0 else np.eye(nu, total, size + ns + nu * (i - 1))
+            poles = np.linalg.eigvals(closed)
+            poles = poles[np.abs(poles) > 1e-12]
+            worst = max(worst, float(np.max(np.abs(poles) * np.exp(
+                damping * np.abs(np.log(poles.astype(complex)))))))
+        return worst
+
+    def joint_feedback(self, kp, kd):
+        """Return the ideal realization's joint law as (A, B, C, D) for `dynamic_radius`.
+
+        Rows theta = theta_ref with gains ``kp``, ``kd``: no states, D = [F_theta,
+        F_theta'].
+        """
+        n, nv = self.n, self.full.nv
+        F = self.feedback(np.eye(n, self.control.nv), kp, kd)
+        D = np.hstack([F[:, :n], F[:, nv:nv + n]])
+        return np.zeros((0, 0)), np.zeros((0, 2 * n)), np.zeros((D.shape[0], 0)), D
 
     def growth(self, C, kp, kd):
         """Largest real part of the continuous closed loop's eigenvalues [1/s]."""

@@ -11,32 +11,28 @@ jobs (a two-degree-of-freedom structure):
   tick the law takes the internal model's state and returns u_m, and the internal model
   advances one control period under u_m. Its joint trajectory theta_m(t) and
   acceleration theta_m'' (its forward dynamics under u_m) are what the arm should do;
-* **the arm follows it** by computed torque on the rigid twin (M_r, h_r) about that
-  trajectory, e = theta - theta_m:
-
-      u = u_m + M_r(theta) (theta_m'' - K_p e - K_d e') + h_r(theta, theta')
-              - (M_r(theta_m) theta_m'' + h_r(theta_m, theta_m')),
-
-  with K_p = beta^2 and K_d = 2 alpha from the program's gains (the smallest over its
-  rows). On the exact plant e stays at the integration error and u = u_m: the flexible
-  law's accuracy. Off it, the feedback is the rigid twin's, which nothing elastic
-  cancels: the plant's loop is robust as the rigid twin is, and u_m is a feedforward that
-  does not depend on the plant's state.
+* **the arm follows it** by a filtered joint law about that trajectory (`joint_follower`:
+  the internal law's effort u_m as feedforward, the rigid twin's gravity difference, and
+  M_r-weighted PID feedback on e = theta - theta_m rolled off well below the link's
+  modes, at the largest bandwidth the start-up check admits). On the exact plant e stays
+  at the integration error and u = u_m: the flexible law's accuracy. Off it, the feedback
+  is the follower's, which nothing elastic cancels: the plant's loop is robust as the
+  follower's check says, and u_m is a feedforward that does not depend on the plant's
+  state.
 
 Linearized at rest the closed loop is block-triangular (the internal model does not see
 the plant): its eigenvalues are those of the law on the model (the nominal checks) and
-those of the rigid twin's joint loop on the plant, which the robustness check evaluates
-over the uncertainty (`admission.check_robustness`). Only joints are measured: the law's
-modes are the internal model's, no estimator is needed. ``following_error`` (max |e|
-[rad]) says how far the arm is from its model (on /diagnostics).
+those of the follower's loop on the plant, which the start-up check evaluates on the
+model and over the uncertainty (`admission.following_check`). Only joints are measured:
+the law's modes are the internal model's, no estimator is needed. ``following_error``
+(max |e| [rad]) says how far the arm is from its model (on /diagnostics).
 """
-
-import math
 
 import numpy as np
 
 from ..mechanics.equilibrium import static_equilibrium
 from ..mechanics.simulation import Simulation
+from .joint_follower import make_follower
 
 # Integration of the internal model: linearly implicit (stiff strain modes of a Cosserat
 # model), steps per control period.
@@ -45,37 +41,51 @@ STEPS_PER_PERIOD = 2
 
 
 class ModelFollowing:
-    """The internal model and the joint-following law of the module doc."""
+    """The internal model and the joint-following law of the module doc.
 
-    def __init__(self, model, rigid_twin, period):
+    With ``lead`` periods of input delay (the controller's ``delay_periods``) the internal
+    model runs that far ahead of the arm: the effort computed at tick k reaches the arm over
+    period k + lead, the interval over which the internal model applies it, so on the exact
+    plant the arm is where the internal model was ``lead`` ticks before, and the follower
+    compares it with that state (kept in a ring), not with the newest.
+    """
+
+    def __init__(self, model, rigid_twin, period, lead=0):
         """Prepare for the controller's full ``model`` and its rigid twin at ``period``."""
         self.model, self.twin, self.period = model, rigid_twin, float(period)
-        self.n = model.n_joints
-        self.data, self.twin_data = model.create_data(), rigid_twin.create_data()
+        self.n, self.lead = model.n_joints, int(lead)
+        self.data = model.create_data()
         self.simulation = None             # the internal model, from the first state
         self.effort = np.zeros(model.nu)   # u_m of the last tick
-        self.acceleration = np.zeros(self.n)
-        self.gains = (0.0, 0.0)            # K_p [1/s^2], K_d [1/s]
+        self.follower = None               # the joint law (`set_follower`)
+        self._followers = {}               # verdict -> its law, built once
         self.error = 0.0                   # max |theta - theta_m| [rad] at the last tick
-        self._time = None
-        n = self.n
-        self._M, self._Mm = np.zeros((n, n)), np.zeros((n, n))
-        self._h, self._hm = np.zeros(n), np.zeros(n)
-        self._target, self._out, self._scratch = np.zeros(n), np.zeros(model.nu), np.zeros(n)
-        self._error, self._rate = np.zeros(n), np.zeros(n)
-        self._full = np.zeros(model.nv)    # the internal model's accelerations
+        self._time = None                  # the internal model's time [s]
+        # The internal model's states of the last lead + 1 ticks; row _next: the oldest.
+        self._past_q = np.zeros((self.lead + 1, model.nq))
+        self._past_v = np.zeros((self.lead + 1, model.nv))
+        self._past_a = np.zeros((self.lead + 1, model.nv))   # their accelerations under u_m
+        self._next = 0
+        self._full = np.zeros(model.nv)
 
-    @staticmethod
-    def gains_of(stabilization):
-        """(K_p, K_d) = (min beta^2, 2 min alpha) over the program's position rows."""
-        return float(np.min(stabilization.k0)), float(np.min(stabilization.k1))
+    def set_follower(self, follower):
+        """Follow with the law the start-up check chose (`admission.following_check`)."""
+        if follower not in self._followers:
+            self._followers[follower] = make_follower(self.twin, self.period, follower)
+        if self._followers[follower] is not self.follower:
+            self.follower = self._followers[follower]
+            self.follower.reset()
 
-    def set_gains(self, stabilization):
-        """Follow with the program's gains (`gains_of`)."""
-        self.gains = self.gains_of(stabilization)
+    def reset(self, t, joint_positions, joint_velocities, in_flight=(), restart=True):
+        """Start the internal model at the measured joints (modes at rest).
 
-    def reset(self, t, joint_positions, joint_velocities):
-        """Start the internal model at the measured joints, its modes at rest."""
+        It starts at the arm's time ``t``, then moves ``lead`` periods ahead under
+        ``in_flight``: the efforts already sent that the arm gets over those periods
+        (oldest first; zero when fewer are given), so that it starts where the arm will
+        be (a Smith predictor's start). ``restart``: forget the follower's states too (its
+        integral holds what the model misses of the arm, a payload off its model: kept
+        across a program switch, forgotten when the loop itself restarts).
+        """
         q = self.model.neutral_configuration().astype(float)
         q[:self.n] = joint_positions
         try:
@@ -84,43 +94,53 @@ class ModelFollowing:
             pass                           # a rest the solver misses: straight links
         v = np.zeros(self.model.nv)
         v[:self.n] = joint_velocities
-        self.simulation = Simulation(self.model, self.period / STEPS_PER_PERIOD, INTEGRATOR,
-                                     q0=q, v0=v, refuse_unstable=False)
+        self.simulation = sim = Simulation(self.model, self.period / STEPS_PER_PERIOD,
+                                           INTEGRATOR, q0=q, v0=v, refuse_unstable=False)
+        if self.follower is not None and restart:
+            self.follower.reset()
+        self._past_a[:] = 0.0
+        self._past_q[0], self._past_v[0] = sim.q, sim.v
+        in_flight = list(in_flight)
+        for k in range(1, self.lead + 1):
+            self.effort[:] = in_flight[k - 1] if k - 1 < len(in_flight) else 0.0
+            sim.advance(self.effort, self.period)
+            self._past_q[k], self._past_v[k] = sim.q, sim.v
         self.effort[:] = 0.0
-        self._time = t
+        self._time = t + self.lead * self.period
+        self._next = 0
 
     def advance(self, t):
-        """Move the internal model to ``t`` [s] under the last u_m (whole periods, >= 1)."""
-        periods = max(1, int(round((t - self._time) / self.period)))
+        """Move the internal model to ``t`` [s] plus the lead under the last u_m.
+
+        Whole periods, at least one; its state is kept for the follower.
+        """
+        target = t + self.lead * self.period
+        periods = max(1, int(round((target - self._time) / self.period)))
         self.simulation.advance(self.effort, periods * self.period)
-        self._time = t
+        self._time = target
+        self._past_q[self._next] = self.simulation.q
+        self._past_v[self._next] = self.simulation.v
+        self._next = (self._next + 1) % (self.lead + 1)
+
+    def lagged(self):
+        """Return the internal model's (q, v) at the arm's time: ``lead`` ticks ago."""
+        if self.lead == 0:
+            return self.simulation.q, self.simulation.v
+        return self._past_q[self._next], self._past_v[self._next]
 
     def follow(self, effort, joint_positions, joint_velocities):
         """Take the law's u_m; return u (module doc), reused by the next call."""
         self.effort[:] = effort
-        sim, n = self.simulation, self.n
-        qm, vm = sim.q, sim.v
-        full = self.model.forward_dynamics(self.data, qm, vm, effort, self._full)
-        self.acceleration[:] = full[:n]
-        twin, data = self.twin, self.twin_data
-        kp, kd = self.gains
-        error = np.subtract(joint_positions, qm[:n], out=self._error)
-        self.error = float(np.max(np.abs(error))) if n else 0.0
-        rate = np.subtract(joint_velocities, vm[:n], out=self._rate)
-        np.multiply(error, -kp, out=self._target)
-        rate *= kd
-        self._target -= rate
-        self._target += self.acceleration
-        M = twin.mass_matrix(data, joint_positions, self._M)
-        h = twin.bias_forces(data, joint_positions, joint_velocities, self._h)
-        out = self._out
-        np.matmul(M, self._target, out=out)
-        out += h
-        Mm = twin.mass_matrix(data, qm[:n], self._Mm)
-        hm = twin.bias_forces(data, qm[:n], vm[:n], self._hm)
-        out -= np.matmul(Mm, self.acceleration, out=self._scratch)
-        out -= hm
-        out += effort
-        if not math.isfinite(float(out @ out)):
-            raise FloatingPointError('model following: the effort is not finite')
+        n, sim = self.n, self.simulation
+        # The newest state's acceleration under u_m, kept for when the arm gets there.
+        newest = (self._next - 1) % (self.lead + 1)
+        self._past_a[newest] = self.model.forward_dynamics(self.data, sim.q, sim.v, effort,
+                                                           self._full)
+        oldest = newest if self.lead == 0 else self._next
+        qm, vm, am = self._past_q[oldest], self._past_v[oldest], self._past_a[oldest]
+        if self.lead == 0:
+            qm, vm = sim.q, sim.v
+        out = self.follower.effort(effort, joint_positions, joint_velocities, qm[:n], vm[:n],
+                                   am[:n])
+        self.error = self.follower.largest_error
         return out

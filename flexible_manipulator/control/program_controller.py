@@ -74,9 +74,12 @@ Checks at construction (each refused with a `ConfigError` naming the program):
 
 Model following (``model_following``, `model_following.ModelFollowing`): the law above
 runs on an internal simulation of the full model (its modes are the internal model's; no
-estimator), and the arm follows the internal model's joints by computed torque on the
-rigid twin; (b) then checks the law's loop on the internal model (no delay) and the
-robustness check the arm's loop (the rigid twin's joint loop, ``delay_periods``).
+estimator), ``delay_periods`` ahead of the arm, and the arm follows the internal model's
+joints by a joint law the check chooses (`joint_follower`: computed torque on the rigid
+twin, or a filtered joint law for fast lightly damped link modes); (b) then checks the
+law's loop on the internal model (no delay) and the follower's check the arm's loop (the
+plant, the joint law's states, ``delay_periods``; every pole damped by
+``joint_follower.DAMPING_MARGIN``) on the model and over the uncertainty.
 
 With the elastic state estimated, (b) and the robustness check include the observer's
 dynamics with its gain (`loop_checks.LinearLoop.radius`, ``observer``; the gain is
@@ -243,6 +246,7 @@ class ProgramEntry:
     worst_case: object = None           # uncertainty.Verdict at the declared set
     observer_gain: object = None        # observer_design.ObserverGain (modes estimated)
     lambda_limit: float = None          # offered lambda* when the program was refused
+    follower: tuple = None              # model following's joint law (admission.following_check)
     notes: list = field(default_factory=list)
     reference: np.ndarray = None        # r, r', r'' of every row (filled per tick)
     reference_rate: np.ndarray = None
@@ -473,8 +477,8 @@ class ProgramController(LatchedSafety):
                               'model and a rigid twin (the arm follows the internal model on '
                               'it)')
         # The internal model and the joint-following law (`model_following`).
-        self.following = ModelFollowing(model, self.rigid_twin, self.period) if following \
-            else None
+        self.following = ModelFollowing(model, self.rigid_twin, self.period,
+                                        settings.delay_periods) if following else None
         # The law's modes come from the estimator (the loop checks include its dynamics).
         self.estimates_modes = (self.has_modes and settings.elastic_state == 'estimated'
                                 and not following)
@@ -790,16 +794,20 @@ class ProgramController(LatchedSafety):
         arm_q[:] = self.q[:n]
         arm_v[:] = self.v[:n]
         if first or self._start is None or following.simulation is None:
-            following.reset(t, arm_q, arm_v)
-            following.set_gains(self.entry.stabilization)
+            # The efforts sent that the arm has not received yet (newest delay_periods).
+            ring, d = self._sent, self.delay_periods
+            following.reset(t, arm_q, arm_v, [ring[(self._sent_next + k) % (d + 1)]
+                                              for k in range(1, d + 1)], restart=first)
+            following.set_follower(self.entry.follower)
         else:
             following.advance(t)
         qm, vm = following.simulation.q, following.simulation.v
         self.q[:n], self.v[:n] = qm[:n], vm[:n]
         np.take(qm[n:], self.mode_select, out=self.q[n:])
         np.take(vm[n:], self.mode_select, out=self.v[n:])
-        if not measured:
-            self._measured[0][:], self._measured[1][:] = qm[n:], vm[n:]
+        if not measured:                # the arm's modes: the internal model's at its time
+            lagged_q, lagged_v = following.lagged()
+            self._measured[0][:], self._measured[1][:] = lagged_q[n:], lagged_v[n:]
 
     def _realize(self, t, mass, bias, dt):
         """Program, stabilization, realization, limits (module doc, steps 2-5)."""
@@ -809,7 +817,9 @@ class ProgramController(LatchedSafety):
             for hold in entry.holds:
                 hold.capture(self.q)
         tau = t - self._start
-        program = entry.program.evaluate(tau, self.q, self.v)
+        # Model following: the law runs on the internal model, delay_periods ahead.
+        lead = 0.0 if self.following is None else self.following.lead * self.period
+        program = entry.program.evaluate(tau + lead, self.q, self.v)
         target = entry.stabilization.evaluate(program)
         A = program.jacobian
         realization = entry.realization

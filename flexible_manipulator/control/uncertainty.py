@@ -29,6 +29,7 @@ import numpy as np
 
 from ..mechanics.perturbation import FACTORS, perturbed
 from ..model_config import ConfigError
+from . import joint_follower
 from .loop_checks import LinearLoop, stable
 
 # The declared set when none is given: what a lab arm's model is typically off by before
@@ -114,23 +115,38 @@ class RobustnessCheck:
         self.period, self.realization = period, realization
         self.C, self.kp, self.kd, self.delay = C, kp, kd, delay
         self.observer = observer
-        self._cache = {}
+        self._cache = {}               # (law key, plant) -> radius
+        self._loops = {}               # plant -> its LinearLoop under the law
         self._law = None               # the loop on the model; plants replace its plant
 
     def radius(self, factors):
         """Spectral radius of the loop on the plant with ``factors`` (inf: no rest)."""
-        key = tuple(sorted(factors.items()))
+        key = (self._law_key(), tuple(sorted(factors.items())))
         if key not in self._cache:
             try:
-                if self._law is None:
-                    self._law = LinearLoop(self.model, self.control, self.joints,
-                                           self.period, self.realization)
-                loop = self._law.for_plant(perturbed(self.model, **factors))
-                self._cache[key] = loop.radius(self.C, self.kp, self.kd, self.delay,
-                                               self.observer)
+                self._cache[key] = self._loop_radius(self._plant_loop(factors))
             except (ValueError, np.linalg.LinAlgError):
                 self._cache[key] = math.inf
         return self._cache[key]
+
+    def _plant_loop(self, factors):
+        """Return the law's `LinearLoop` on the plant with ``factors``, linearized once."""
+        key = tuple(sorted(factors.items()))
+        if key not in self._loops:
+            if self._law is None:
+                self._law = LinearLoop(self.model, self.control, self.joints, self.period,
+                                       self.realization)
+            self._loops[key] = (self._law if not factors else
+                                self._law.for_plant(perturbed(self.model, **factors)))
+        return self._loops[key]
+
+    def _law_key(self):
+        """Return what the law's radius depends on besides the plant (None: fixed)."""
+        return None
+
+    def _loop_radius(self, loop):
+        """Return the loop's spectral radius under the law (the rows' feedback)."""
+        return loop.radius(self.C, self.kp, self.kd, self.delay, self.observer)
 
     def verdict(self, ranges, scale=1.0):
         """`Verdict` over the plants of U(``scale``) (the model's own loop if none)."""
@@ -154,6 +170,38 @@ class RobustnessCheck:
             else:
                 hi = middle
         return lo, at_one
+
+
+class FollowerCheck(RobustnessCheck):
+    """Model following's joint law (`joint_follower`) on the plants of a set.
+
+    The figure is `loop_checks.LinearLoop.dynamic_radius` with the follower's damping
+    margin: at most 1 when every pole of the loop (plant, the law's states, input delay)
+    is damped by at least `joint_follower.DAMPING_MARGIN`. ``follower`` is the law
+    checked, changed by the search (`admission.following_check`): ``('computed_torque',
+    K_p, K_d)`` or ``('filtered', w)``; the plants' linearizations are kept across its
+    changes.
+    """
+
+    def __init__(self, model, twin, joints, period, delay, follower):
+        """Hold the follower on the rigid twin ``twin`` at ``joints`` to check."""
+        super().__init__(model, twin, joints, period, 'ideal', None, None, None, delay, None)
+        self.follower = follower
+
+    def _law_key(self):
+        """Return the follower checked: the radius depends on it."""
+        return self.follower
+
+    def _loop_radius(self, loop):
+        """Return the follower's margin radius on ``loop``."""
+        kind, *gains = self.follower
+        n = loop.n
+        if kind == 'computed_torque':
+            kp, kd = gains
+            system = loop.joint_feedback(np.eye(n) * kp, np.eye(n) * kd)
+        else:
+            system = joint_follower.state_space(loop.Mc, loop.Kc, self.period, gains[0])
+        return loop.dynamic_radius(system, self.delay, joint_follower.DAMPING_MARGIN)
 
 
 def factors_text(factors):

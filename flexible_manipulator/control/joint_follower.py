@@ -1,0 +1,233 @@
+"""Model following's joint laws: the arm follows the internal model's joints.
+
+Model following (`model_following`) runs the program's law on an internal simulation of
+the full model and makes the arm's joints theta follow the internal model's theta_m. This
+module holds that second law, in two forms. The filtered one, with e = theta - theta_m and
+xi its integral:
+
+    u = u_m + g_r(theta) - g_r(theta_m) + y,
+    y = L(s)^3 [M_r(theta_m) (-w^2 e - 2 w e' - k_i w^3 xi)],
+
+u_m the internal law's effort (the feedforward), g_r the rigid twin's gravity torques,
+M_r its mass matrix, w the follower's bandwidth [rad/s] and L a first-order low pass at
+`FILTER_RATIO` w, three times (`FILTER_ORDER`), held per period as its exact discrete
+pole a = exp(-w_f T): x <- a x + (1 - a) input, stage after stage; y is the last stage's
+state, so the effort of tick k answers the error of tick k - 1 (one more period of lag,
+which the check below includes).
+
+Why this shape. A real arm's flexible link has modes far above the rigid motion that are
+lightly damped (1-2 %); with one or two periods of input delay, joint feedback that
+reaches them with any gain pumps energy into them (delayed velocity feedback past 90
+degrees of lag is negative damping). The rigid twin's computed torque (M_r, full
+bandwidth) does, at 1-2 ms with 1-2 periods of delay, on the package's UR5e-like and
+Panda-like arms. Here the feedback is rolled off at w_f: three decades per decade above
+it, so a mode a decade above w_f sees the loop gain a thousand times smaller, while at
+the rigid loop's crossover (about 2 w) the filter's lag is 3 atan(0.2) = 34 degrees. The
+gain matrix is M_r's, as in computed torque: a diagonal gain sized to the joints'
+diagonal inertia puts nearly parallel joints (the Panda's 1 and 3 near its upright
+pose) at several times w in their difference and the filter's lag makes them unstable.
+Gravity goes around the filter (its stiffness is a low-frequency term, and delaying it
+would leave the arm's unstable gravity directions to the filtered loop); the integral
+(`INTEGRAL_RATIO`) takes out what the feedforward misses statically (a payload off its
+model). Coriolis and damping are the feedforward's: cancelling the joint damping on the
+measured velocity is itself a delayed velocity feedback.
+
+The law and its bandwidth are chosen at start-up (`admission.following_check`): for this
+law and for computed torque on the rigid twin (`ComputedTorqueFollower`, unfiltered, the
+most accurate where it passes), the largest w on a ladder from the program's alpha down by
+`BANDWIDTH_STEP` for which the linearized sampled loop
+(`loop_checks.LinearLoop.dynamic_radius`: the plant, this law's exact discrete states
+(`state_space`), the input delay) has every pole damped by at least `DAMPING_MARGIN` on
+the model and on every plant of the declared uncertainty; the higher of the two wins.
+"""
+
+import math
+
+import numpy as np
+
+# w_f / w: the low pass's corner over the follower's bandwidth.
+FILTER_RATIO = 10.0
+# Cascaded first-order stages of the low pass.
+FILTER_ORDER = 3
+# k_i: the integral gain is k_i w^3 (the PID's zeros stay below w).
+INTEGRAL_RATIO = 0.5
+# Least damping ratio of every closed-loop pole of the admitted follower: a twentieth of
+# the least structural damping of the default uncertainty (2 % x 0.5).
+DAMPING_MARGIN = 0.0005
+# The bandwidth ladder: from the program's alpha down by this factor, at most STEPS times.
+BANDWIDTH_STEP = 0.8
+BANDWIDTH_STEPS = 14
+
+
+def state_space(mass, stiffness, period, bandwidth):
+    """Return the law of the module doc linearized at rest, a discrete system on (e, e').
+
+    ``mass``, ``stiffness``: M_r and the rigid twin's gravity stiffness dg_r/dtheta at the
+    linearization (n x n); returns (A, B, C, D) with the state x = (xi, stage 1, ...,
+    stage k), x_(k+1) = A x_k + B (e_k, e'_k), u_k - u_m = C x_k + D (e_k, e'_k) (D: the
+    gravity difference, around the filter).
+    """
+    n, w, T = mass.shape[0], float(bandwidth), float(period)
+    a = math.exp(-FILTER_RATIO * w * T)
+    size = n * (1 + FILTER_ORDER)
+    A, B, C = np.zeros((size, size)), np.zeros((size, 2 * n)), np.zeros((n, size))
+    A[:n, :n] = np.eye(n)
+    B[:n, :n] = T * np.eye(n)
+    first = slice(n, 2 * n)
+    A[first, first] = a * np.eye(n)
+    A[first, :n] = -(1.0 - a) * INTEGRAL_RATIO * w ** 3 * mass
+    B[first, :n] = -(1.0 - a) * w ** 2 * mass
+    B[first, n:] = -(1.0 - a) * 2.0 * w * mass
+    for stage in range(1, FILTER_ORDER):
+        rows = slice(n * (1 + stage), n * (2 + stage))
+        A[rows, rows] = a * np.eye(n)
+        A[rows, n * stage:n * (1 + stage)] = (1.0 - a) * np.eye(n)
+    C[:, n * FILTER_ORDER:] = np.eye(n)
+    D = np.hstack([stiffness, np.zeros((n, n))])
+    return A, B, C, D
+
+
+class FilteredFollower:
+    """The filtered law of the module doc, one tick at a time; allocates nothing per tick."""
+
+    def __init__(self, twin, period):
+        """Prepare for the rigid twin ``twin`` (n joints, fully actuated) at ``period``."""
+        self.twin, self.period = twin, float(period)
+        n = twin.n_joints
+        self.data = twin.create_data()
+        self.bandwidth = 0.0
+        self._a = 1.0
+        self._integral = np.zeros(n)
+        self._stages = np.zeros((FILTER_ORDER, n))
+        self._raw, self._scratch = np.zeros(n), np.zeros(n)
+        self._mass = np.zeros((n, n))
+        self._gravity, self._gravity_m = np.zeros(n), np.zeros(n)
+        self._zero = np.zeros(n)
+        self._error, self._rate = np.zeros(n), np.zeros(n)
+        self.out = np.zeros(n)
+        self.largest_error = 0.0           # max |theta - theta_m| at the last tick [rad]
+
+    def set_bandwidth(self, bandwidth):
+        """Follow with bandwidth w [rad/s] (the filter's pole moves with it)."""
+        self.bandwidth = float(bandwidth)
+        self._a = math.exp(-FILTER_RATIO * self.bandwidth * self.period)
+
+    def reset(self):
+        """Forget the integral and the filter (the arm starts on the internal model)."""
+        self._integral[:] = 0.0
+        self._stages[:] = 0.0
+
+    def effort(self, feedforward, theta, rate, theta_m, rate_m, acceleration_m=None):
+        """Return u (module doc) for the measured joints and the internal model's.
+
+        The array is reused by the next call; ``acceleration_m`` is not used.
+        """
+        twin, data, w, a = self.twin, self.data, self.bandwidth, self._a
+        error = np.subtract(theta, theta_m, out=self._error)
+        error_rate = np.subtract(rate, rate_m, out=self._rate)
+        self.largest_error = float(np.abs(error, out=self._scratch).max()) if error.size else 0.0
+        out = self.out
+        out[:] = self._stages[-1]            # y_k: the filter's state, answering tick k - 1
+        self._gravity[:] = twin.bias_forces(data, theta, self._zero, self._gravity)
+        out += self._gravity
+        self._gravity_m[:] = twin.bias_forces(data, theta_m, self._zero, self._gravity_m)
+        out -= self._gravity_m
+        out += feedforward
+        # The next filter state: M_r(theta_m) (-w^2 e - 2 w e' - k_i w^3 xi).
+        raw, scratch = self._raw, self._scratch
+        np.multiply(error, -w * w, out=raw)
+        error_rate *= 2.0 * w
+        raw -= error_rate
+        np.multiply(self._integral, INTEGRAL_RATIO * w ** 3, out=scratch)
+        raw -= scratch
+        mass = twin.mass_matrix(data, theta_m, self._mass)
+        stages = self._stages
+        for stage in range(FILTER_ORDER - 1, 0, -1):     # each stage from the old one before
+            stages[stage] *= a
+            np.multiply(stages[stage - 1], 1.0 - a, out=scratch)
+            stages[stage] += scratch
+        np.matmul(mass, raw, out=scratch)
+        scratch *= 1.0 - a
+        stages[0] *= a
+        stages[0] += scratch
+        error *= self.period
+        self._integral += error
+        if not math.isfinite(float(out @ out)):
+            raise FloatingPointError('model following: the effort is not finite')
+        return out
+
+
+class ComputedTorqueFollower:
+    """Computed torque on the rigid twin about the internal model's joints (unfiltered).
+
+    u = u_m + M_r(theta) (theta_m'' - K_p e - K_d e') + h_r(theta, theta')
+          - (M_r(theta_m) theta_m'' + h_r(theta_m, theta_m')):
+
+    the most accurate follower where its loop is admitted (full bandwidth, the twin's
+    Coriolis, damping and gravity cancelled about the trajectory); on arms whose link
+    modes sit within reach of the sampled, delayed loop the check refuses it and the
+    filtered law takes over (`admission.following_check`).
+    """
+
+    def __init__(self, twin, period, kp, kd):
+        """Prepare for the rigid twin ``twin`` with gains K_p [1/s^2], K_d [1/s]."""
+        self.twin, self.kp, self.kd = twin, float(kp), float(kd)
+        n = twin.n_joints
+        self.data = twin.create_data()
+        self._M, self._Mm = np.zeros((n, n)), np.zeros((n, n))
+        self._h, self._hm = np.zeros(n), np.zeros(n)
+        self._target, self._scratch = np.zeros(n), np.zeros(n)
+        self._error, self._rate = np.zeros(n), np.zeros(n)
+        self.out = np.zeros(n)
+        self.largest_error = 0.0           # max |theta - theta_m| at the last tick [rad]
+
+    def reset(self):
+        """Nothing to forget: the law has no states."""
+
+    def effort(self, feedforward, theta, rate, theta_m, rate_m, acceleration_m):
+        """Return u (class doc); the array is reused by the next call."""
+        twin, data = self.twin, self.data
+        error = np.subtract(theta, theta_m, out=self._error)
+        self.largest_error = float(np.abs(error, out=self._scratch).max()) if error.size else 0.0
+        error_rate = np.subtract(rate, rate_m, out=self._rate)
+        target = self._target
+        np.multiply(error, -self.kp, out=target)
+        error_rate *= self.kd
+        target -= error_rate
+        target += acceleration_m
+        out = self.out
+        np.matmul(twin.mass_matrix(data, theta, self._M), target, out=out)
+        out += twin.bias_forces(data, theta, rate, self._h)
+        out -= np.matmul(twin.mass_matrix(data, theta_m, self._Mm), acceleration_m,
+                         out=self._scratch)
+        out -= twin.bias_forces(data, theta_m, rate_m, self._hm)
+        out += feedforward
+        if not math.isfinite(float(out @ out)):
+            raise FloatingPointError('model following: the effort is not finite')
+        return out
+
+
+def follower(kind, bandwidth):
+    """Return the verdict of a follower law of bandwidth w [rad/s].
+
+    ``('computed_torque', K_p, K_d)`` with K_p = w^2, K_d = 2 w, or ``('filtered', w)``
+    (`admission.following_check`).
+    """
+    if kind == 'computed_torque':
+        return (kind, bandwidth * bandwidth, 2.0 * bandwidth)
+    return (kind, bandwidth)
+
+
+def bandwidth_of(verdict):
+    """Return the bandwidth w [rad/s] of a follower verdict (`follower`)."""
+    return 0.5 * verdict[2] if verdict[0] == 'computed_torque' else verdict[1]
+
+
+def make_follower(twin, period, follower):
+    """Build the follower law of an `admission.following_check` verdict ``follower``."""
+    kind, *gains = follower
+    if kind == 'computed_torque':
+        return ComputedTorqueFollower(twin, period, *gains)
+    law = FilteredFollower(twin, period)
+    law.set_bandwidth(gains[0])
+    return law

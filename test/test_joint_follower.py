@@ -1,0 +1,86 @@
+"""Model following's joint laws (`control.joint_follower`) against the check that admits them.
+
+The start-up check analyses a linear discrete system; the arm gets the per-tick law. The
+two must be the same law: expected values come from running the check's state space
+(A, B, C, D) on the same error sequence, at a rest where the rigid twin's gravity is linear
+in the error to the order of the error squared. And the check's closed loop for a law
+without states must be the one the static loop check builds (`LinearLoop.radius`).
+"""
+
+import numpy as np
+import pytest
+
+from flexible_manipulator.control import joint_follower
+from flexible_manipulator.control.loop_checks import LinearLoop
+from flexible_manipulator.control.zero_dynamics import linearize
+from flexible_manipulator.mechanics.equilibrium import static_equilibrium
+from flexible_manipulator.model_config import load_model
+from conftest import CONFIG
+
+POSE = np.array([0.0, -1.2, 1.5, -1.9, -1.57, 0.0])
+PERIOD = 0.002
+
+
+@pytest.fixture(scope='module')
+def arm():
+    """The UR5e-like arm with its flexible forearm and the rigid twin."""
+    model = load_model(f'{CONFIG}/models/ur5e_flexible_forearm.yaml')
+    return model, model.rigid_twin()
+
+
+def test_the_filtered_law_is_the_system_the_check_analyses(arm):
+    """Random joint errors of 1e-7 rad (and rates) about a rest theta_m: the per-tick law's
+    u - u_m equals the output of state_space(M_r, K_r, T, w) driven by the same errors, to
+    1e-6 of its size (the gravity difference's second order: 1e-7 relative), over 300
+    ticks, its states included (integral, three filter stages)."""
+    model, twin = arm
+    theta_m = static_equilibrium(twin, POSE.copy())
+    mass, _, stiffness, _ = linearize(twin, theta_m)
+    w = 6.0
+    A, B, C, D = joint_follower.state_space(mass, stiffness, PERIOD, w)
+    law = joint_follower.FilteredFollower(twin, PERIOD)
+    law.set_bandwidth(w)
+    rng = np.random.default_rng(3)
+    x = np.zeros(A.shape[0])
+    feedforward, rest_rate = rng.normal(size=6), np.zeros(6)
+    worst, size = 0.0, 0.0
+    for _ in range(300):
+        y = rng.normal(scale=1e-7, size=12)
+        expected = C @ x + D @ y
+        got = law.effort(feedforward, theta_m + y[:6], y[6:], theta_m, rest_rate) - feedforward
+        worst, size = max(worst, np.max(np.abs(got - expected))), max(size, np.max(
+            np.abs(expected)))
+        x = A @ x + B @ y
+    assert size > 0.0 and worst < 1e-6 * size
+
+
+def test_a_law_without_states_closes_the_same_loop_as_the_static_check(arm):
+    """Computed torque on the rigid twin as a system without states (joint_feedback) gives,
+    with no damping margin, the spectral radius LinearLoop.radius gives for the same rows
+    and gains, for 0 to 2 periods of delay; a damping margin can only raise the figure."""
+    model, twin = arm
+    loop = LinearLoop(model, twin, POSE, PERIOD, 'ideal')
+    kp, kd = np.eye(6) * 16.0, np.eye(6) * 8.0
+    for delay in range(3):
+        static = loop.radius(np.eye(6), kp, kd, delay)
+        dynamic = loop.dynamic_radius(loop.joint_feedback(kp, kd), delay)
+        assert dynamic == pytest.approx(static, rel=1e-9)
+        assert loop.dynamic_radius(loop.joint_feedback(kp, kd), delay, 0.01) >= dynamic
+
+
+def test_the_damping_margin_is_the_least_damping_ratio_of_the_poles(arm):
+    """Computed torque on the rigid twin, no delay: the closed loop is Phi + Gamma F (built
+    here from the static law's F); its poles' least damping ratio zeta* = min -Re s / |s|
+    (s = ln z / T) is computed from them, and the check's figure with margin m is at most
+    1 exactly for m below zeta*: tried at zeta* / 2 and 2 zeta*, and at zeta* +- 1e-6."""
+    model, twin = arm
+    loop = LinearLoop(model, twin, POSE, PERIOD, 'ideal')
+    kp, kd = np.eye(6) * 16.0, np.eye(6) * 8.0
+    poles = np.linalg.eigvals(loop.Phi + loop.Gamma @ loop.feedback(np.eye(6), kp, kd))
+    s = np.log(poles.astype(complex)) / PERIOD
+    least = float(np.min(-s.real / np.abs(s)))
+    assert 0.0 < least < 0.5
+    system = loop.joint_feedback(kp, kd)
+    for margin, admitted in [(least / 2, True), (2 * least, False), (least - 1e-6, True),
+                             (least + 1e-6, False)]:
+        assert (loop.dynamic_radius(system, 0, margin) <= 1.0) == admitted, margin
