@@ -175,6 +175,8 @@ class ControllerNodeBase(Node):
     """A controller on topics: shared parameters, safety and diagnostics (module doc)."""
 
     STATE_NAME = 'state'            # what the node answers, for messages
+    # {kind of rejected state: wall seconds [s] between its log lines} where not 1 s.
+    REJECTION_LOG_PERIODS = {}
     # Every parameter of the node, ``model`` first (a subclass sets it: `settings`).
     SETTINGS = ()
 
@@ -197,7 +199,8 @@ class ControllerNodeBase(Node):
         self.fault = ''
         self.degraded = ''          # why the loop was switched to a safe program, if it was
         self.rejected = 0
-        self.warn_throttled = common.ReasonThrottle(self.get_logger().warning)
+        self.warn_throttled = common.ReasonThrottle(
+            self.get_logger().warning, periods=self.REJECTION_LOG_PERIODS)
         self.last_state_wall = time.monotonic()
         self.stale = True          # armed by the first valid state
         self.last_stamp = None
