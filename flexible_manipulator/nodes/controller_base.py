@@ -330,8 +330,10 @@ class ControllerNodeBase(Node):
         if core.fault and core.fault != self.fault:
             self.get_logger().error(f'{core.fault}; zero effort until ~/enable is called')
         self.fault = core.fault
-        self.send(effort)
+        # Before the publication: a driver may answer the command with a copy of the state
+        # before `publish` returns here, and that copy came after the answer (`answered_copy`).
         self.answered_ns = time.time_ns()
+        self.send(effort)
         if status.tracking and self.program_every.due(t):
             self.publish_program(stamp)
         if not repeated:
