@@ -24,7 +24,7 @@ from ..entry_points import ShutdownRequest
 from ..mechanics.integrators import renamed_message
 from ..model_config import ConfigError, load_model, ModelWarning, resolve_model_path
 from ..plant_config import joint_values  # noqa: F401 - common.joint_values, declared there
-from ..settings import Setting
+from ..settings import parameter_file_problem, parameter_files, Setting
 
 
 def quiet_publisher(node, message_type, topic, qos=10):
@@ -269,13 +269,15 @@ def run_nodes(factories, args=None):
     on a signal.
 
     A configuration problem (a `ConfigError` from a node, a parameter of the wrong type,
-    a parameter file that is missing or not valid YAML) ends the process with one line
+    a parameter file that is missing, not valid YAML or uses YAML anchors) ends the
+    process with one line
     naming it and exit code 2, never a traceback.
     """
     shutdown = ShutdownRequest.current()     # installed early by an `entry_points` script
     if shutdown.requested is not None:
         return                  # Ctrl-C while the node's modules were being imported
     name = factories[0][1]
+    refuse_unreadable_parameter_files(name, sys.argv if args is None else args)
     bound_message_memory()      # before the middleware starts: it reads the profile then
     try:
         rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
@@ -302,6 +304,18 @@ def run_nodes(factories, args=None):
         # process with -2 there. The nodes are done: ignore both from now on.
         for number in (signal.SIGINT, signal.SIGTERM):
             signal.signal(number, signal.SIG_IGN)
+
+
+def refuse_unreadable_parameter_files(name, arguments):
+    """Refuse (`refuse`) when a ``--params-file`` of ``arguments`` is one rcl cannot read.
+
+    Before rclpy parses the arguments: its error would be a traceback or a misleading line
+    (`settings.parameter_file_problem`).
+    """
+    for path in parameter_files(arguments):
+        problem = parameter_file_problem(path)
+        if problem is not None:
+            refuse(name, problem)
 
 
 def one_line(error):
