@@ -276,8 +276,8 @@ def test_controller_state_intake_fuzz(context):
     """4,000 random (modal state, joint state) pairs of one stamp into the controller's
     own callbacks (elastic state measured). Oracle (`range_oracle`, from the model file):
     a valid joint state (extra joints ignored) gets exactly one finite command; any other
-    is counted as rejected and gets none; a valid modal state is used for its joint state (measured), any other
-    is counted and the modes are estimated for that tick."""
+    is counted as rejected and gets none; a valid modal state is used for its joint state
+    (measured), any other is counted and the modes are estimated for that tick."""
     from rclpy.parameter import Parameter
     from flexible_manipulator.nodes.controller_node import ControllerNode
     joints, modes, joint_valid, modal_valid = range_oracle(model_file())
