@@ -220,3 +220,31 @@ def whole_number(lowest, highest, what):
                               f'{lowest}..{highest}, got {value!r}')
         return value
     return check
+
+
+def parameter_files(arguments):
+    """Return the paths given by ``--params-file`` among command-line ``arguments``."""
+    return [arguments[k + 1] for k, argument in enumerate(arguments[:-1])
+            if argument == '--params-file']
+
+
+def parameter_file_problem(path):
+    """Return why ROS 2 would not read the parameter file ``path`` as written, or None.
+
+    YAML anchors and aliases (``&name``, ``*name``, ``<<: *name``) are valid YAML, but
+    rcl's parameter-file parser refuses them ("Will not support aliasing") or misreads a
+    merge key as a value before ``ros__parameters``, and rclpy then raises while it
+    parses the command line. Other problems (a missing file, text that is no YAML) are
+    left to rcl's own message: None.
+    """
+    import yaml
+    try:
+        with open(path, encoding='utf-8') as stream:
+            for event in yaml.parse(stream):
+                if isinstance(event, yaml.AliasEvent) or getattr(event, 'anchor', None):
+                    return (f'{path}: line {event.start_mark.line + 1}: YAML anchors and '
+                            'aliases (&name, *name, <<: *name) are not read by ROS 2 '
+                            'parameter files: write the values out in full')
+    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        return None
+    return None

@@ -76,3 +76,20 @@ def _places(node):
         yield node, key
         if isinstance(value, (dict, list)) and value:
             yield from _places(value)
+
+
+@st.composite
+def name_lists(draw, wanted, others=('panda_finger_joint1', 'panda_finger_joint2', 'gripper',
+                                     '')):
+    """The names of a message for a node that wants ``wanted``: those in any order, each
+    sometimes left out (1 in 10), with up to 4 other names (a driver's extra joints, or
+    any text) and, 1 in 4, 1 or 2 names doubled, at drawn places."""
+    names = [name for name in draw(st.permutations(list(wanted)))
+             if draw(st.integers(0, 9)) > 0]
+    added = draw(st.lists(st.one_of(st.sampled_from(others), st.text(max_size=8)),
+                          max_size=4, unique=True))
+    if (names or added) and draw(st.integers(0, 3)) == 0:
+        added += draw(st.lists(st.sampled_from(names + added), min_size=1, max_size=2))
+    for name in added:
+        names.insert(draw(st.integers(0, len(names))), name)
+    return names

@@ -1,4 +1,5 @@
-"""Property-based fuzzing of the controllers' ``update`` (ROS-free), as call sequences.
+"""Property-based fuzzing of the controllers' ``update`` (ROS-free), as call sequences,
+and of the name mapping through which the controller node takes a message's entries.
 
 The contract (control.safety, the module docs of both controllers): ``update`` never
 raises; it returns the controller's effort array, finite and within the effort limits;
@@ -17,14 +18,15 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import strategies as st
+from hypothesis import event, given, strategies as st
 from hypothesis.stateful import initialize, rule, RuleBasedStateMachine
 
 from flexible_manipulator.control.program_config import load_program_file
 from flexible_manipulator.control.program_controller import ProgramController
 from flexible_manipulator.control.servo_controller import ServoController, ServoSettings
 from flexible_manipulator.model_config import load_model
-from fuzzing import ANY_FLOAT, vectors
+from flexible_manipulator.nodes.name_map import Match, NameMap, Problem
+from fuzzing import ANY_FLOAT, name_lists, vectors
 from test_program_controller import (FLEXIBLE, FLEXIBLE_PROGRAMS, flexible_settings,
                                      START_Q, START_V)
 from test_servo_closed_loop import interface_models
@@ -177,3 +179,50 @@ class ServoControllerContract(ControllerContract):
 
 TestProgramController = ProgramControllerContract.TestCase
 TestServoController = ServoControllerContract.TestCase
+
+
+# One map of each kind for all examples: its cache of name lists is fuzzed too (a cached
+# match must equal a fresh one).
+ARM = ('shoulder', 'elbow')
+_SHARED = {extras: NameMap(ARM, extras=extras) for extras in (True, False)}
+
+
+@given(extras=st.booleans(), names=name_lists(ARM), data=st.data())
+def test_name_mapping_takes_each_entry_by_name_or_names_the_problem(extras, names, data):
+    """`NameMap.match` and `Match.pick` on the names of a message (the controller's joint
+    and modal states, the plant's ros2_control commands): drawn lists with extra,
+    missing and doubled names, values of any class and of wrong lengths. Contract (the
+    module doc of `name_map`): a name twice is refused first, then (without ``extras``)
+    a name not wanted, then a wanted name missing, each `Problem` naming a name of that
+    kind; otherwise each wanted entry is the value the message gives its name, or, for
+    values not one per name, nothing is written. Never another exception."""
+    shared, fresh = _SHARED[extras].match(names), NameMap(ARM, extras=extras).match(names)
+    doubled = [n for n in names if names.count(n) > 1]
+    unknown = [n for n in names if n not in ARM]
+    missing = [n for n in ARM if n not in names]
+    if doubled:
+        expected = ('twice', doubled)
+    elif unknown and not extras:
+        expected = ('unknown', unknown)
+    elif missing:
+        expected = ('missing', missing)
+    else:
+        expected = None
+    event('a match' if expected is None else f'refused: {expected[0]}')
+    for result in (shared, fresh):
+        if expected is None:
+            assert isinstance(result, Match)
+            assert result.ignored == tuple(unknown) and result.count == len(names)
+        else:
+            assert isinstance(result, Problem) and result.kind == expected[0]
+            assert result.name in expected[1]
+            assert result.text('joint', ARM)
+    if expected is not None:
+        return
+    values = data.draw(vectors(len(names)))
+    out = np.full(len(ARM), 7.0)
+    if shared.pick(values, out):
+        by_name = dict(zip(names, values))
+        np.testing.assert_array_equal(out, [by_name[n] for n in ARM])
+    else:
+        assert len(values) != len(names) and out.tolist() == [7.0, 7.0]

@@ -137,7 +137,7 @@ def joint_state(names, position, velocity, t=0.0):
 
 
 def test_controller_rejects_bad_states_and_zeroes_effort_when_states_stop(probe, start_node):
-    """Unknown names, NaN and short arrays get no command; stale states get zero effort.
+    """A missing joint, NaN and short arrays get no command; stale states get zero effort.
 
     The controller runs config/sim.yaml (the flexible arm's lambda-point circle, modal
     coordinates estimated from the joint motion).
@@ -164,7 +164,8 @@ def test_controller_rejects_bad_states_and_zeroes_effort_when_states_stop(probe,
     probe.spin_until(lambda: 'no valid joint state for 0.5 s' in controller.output(), 5,
                      'the watchdog warning in the log')
     log = controller.output()
-    for reason in ("unknown joint 'wrist'", "non-finite position or velocity of joint 'shoulder'",
+    for reason in ("no joint 'elbow' of the model in it (it names shoulder, wrist",
+                   "non-finite position or velocity of joint 'shoulder'",
                    '2 names but 1 positions'):
         assert reason in log
     assert controller.alive()

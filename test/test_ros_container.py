@@ -99,3 +99,42 @@ def test_a_bad_parameter_of_either_node_exits_2_with_one_line(domain_id, overrid
     assert 'Traceback' not in output, output
     refusal = [line for line in output.splitlines() if 'refusing to start' in line]
     assert len(refusal) == 1 and named in refusal[0], output
+
+
+ANCHORED = {
+    # A merge key: rcl reads "<<" as a value before ros__parameters.
+    'merge': ('common: &common\n  update_period: 0.002\n'
+              'plant:\n  ros__parameters:\n    <<: *common\n    timing_mode: lockstep\n', 1),
+    # An alias of a scalar: rcl says "Will not support aliasing".
+    'alias': ('plant:\n  ros__parameters:\n    update_period: &period 0.002\n'
+              'controller:\n  ros__parameters:\n    control_period: *period\n', 3),
+}
+
+
+@pytest.mark.ros
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize('form', sorted(ANCHORED))
+@pytest.mark.parametrize('command', [
+    [CONTAINER, 'plant', 'controller'],
+    ['flexible_manipulator.nodes.plant_node'],
+    ['flexible_manipulator.nodes.bringup', '--local', '--duration', '1'],
+], ids=['container', 'plant', 'bringup'])
+def test_a_parameter_file_with_yaml_anchors_exits_2_with_one_line(domain_id, tmp_path, form,
+                                                                  command):
+    """YAML anchors and aliases are YAML, but not what rcl's parameter-file parser reads:
+    it raised out of rclpy's argument parsing (a traceback, exit 1). Expected, as for any
+    bad parameter (doc/nodes.md): exit 2 and one line naming the file, the line of the
+    first anchor and the cause; nothing started (no node logs a line, no traceback)."""
+    text, line = ANCHORED[form]
+    path = tmp_path / f'{form}.yaml'
+    path.write_text(text)
+    ros = [] if command[0].endswith('bringup') else ['--ros-args']
+    ros += ['--params-file', str(path)]
+    env = dict(os.environ, ROS_DOMAIN_ID=str(domain_id))
+    result = subprocess.run([sys.executable, '-m', *command, *ros], env=env,
+                            capture_output=True, text=True, timeout=180)
+    output = result.stdout + result.stderr
+    assert result.returncode == 2, output
+    lines = output.strip().splitlines()
+    assert len(lines) == 1, output
+    assert f'{path}: line {line}: YAML anchors and aliases' in lines[0], output

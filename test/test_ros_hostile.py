@@ -67,7 +67,8 @@ def stamped(msg, tick):
 
 
 def random_names(rng, names, unknown):
-    """A permutation of ``names``, or one with a name dropped, doubled or unknown."""
+    """A permutation of ``names``, or one with a name dropped, doubled or unknown, or with
+    an unknown name added at a random place (a driver's extra joint)."""
     chosen = rng.sample(list(names), len(names))
     kind = rng.random()
     if kind < 0.1:
@@ -76,6 +77,8 @@ def random_names(rng, names, unknown):
         chosen[-1] = chosen[0]
     elif kind < 0.3:
         chosen[-1] = unknown
+    elif kind < 0.4:
+        chosen.insert(rng.randrange(len(chosen) + 1), unknown)
     return chosen
 
 
@@ -253,11 +256,12 @@ def range_oracle(spec):
             modes[f"{link['name']}_y{k + 1}"] = (length / 2, 10 * omega * length / 2)
 
     def joint_valid(msg):
-        if sorted(msg.name) != sorted(joints) or len(msg.position) != len(msg.name) \
-                or len(msg.velocity) != len(msg.name):
+        # Joints the model does not have are ignored, their values unchecked (doc/nodes.md).
+        if len(set(msg.name)) != len(msg.name) or not set(joints) <= set(msg.name) \
+                or len(msg.position) != len(msg.name) or len(msg.velocity) != len(msg.name):
             return False
         return all(joints[n][0] <= p <= joints[n][1] and abs(v) <= joints[n][2]
-                   for n, p, v in zip(msg.name, msg.position, msg.velocity))
+                   for n, p, v in zip(msg.name, msg.position, msg.velocity) if n in joints)
 
     def modal_valid(msg):
         if sorted(msg.name) != sorted(modes) or len(msg.position) != len(msg.name) \
@@ -271,9 +275,9 @@ def range_oracle(spec):
 def test_controller_state_intake_fuzz(context):
     """4,000 random (modal state, joint state) pairs of one stamp into the controller's
     own callbacks (elastic state measured). Oracle (`range_oracle`, from the model file):
-    a valid joint state gets exactly one finite command; any other is counted as rejected
-    and gets none; a valid modal state is used for its joint state (measured), any other
-    is counted and the modes are estimated for that tick."""
+    a valid joint state (extra joints ignored) gets exactly one finite command; any other
+    is counted as rejected and gets none; a valid modal state is used for its joint state
+    (measured), any other is counted and the modes are estimated for that tick."""
     from rclpy.parameter import Parameter
     from flexible_manipulator.nodes.controller_node import ControllerNode
     joints, modes, joint_valid, modal_valid = range_oracle(model_file())

@@ -35,6 +35,7 @@ import time
 from .. import graph
 from ..model_config import resolve_config_path
 from ..ros_domain import claim_domain_id
+from ..settings import parameter_file_problem
 
 
 def share_directory():
@@ -370,9 +371,13 @@ def main(argv=None):
                         help='record the topics to this MCAP file; with --duration, draw '
                              'its figures next to it (FILE without .mcap + _figures/)')
     args = parser.parse_args(argv)
-    claim = use_local_network() if args.local else None       # held until this returns
     params_file = resolve_config_path(args.params_file or graph.SIMULATION_PARAMETERS,
                                       'config', share_directory())
+    problem = parameter_file_problem(params_file)
+    if problem is not None:             # before anything starts: every node would refuse it
+        print(f'bringup: {problem}', file=sys.stderr, flush=True)
+        return 2
+    claim = use_local_network() if args.local else None       # held until this returns
     processes = []
     if args.record:
         # First: the recorder hears the graph from its first message on.

@@ -19,11 +19,12 @@ from std_msgs.msg import String
 
 from .executor import TickExecutor
 from .message_memory import bound_message_memory
+from .name_map import NameMap, Problem
 from ..entry_points import ShutdownRequest
 from ..mechanics.integrators import renamed_message
 from ..model_config import ConfigError, load_model, ModelWarning, resolve_model_path
 from ..plant_config import joint_values  # noqa: F401 - common.joint_values, declared there
-from ..settings import Setting
+from ..settings import parameter_file_problem, parameter_files, Setting
 
 
 def quiet_publisher(node, message_type, topic, qos=10):
@@ -197,15 +198,14 @@ def joint_order(model, names):
     """Map the ``joints`` parameter's ``names`` onto the model's joints.
 
     Returns ``index`` with ``index[k]`` the model joint of entry k; every model joint
-    must appear exactly once.
+    must appear exactly once (`name_map`, the rules the nodes' messages follow too).
     """
-    names = names or []
-    unknown = [n for n in names if n not in model.joint_names]
-    if unknown:
-        raise ConfigError(f'parameter joints: unknown joint {unknown[0]!r} (model '
-                          f'{model.name!r} has {", ".join(model.joint_names)})')
-    missing = [n for n in model.joint_names if n not in names]
-    if missing or len(names) != len(set(names)):
+    names = list(names or [])
+    match = NameMap(model.joint_names).match(names)
+    if isinstance(match, Problem):
+        if match.kind == 'unknown':
+            raise ConfigError(f'parameter joints: unknown joint {match.name!r} (model '
+                              f'{model.name!r} has {", ".join(model.joint_names)})')
         raise ConfigError(f'parameter joints: must list each of {", ".join(model.joint_names)} '
                           f'exactly once; got {names}')
     return [model.joint_names.index(n) for n in names]
@@ -229,16 +229,21 @@ class ReasonThrottle:
     of problem behind an old one.
     """
 
-    def __init__(self, log, period=1.0):
-        """``log`` is a logger method such as ``node.get_logger().warning``."""
+    def __init__(self, log, period=1.0, periods=None):
+        """``log`` is a logger method such as ``node.get_logger().warning``.
+
+        ``period`` [s, wall time] between repeats of a kind; ``periods``: {kind: period}
+        for kinds with their own.
+        """
         self.log = log
         self.period = period
+        self.periods = dict(periods or {})
         self.last = {}
 
     def __call__(self, kind, message):
-        """Log ``message`` unless a message of ``kind`` was logged within the period."""
+        """Log ``message`` unless a message of ``kind`` was logged within its period."""
         now = time.monotonic()
-        if now - self.last.get(kind, -math.inf) >= self.period:
+        if now - self.last.get(kind, -math.inf) >= self.periods.get(kind, self.period):
             self.last[kind] = now
             self.log(message)
 
@@ -264,13 +269,15 @@ def run_nodes(factories, args=None):
     on a signal.
 
     A configuration problem (a `ConfigError` from a node, a parameter of the wrong type,
-    a parameter file that is missing or not valid YAML) ends the process with one line
+    a parameter file that is missing, not valid YAML or uses YAML anchors) ends the
+    process with one line
     naming it and exit code 2, never a traceback.
     """
     shutdown = ShutdownRequest.current()     # installed early by an `entry_points` script
     if shutdown.requested is not None:
         return                  # Ctrl-C while the node's modules were being imported
     name = factories[0][1]
+    refuse_unreadable_parameter_files(name, sys.argv if args is None else args)
     bound_message_memory()      # before the middleware starts: it reads the profile then
     try:
         rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
@@ -297,6 +304,18 @@ def run_nodes(factories, args=None):
         # process with -2 there. The nodes are done: ignore both from now on.
         for number in (signal.SIGINT, signal.SIGTERM):
             signal.signal(number, signal.SIG_IGN)
+
+
+def refuse_unreadable_parameter_files(name, arguments):
+    """Refuse (`refuse`) when a ``--params-file`` of ``arguments`` is one rcl cannot read.
+
+    Before rclpy parses the arguments: its error would be a traceback or a misleading line
+    (`settings.parameter_file_problem`).
+    """
+    for path in parameter_files(arguments):
+        problem = parameter_file_problem(path)
+        if problem is not None:
+            refuse(name, problem)
 
 
 def one_line(error):

@@ -51,11 +51,14 @@ def factories(executables):
 def main(args=None):
     """Entry point of the ``container`` executable."""
     argv = list(sys.argv if args is None else ['container', *args])
+    common.refuse_unreadable_parameter_files('container', argv)
     try:
         pairs = factories(remove_ros_args(argv)[1:])
     except ValueError as error:
         print(error, file=sys.stderr, flush=True)
         return 2
+    except RuntimeError as error:       # rclpy's RCLError: arguments rcl cannot parse
+        common.refuse('container', f'cannot read the node arguments: {common.one_line(error)}')
     common.run_nodes(pairs, argv)
     return 0
 

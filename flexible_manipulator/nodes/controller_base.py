@@ -175,6 +175,8 @@ class ControllerNodeBase(Node):
     """A controller on topics: shared parameters, safety and diagnostics (module doc)."""
 
     STATE_NAME = 'state'            # what the node answers, for messages
+    # {kind of rejected state: wall seconds [s] between its log lines} where not 1 s.
+    REJECTION_LOG_PERIODS = {}
     # Every parameter of the node, ``model`` first (a subclass sets it: `settings`).
     SETTINGS = ()
 
@@ -197,7 +199,8 @@ class ControllerNodeBase(Node):
         self.fault = ''
         self.degraded = ''          # why the loop was switched to a safe program, if it was
         self.rejected = 0
-        self.warn_throttled = common.ReasonThrottle(self.get_logger().warning)
+        self.warn_throttled = common.ReasonThrottle(
+            self.get_logger().warning, periods=self.REJECTION_LOG_PERIODS)
         self.last_state_wall = time.monotonic()
         self.stale = True          # armed by the first valid state
         self.last_stamp = None
@@ -327,8 +330,10 @@ class ControllerNodeBase(Node):
         if core.fault and core.fault != self.fault:
             self.get_logger().error(f'{core.fault}; zero effort until ~/enable is called')
         self.fault = core.fault
-        self.send(effort)
+        # Before the publication: a driver may answer the command with a copy of the state
+        # before `publish` returns here, and that copy came after the answer (`answered_copy`).
         self.answered_ns = time.time_ns()
+        self.send(effort)
         if status.tracking and self.program_every.due(t):
             self.publish_program(stamp)
         if not repeated:

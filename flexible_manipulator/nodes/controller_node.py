@@ -15,8 +15,9 @@ from rcl_interfaces.msg import SetParametersResult
 
 from sensor_msgs.msg import JointState
 
-from . import common, controller_base, packed_messages
+from . import common, controller_base, name_map, packed_messages
 from .controller_base import ControllerNodeBase, Rows
+from .name_map import NameMap, Problem
 from ..control.input_delay import InputDelayMonitor
 from ..control.program_config import load_program_file, resolve_program_path
 from ..control.mismatch_guard import WINDOW
@@ -28,6 +29,8 @@ from ..settings import from_parameters, positive, schema, Setting
 
 
 DELAY_ACTIONS = ('auto', 'hold', 'warn')
+# Wall time [s] between the log lines of joint states without a joint of the model.
+MISSING_JOINT_PERIOD = 5.0
 # The parameters of the arm controller node that `ControllerSettings` does not take.
 NODE_SETTINGS = (
     common.JOINTS,
@@ -54,6 +57,9 @@ class ControllerNode(ControllerNodeBase):
     """ROS adapter around `ProgramController` (module doc)."""
 
     STATE_NAME = 'joint state'
+    # A driver that lacks a joint of the model lacks it in every state (hundreds a second):
+    # one line per few seconds says so, with the count, without flooding the log.
+    REJECTION_LOG_PERIODS = {'missing joint': MISSING_JOINT_PERIOD}
     SETTINGS = (common.model_setting('two_link_flexible'), *schema(ControllerSettings),
                 *NODE_SETTINGS, *controller_base.NODE_SETTINGS)
 
@@ -103,13 +109,18 @@ class ControllerNode(ControllerNodeBase):
         self.use_modal = core.has_modes and settings.elastic_state == 'measured'
         n = model.n_joints
         self.q, self.v = np.zeros(n), np.zeros(n)
-        self.joint_slot = {name: i for i, name in enumerate(model.joint_names)}
-        self.mode_slot = {name: i for i, name in enumerate(model.mode_names)}
+        # Joint states by name, other joints ignored (a real driver's gripper); modal
+        # states exactly the model's modes (`name_map`).
+        self.joint_map = NameMap(model.joint_names, extras=True)
+        self.mode_map = NameMap(model.mode_names)
         self.modal_positions = np.zeros(len(model.mode_names))
         self.modal_velocities = np.zeros(len(model.mode_names))
         self.modal_stamp = None
-        self._state_names = self._modal_names = None
-        self._state_order = self._modal_order = None
+        self._finite = np.zeros(n, dtype=bool)              # scratch of the finiteness check
+        self._modal_finite = np.zeros(len(model.mode_names), dtype=bool)
+        self._state_match = None            # the `Match` of the last accepted joint state
+        self.missing_joint_states = 0       # states without a joint of the model
+        self.reported_lists = 0             # name lists with ignored joints, logged
         return core
 
     def _delay_program(self, core, program_file, parameters):
@@ -178,50 +189,56 @@ class ControllerNode(ControllerNodeBase):
     def parse_state(self, msg):
         """Copy positions and velocities into model order; None, or (kind, reason).
 
-        A message with the same names as the last accepted one takes the fast path (one
-        vectorized copy and finiteness check). A finite state outside the model's physical
-        range (`state_range`) is rejected too.
+        The model's joints are picked by name (`name_map`: the mapping of a name list is
+        computed once, then one `numpy.take` per field); other joints are ignored, their
+        values unchecked. A state naming a joint twice, or without a joint of the model, is
+        rejected; so is one whose positions or velocities are not one per name, not finite
+        for a model joint, or outside the model's physical range (`state_range`).
         """
         names = msg.name
-        if names == self._state_names and len(msg.position) == len(names) \
-                and len(msg.velocity) == len(names):
-            self.q[self._state_order] = msg.position
-            self.v[self._state_order] = msg.velocity
-            if np.isfinite(self.q).all() and np.isfinite(self.v).all():
-                return self._range_problem()
-            self._state_names = None
-        problem = self._parse_state_slowly(msg)
-        if problem is None:
-            self._state_names = list(names)
-            self._state_order = [self.joint_slot[name] for name in names]
-            return self._range_problem()
-        return problem
-
-    def _range_problem(self):
-        """None, or ('range', reason) for a joint state outside the physical range."""
+        match = self.joint_map.match(names)
+        if isinstance(match, Problem):
+            return self._name_problem(match, names)
+        if not (match.pick(msg.position, self.q) and match.pick(msg.velocity, self.v)):
+            return 'length', (f'{len(names)} names but {len(msg.position)} positions and '
+                              f'{len(msg.velocity)} velocities')
+        if not (np.isfinite(self.q, out=self._finite).all()
+                and np.isfinite(self.v, out=self._finite).all()):
+            bad = next(k for k in range(len(self.q))
+                       if not (math.isfinite(self.q[k]) and math.isfinite(self.v[k])))
+            return 'non-finite', ('non-finite position or velocity of joint '
+                                  f'{self.model.joint_names[bad]!r}')
+        if match.ignored and not match.reported:
+            self._report_ignored(match)
+        self._state_match = match
         reason = self.core.state_range.joint_problem(self.q, self.v)
         return None if reason is None else ('range', reason)
 
-    def _parse_state_slowly(self, msg):
-        """Check a joint state name by name (see `parse_state`)."""
-        names = msg.name
-        if len(msg.position) != len(names) or len(msg.velocity) != len(names):
-            return 'length', (f'{len(names)} names but {len(msg.position)} positions and '
-                              f'{len(msg.velocity)} velocities')
-        seen = 0
-        for k, name in enumerate(names):
-            slot = self.joint_slot.get(name)
-            if slot is None:
-                known = ', '.join(self.joint_slot)
-                return 'name', f'unknown joint {name!r} (model joints: {known})'
-            p, v = msg.position[k], msg.velocity[k]
-            if not (math.isfinite(p) and math.isfinite(v)):
-                return 'non-finite', f'non-finite position or velocity of joint {name!r}'
-            self.q[slot], self.v[slot] = p, v
-            seen += 1
-        if seen != len(self.joint_slot) or len(set(names)) != len(names):
-            return 'name', f'expected each of {", ".join(self.joint_slot)} once, got {list(names)}'
-        return None
+    def _name_problem(self, problem, names):
+        """(kind, reason) of a joint state whose names are refused (`name_map.Problem`).
+
+        A model joint missing is what a misconfigured driver sends on every tick: its own
+        kind, logged at most once per ``MISSING_JOINT_PERIOD`` with a running count.
+        """
+        if problem.kind != 'missing':
+            return 'name', problem.text('joint', self.joint_map.names)
+        self.missing_joint_states += 1
+        return 'missing joint', (
+            f'no joint {problem.name!r} of the model in it (it names {name_map.listed(names)}; '
+            f'the model has {", ".join(self.joint_map.names)}): no command for it '
+            f'({self.missing_joint_states} such states so far)')
+
+    def _report_ignored(self, match):
+        """Log, once per name list (the first few lists), the joints picked and ignored."""
+        match.reported = True
+        if self.reported_lists >= name_map.CACHE_SIZE:
+            return
+        self.reported_lists += 1
+        more = (' (further name lists with other joints are not reported)'
+                if self.reported_lists == name_map.CACHE_SIZE else '')
+        self.get_logger().info(
+            f'joint states name {match.count} joints: using {", ".join(self.joint_map.names)}'
+            f', ignoring {name_map.listed(match.ignored)}{more}')
 
     def on_modal_bytes(self, data):
         """Take a modal state from its bytes (`on_modal_state`); reject what is none."""
@@ -261,23 +278,19 @@ class ControllerNode(ControllerNodeBase):
     def _parse_modal(self, msg):
         """Copy a modal state into model mode order; None, or (kind, reason).
 
-        The same names as the last accepted message take the fast path (one vectorized
-        copy and finiteness check).
+        The names are mapped as a joint state's (`name_map`), without extras.
         """
         names = msg.name
-        if len(msg.position) != len(names) or len(msg.velocity) != len(names):
+        match = self.mode_map.match(names)
+        if isinstance(match, Problem):
+            return 'modal name', (f'{match.text("mode", self.mode_map.names)}; expected each '
+                                  f'of the {len(self.mode_map.names)} modes once')
+        if not (match.pick(msg.position, self.modal_positions)
+                and match.pick(msg.velocity, self.modal_velocities)):
             return 'modal length', (f'{len(names)} names but {len(msg.position)} positions '
                                     f'and {len(msg.velocity)} velocities')
-        if names != self._modal_names:
-            if sorted(names) != sorted(self.mode_slot):
-                return 'modal name', (f'expected each of the {len(self.mode_slot)} modes '
-                                      f'{list(self.mode_slot)} once, got {list(names)}')
-            self._modal_names = list(names)
-            self._modal_order = [self.mode_slot[name] for name in names]
-        self.modal_positions[self._modal_order] = msg.position
-        self.modal_velocities[self._modal_order] = msg.velocity
-        if not (np.isfinite(self.modal_positions).all()
-                and np.isfinite(self.modal_velocities).all()):
+        if not (np.isfinite(self.modal_positions, out=self._modal_finite).all()
+                and np.isfinite(self.modal_velocities, out=self._modal_finite).all()):
             return 'modal non-finite', 'non-finite modal position or velocity'
         return None
 
@@ -304,7 +317,8 @@ class ControllerNode(ControllerNodeBase):
         modal = ((self.modal_positions, self.modal_velocities)
                  if self.use_modal and self.modal_stamp == t else (None, None))
         # The effort the state reports applied feeds the elastic-state observer.
-        applied = self.applied if len(msg.effort) == len(msg.name) else None
+        applied = (self.applied if problem is None and len(msg.effort) == len(msg.name)
+                   else None)
         effort = self.respond(msg, problem, self.q, self.v, *modal, applied)
         if effort is not None and not repeated:
             self.delay.sent(t, effort)
@@ -320,9 +334,8 @@ class ControllerNode(ControllerNodeBase):
         ``delay_periods``, switch to ``delay_program`` (when ``delay_action`` allows) and
         say why.
         """
-        if len(msg.effort) != len(msg.name):
+        if not self._state_match.pick(msg.effort, self.applied):
             return                          # a plant that reports no applied effort
-        self.applied[self._state_order] = msg.effort
         delay = self.delay.measure(t, self.applied)
         if delay is None:
             return

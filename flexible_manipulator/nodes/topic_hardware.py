@@ -20,9 +20,11 @@ name twice, or no ``effort`` entry per name (the ros2_control block gave a joint
 position or velocity command interface: the simulated arm takes efforts).
 """
 
+import numpy as np
 from sensor_msgs.msg import JointState
 
 from . import common
+from .name_map import NameMap, Problem
 from ..settings import Setting
 
 SETTINGS = (
@@ -40,23 +42,20 @@ SETTINGS = (
 def command_entries(msg, names):
     """Return the efforts of ``msg`` in the order of ``names``, or (None, the problem).
 
-    ``names``: the joints of the plant's command entries (its ``joints`` parameter).
+    ``names``: a `name_map.NameMap` of the joints of the plant's command entries (its
+    ``joints`` parameter), without extras: a command for a joint the plant does not have
+    is refused, not ignored.
     """
-    given = list(msg.name)
-    unknown = [n for n in given if n not in names]
-    if unknown:
-        return None, f'unknown joint {unknown[0]!r} (the model has {", ".join(names)})'
-    if len(set(given)) != len(given):
-        twice = next(n for n in given if given.count(n) > 1)
-        return None, f'joint {twice!r} named twice'
-    missing = [n for n in names if n not in given]
-    if missing:
-        return None, f'no command for joint {missing[0]!r}'
-    if len(msg.effort) != len(given):
-        return None, (f'{len(msg.effort)} effort entries for {len(given)} joints (give each '
+    match = names.match(msg.name)
+    if isinstance(match, Problem):
+        if match.kind == 'missing':
+            return None, f'no command for joint {match.name!r}'
+        return None, match.text('joint', names.names)
+    efforts = np.zeros(len(names.names))
+    if not match.pick(msg.effort, efforts):
+        return None, (f'{len(msg.effort)} effort entries for {match.count} joints (give each '
                       'joint an effort command interface in the <ros2_control> block)')
-    efforts = dict(zip(given, msg.effort))
-    return [efforts[n] for n in names], None
+    return efforts.tolist(), None
 
 
 class TopicHardware:
@@ -65,7 +64,7 @@ class TopicHardware:
     def __init__(self, plant, parameters):
         """Subscribe to the commands and create the states' publisher on ``plant``."""
         self.plant = plant
-        self.names = [plant.model.joint_names[i] for i in plant.command_index]
+        self.names = NameMap(plant.model.joint_names[i] for i in plant.command_index)
         self.states_pub = common.quiet_publisher(plant, JointState,
                                                  parameters['ros2_control_states_topic'])
         common.quiet_subscription(plant, JointState, parameters['ros2_control_commands_topic'],
