@@ -23,6 +23,7 @@ import numpy as np
 import pytest
 import yaml
 
+from flexible_manipulator.control.admission import NotRobustError
 from flexible_manipulator.control.program_config import load_program_file
 from flexible_manipulator.control.program_controller import (
     controller_from_files, ControllerSettings, ProgramController)
@@ -641,3 +642,25 @@ def test_when_no_law_is_admitted_auto_says_which_came_closest(tmp_path):
     others = [float(x) for x in re.findall(r' ([0-9]+\.[0-9]+)(?:,|$)', closest.group(4))]
     assert len(others) == 2 and all(radius <= r for r in others) and radius > 1.0
     assert float(closest.group(3)) == pytest.approx(100 * (radius - 1), rel=1e-2)
+
+
+def test_a_refusal_computes_the_gains_that_would_pass(flexible):
+    """Computed torque on the rigid twin of the demo arm at alpha = 10, 2 periods of delay,
+    the default uncertainty: refused as not robust (doc/hil.md: at alpha 8 a 77 Hz mode
+    with half its damping turns unstable); the refusal names the largest scale s = 0.8^k
+    of alpha it found stable on every plant of the set, and the same program at alpha 10 s
+    is admitted by the same controller (the offer is true), while at 10 s / 0.8 it is not
+    (the ladder's rung above)."""
+    def program(alpha):
+        return one_program([{'type': 'joint', 'joints': ['shoulder', 'elbow'],
+                             'reference': {'type': 'constant', 'value': [-0.3, 1.5]}}], alpha)
+    settings = flexible_settings(uncertainty=None, delay_periods=2, realization='ideal',
+                                 control_model='rigid_twin')
+    with pytest.raises(NotRobustError) as refused:
+        ProgramController(flexible, program(10.0), settings)
+    scale = float(re.search(r'gains alpha x([0-9.]+) \(computed', str(refused.value)).group(1))
+    assert 0.0 < scale < 1.0
+    admitted = ProgramController(flexible, program(10.0 * scale), settings)
+    assert admitted.entry.robustness_margin == 1.0
+    with pytest.raises(NotRobustError):
+        ProgramController(flexible, program(10.0 * scale / 0.8), settings)

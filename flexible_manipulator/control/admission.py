@@ -62,6 +62,8 @@ class NotRobustError(UnstableLoopError):
 # most ROBUST_LAMBDA_STEPS times.
 ROBUST_LAMBDA_FACTOR = 0.8
 ROBUST_LAMBDA_STEPS = 6
+# A refusal offers the largest gains on the ladder alpha x 0.8^k, k <= GAIN_STEPS, that pass.
+GAIN_STEPS = 12
 Redefinition = namedtuple('Redefinition', 'rows note')
 Redefinition.__doc__ = ('A program to build instead of a refused one: its ``rows`` (built '
                         'lambda_point rows, `rows.LambdaPointRow`) and the ``note`` that says '
@@ -405,10 +407,15 @@ def check_robustness(law, entry, field, where, C, kp, kd, q0):
                             RobustnessCheck(law.model, law.rigid_twin, q0[:n], law.period,
                                             'ideal', C[:, :n], kp, kd, law.delay_periods,
                                             None)))
-    offers.append('lower gains (alpha)')
+    if law.following is None:
+        scale = check.largest_gain(ranges, ROBUST_LAMBDA_FACTOR, GAIN_STEPS)
+        offers.append(f'gains alpha x{scale:.3g} (computed: stable on every plant of the set)'
+                      if scale is not None else 'no lower gains: none down to alpha x'
+                      f'{ROBUST_LAMBDA_FACTOR ** GAIN_STEPS:.2g} is stable on every plant')
     if law.control_model.nv > n:
         offers.append('fewer modelled modes (control_modes)')
-    offers.append('a narrower uncertainty once the arm is identified')
+    offers.append(f'the uncertainty narrowed to the margin {margin:.3g} of the declared set '
+                  '(identify the arm)')
     raise NotRobustError(
         f'{field}: refused: not robust over the declared uncertainty ({declared}; '
         f'{where}): its sampled closed loop survives the set scaled by {margin:.3g} only '

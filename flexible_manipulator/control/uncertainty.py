@@ -141,8 +141,25 @@ class RobustnessCheck:
         return self._loops[key]
 
     def _law_key(self):
-        """Return what the law's radius depends on besides the plant (None: fixed)."""
-        return None
+        """Return what the law's radius depends on besides the plant: its gains."""
+        return (np.asarray(self.kp).tobytes(), np.asarray(self.kd).tobytes())
+
+    def largest_gain(self, ranges, factor, steps):
+        """Return the largest scale s = factor^k (k = 1..``steps``) of the law's gains
+        (alpha s: K_p s^2, K_d s) stable on every plant of ``ranges``, or None.
+
+        The gains are restored after the search.
+        """
+        kp, kd = self.kp, self.kd
+        try:
+            for k in range(1, steps + 1):
+                scale = factor ** k
+                self.kp, self.kd = kp * scale * scale, kd * scale
+                if stable(self.verdict(ranges).radius):
+                    return scale
+            return None
+        finally:
+            self.kp, self.kd = kp, kd
 
     def _loop_radius(self, loop):
         """Return the loop's spectral radius under the law (the rows' feedback)."""
