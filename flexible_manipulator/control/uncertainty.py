@@ -145,10 +145,10 @@ class RobustnessCheck:
         return (np.asarray(self.kp).tobytes(), np.asarray(self.kd).tobytes())
 
     def largest_gain(self, ranges, factor, steps):
-        """Return the largest scale s = factor^k (k = 1..``steps``) of the law's gains
-        (alpha s: K_p s^2, K_d s) stable on every plant of ``ranges``, or None.
+        """Return the largest gain scale stable on every plant of ``ranges``, or None.
 
-        The gains are restored after the search.
+        Scales s = factor^k, k = 1..``steps``, of the law's gains (alpha s: K_p s^2,
+        K_d s); the gains are restored after the search.
         """
         kp, kd = self.kp, self.kd
         try:
