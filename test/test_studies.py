@@ -181,7 +181,10 @@ def test_local_study_gives_the_closed_loops_figures_and_resumes(tmp_path, refere
 
 
 def test_interrupted_study_resumes_to_the_same_table(tmp_path, reference):
-    content = dict(SMALL, draws=2, parameters=dict(SMALL['parameters'], **{
+    # Runs of 1 s (500 periods): the interrupt, sent once two are in the journal, must find
+    # runs left however fast the machine is (at 0.2 s all 8 ran out in the polling window
+    # on an idle machine).
+    content = dict(SMALL, duration=1.0, draws=2, parameters=dict(SMALL['parameters'], **{
         'plant.initial_velocities[0]': {'normal': [0.3716835, 0.01]}}))
     path = write(tmp_path / 'study.yaml', content)
     output = str(tmp_path / 'study.results')
