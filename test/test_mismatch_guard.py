@@ -63,12 +63,16 @@ def run(plant, law, duration):
 def test_only_an_estimating_law_is_guarded_and_the_robust_one_is_built_first(
         flexible, demo_programs):
     """Guarded: the estimated law, with model following built beside it (what the
-    start-up check admits as robust); a law on measured modes is returned as is."""
+    start-up check admits as robust), and a law on measured modes (its test predicts
+    from the measured state); a law without modes (the rigid twin) is returned as is."""
     law = guarded(flexible, demo_programs)
     assert isinstance(law, MismatchGuard) and law.law is law.primary
     assert law.robust.following is not None and 'model following' in law.note
     assert law.program_names == ['joint_sine'] and law.estimates_modes
-    plain = build_controller(flexible, {'hold': demo_programs['hold']}, flexible_settings())
+    measured = build_controller(flexible, {'hold': demo_programs['hold']}, flexible_settings())
+    assert isinstance(measured, MismatchGuard) and not measured.estimates_modes
+    plain = build_controller(flexible, {'hold': demo_programs['hold']}, flexible_settings(
+        realization='ideal', control_model='rigid_twin'))
     assert isinstance(plain, ProgramController)
     with pytest.raises(ConfigError, match="mismatch_action: must be one of degrade, warn"):
         guarded(flexible, demo_programs, mismatch_action='ignore')
@@ -104,3 +108,29 @@ def test_a_joint_brake_left_on_trips_it_and_the_robust_law_goes_on(flexible, dem
     warned = guarded(flexible, demo_programs, mismatch_action='warn')
     run(plant, warned, 1.0)
     assert warned.law is warned.primary and 'mismatch_action: warn' in warned.degraded
+
+
+@pytest.mark.parametrize('stiffness', [1.0, 0.9, 0.8])
+def test_measured_modes_are_tested_too_and_a_softer_arm_is_handed_over(
+        flexible, demo_programs, stiffness):
+    """config/sim.yaml's law (servo on one mode per link, the modes measured, the model
+    declared exact, 2 periods of delay) on the demo's lambda_circle. Each tick the
+    observer predicts from the last measured modal state; its innovation is the model
+    test. On the model the test never trips (normalized innovation below 1e-4: only the
+    integrators differ); with the links' bending stiffness x0.9 or x0.8 the law on the
+    measured modes diverges (without the test the x0.8 arm faults at the shoulder's
+    velocity limit within 6 s, the x0.9 arm leaves the circle by 0.17 rad RMS): the test
+    trips and model following holds the arm, no fault."""
+    settings = flexible_settings(realization='servo', control_model='full', delay_periods=2)
+    law = build_controller(flexible, demo_programs, settings, 'lambda_circle')
+    plant = perturbed(flexible, stiffness=stiffness) if stiffness != 1.0 else flexible
+    q0, v0 = start_of(plant)
+    law.enable()
+    result = run_lockstep(law, Simulation(plant, 5e-4, 'rk4', q0=q0, v0=v0), 6.0, PERIOD,
+                          measured=True, input_delay=2)
+    assert not result.fault
+    if stiffness == 1.0:
+        assert not law.degraded and np.max(law.test.values) < 1e-4
+    else:
+        assert law.law is law.robust and 'off its model' in law.degraded
+        assert result.rms < 5e-2

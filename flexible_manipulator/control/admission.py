@@ -259,6 +259,9 @@ def check_internal_dynamics(law, entry, rows, policy, field, redefined, q0, solv
     if law.estimates_modes:
         # The observer's gain at this rest: what the loops below and the tick use.
         entry.observer_gain = law.design_observer(loop.q0)
+    elif law.tests_model:
+        # Modes measured: the same observer, for the run-time model test only.
+        entry.model_test_gain = law.design_observer(loop.q0)
     # Model following: the law closes its loop on the internal model, without delay.
     delay = 0 if law.following is not None else law.delay_periods
     if sampled:

@@ -245,6 +245,7 @@ class ProgramEntry:
     robustness_margin: float = None     # largest scaling of the uncertainty set survived
     worst_case: object = None           # uncertainty.Verdict at the declared set
     observer_gain: object = None        # observer_design.ObserverGain (modes estimated)
+    model_test_gain: object = None      # the same, for the model test only (modes measured)
     lambda_limit: float = None          # offered lambda* when the program was refused
     follower: tuple = None              # model following's joint law (admission.following_check)
     notes: list = field(default_factory=list)
@@ -482,6 +483,10 @@ class ProgramController(LatchedSafety):
         # The law's modes come from the estimator (the loop checks include its dynamics).
         self.estimates_modes = (self.has_modes and settings.elastic_state == 'estimated'
                                 and not following)
+        # The run-time test of the model (`mismatch_guard`) for the law's modes, estimated
+        # or measured: with them measured the observer predicts each tick from the last
+        # measured state and its innovation tests the model all the same.
+        self.tests_model = self.has_modes and not following
         self._arm = (np.zeros(n), np.zeros(n))     # measured joints (model following)
         # Elastic state: measured or estimated on the full model, then the control model's
         # modes picked by name (``elastic_*`` arguments are in the full model's mode order).
@@ -524,7 +529,7 @@ class ProgramController(LatchedSafety):
             raise ConfigError(f'{source}: default: unknown program {default!r} (known: '
                               f'{", ".join(self.entries)})')
         self.status = ControllerStatus(nu)
-        if self.estimates_modes:
+        if self.tests_model:
             self.status.innovation = self.estimator.innovation
         self.enabled = False
         self.fault = ''
@@ -654,6 +659,8 @@ class ProgramController(LatchedSafety):
         entry = self.entries[name]
         if self.estimates_modes:
             self.estimator.set_gain(entry.observer_gain)
+        elif self.tests_model:
+            self.estimator.set_gain(entry.model_test_gain)
         status = self.status
         status.program = name
         status.realization = entry.realization.status
@@ -676,6 +683,16 @@ class ProgramController(LatchedSafety):
         """
         n, est = self.n_joints, self.estimator
         if self.settings.elastic_state == 'measured' and elastic_positions is not None:
+            est.corrected = False
+            if est.gain is not None and 0.0 < gap <= self.max_gap:
+                # The model test: predict this tick from the last measured modal state
+                # (the estimator holds it) and the joint motion; the innovation says how
+                # far the arm's modes moved from the model's prediction.
+                acceleration = (self.v[:n] - self._prev_joint_velocity) / gap
+                est.advance(self._prev_q_joints, self._prev_joint_velocity, acceleration, gap,
+                            self.period, applied)
+                if est.corrected:
+                    self.status.normalized_innovation = est.normalized
             est.position[:] = elastic_positions
             est.velocity[:] = elastic_velocities
             self.status.elastic_source = 'measured'
@@ -908,14 +925,15 @@ class ProgramController(LatchedSafety):
 
 
 def build_controller(model, programs, settings=None, default=None, source='programs'):
-    """Build the `ProgramController`; guard it at run time when its modes are estimated.
+    """Build the `ProgramController`; guard it at run time when its law has modes.
 
-    With the elastic state estimated the result is a `mismatch_guard.MismatchGuard` over
+    With the elastic state estimated or measured the result is a
+    `mismatch_guard.MismatchGuard` over
     the controller and the first of `ROBUST_ALTERNATIVES` the checks admit (built now: a
     real-time loop has no time to build it when the test trips); else the controller.
     """
     law = ProgramController(model, programs, settings, default, source)
-    if not law.estimates_modes:
+    if not law.tests_model:
         return law
     for changes, what in ROBUST_ALTERNATIVES:
         try:

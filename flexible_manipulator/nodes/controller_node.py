@@ -161,7 +161,7 @@ class ControllerNode(ControllerNodeBase):
         """Describe the run-time model test: the observer's innovation and its verdict."""
         test = getattr(self.core, 'test', None)
         if test is None:
-            return 'not tested (elastic state not estimated)'
+            return 'not tested (no modes in the law)'
         innovation = self.core.primary.status.innovation
         text = (f'mean normalized innovation {test.mean:.3g} over {WINDOW:g} s (limit '
                 f'{test.limit:.3g}); innovation {np.round(innovation, 4).tolist()} N m')
