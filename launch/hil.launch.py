@@ -14,6 +14,11 @@ Arguments (empty: the parameter file decides):
   (``effort_limits:='[4.0, 2.0]'``) [N m, N m/s, rad/s];
 * ``joints``: order of the effort entries (YAML list); ``model``: the arm's model file;
   ``program_file``, ``active_program``; ``control_period`` [s]; ``state_timeout`` [s];
+  a ``model`` that is not the parameter file's leaves out the file's values for its own
+  arm (`flexible_manipulator.hil_config.ARM_PARAMETERS`: joints, limits, analysis pose,
+  programs, the law): the controller takes them from the model (effort limits at the
+  file's ``effort_limit_fraction`` of the model's, a hold and a joint program generated
+  when no ``program_file`` is given; doc/hil.md);
 * ``params_file``: replaces config/hil.yaml;
 * ``record:=FILE``: record the run to an MCAP file (plot it with ``plot FILE``).
 
@@ -29,12 +34,13 @@ import os
 
 from ament_index_python.packages import get_package_share_directory
 from launch import LaunchDescription
-from launch.actions import DeclareLaunchArgument, OpaqueFunction
+from launch.actions import DeclareLaunchArgument, LogInfo, OpaqueFunction
 from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
 import yaml
 
 from flexible_manipulator import graph
+from flexible_manipulator.hil_config import for_model
 from flexible_manipulator.launch_actions import (params_file as launch_params_file,
                                                  optional_recorder, optional_view, record_argument,
                                                  view_argument)
@@ -68,9 +74,18 @@ def controller_nodes(context):
                   ('effort_controller/commands',
                    LaunchConfiguration('effort_command_topic').perform(context))]
     params_file = launch_params_file(context)
-    return [Node(package=graph.PACKAGE, executable=spec.executable, name=spec.name,
-                 output='screen', parameters=[params_file, overrides], remappings=remappings)
-            for spec in graph.HARDWARE_IN_THE_LOOP]
+    actions, parameters = [], [params_file, overrides]
+    if 'model' in overrides:
+        # Another arm than the file's: the file's values for its own arm are left out.
+        values, dropped = for_model(params_file, overrides['model'])
+        if dropped:
+            parameters = [values, overrides]
+            actions.append(LogInfo(msg=f"model {overrides['model']}: not the parameter "
+                                       f"file's, so its {', '.join(dropped)} are not used "
+                                       '(the model and the controller decide them)'))
+    return actions + [Node(package=graph.PACKAGE, executable=spec.executable, name=spec.name,
+                           output='screen', parameters=parameters, remappings=remappings)
+                      for spec in graph.HARDWARE_IN_THE_LOOP]
 
 
 def generate_launch_description():

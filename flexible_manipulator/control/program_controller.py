@@ -114,6 +114,7 @@ from ..mechanics.perturbation import FACTORS, SCALES
 from ..model_config import ConfigError, number
 from ..settings import check_fields, fraction, group, numbers, positive, Setting
 from . import admission
+from .arm_defaults import analysis_pose, require_limits
 from .elastic_estimator import ElasticStateEstimator
 from .loop_settings import CONDITION_LIMIT, CONTROL_PERIOD, DELAY_PERIODS, EFFORT_LIMITS, HOLD
 from .mismatch_guard import MISMATCH_ACTIONS, MismatchGuard
@@ -135,6 +136,14 @@ ROBUST_ALTERNATIVES = ((dict(model_following=True), 'model following (the same l
 REALIZATIONS = ('auto', 'servo', 'ideal')
 CONTROL_MODELS = ('auto', 'full', 'rigid_twin')
 ELASTIC_SOURCES = ('measured', 'estimated')
+
+
+def share(value, name):
+    """Check a number in (0, 1] (``effort_limit_fraction``)."""
+    value = positive(value, name)
+    if value > 1.0:
+        raise ConfigError(f'{name}: must be at most 1, got {value:g}')
+    return value
 
 
 def _all_when_negative(modes):
@@ -167,7 +176,15 @@ class ControllerSettings:
         'elastic_state', 'measured',
         'Modal coordinates from modal_states (simulation) or estimated from the joint motion '
         '(real arm).', choices=ELASTIC_SOURCES).field()
-    effort_limit: object = EFFORT_LIMITS.field()     # None: the model's limits
+    effort_limit: object = EFFORT_LIMITS.field()     # None: the model's x the fraction
+    effort_limit_fraction: float = Setting(
+        'effort_limit_fraction', 1.0,
+        'Share of the model\'s effort limits the efforts are clipped to when effort_limits is '
+        'empty [-], in (0, 1].', check=share).field()
+    require_limits: bool = Setting(
+        'require_limits', False,
+        'Refuse to start unless every joint has a finite effort and velocity limit (given, '
+        'or the model\'s): a real arm\'s efforts clipped, its speeds watched.').field()
     effort_rate_limit: object = Setting(
         'effort_rate_limits', None, 'Effort rate limits per joint [N m/s]; empty: none.',
         kind='floats', check=numbers).field()
@@ -181,8 +198,9 @@ class ControllerSettings:
         check=fraction).field()
     analysis_positions: object = Setting(
         'analysis_positions', None,
-        'Joint angles from which the start of each program is solved for the checks [rad].',
-        kind='floats', check=numbers).field()       # None: 0.3 rad each
+        'Joint angles from which the start of each program is solved for the checks [rad]; '
+        'empty: 0.3 rad each, clamped into the middle half of the joint\'s travel.',
+        kind='floats', check=numbers).field()       # None: arm_defaults.analysis_pose
     posture: object = Setting(
         'posture', None,
         'Secondary objective in the directions the program leaves free: posture q_0 [rad].',
@@ -440,13 +458,16 @@ class ProgramController(LatchedSafety):
         self.period = float(settings.period)
         self._choose_realization()
         # Errors name the node parameters (effort_limits, ...) these settings come from.
+        check_fields(settings, 'effort_limit_fraction', 'require_limits')
         self.effort_limit = _per_joint(settings.effort_limit, nu, 'effort_limits',
-                                       model.effort_limit)
+                                       settings.effort_limit_fraction * model.effort_limit)
         self.effort_rate_limit = _per_joint(settings.effort_rate_limit, nu,
                                             'effort_rate_limits', np.inf)
         self._rate_limits = bool(np.any(np.isfinite(self.effort_rate_limit)))
         self.velocity_limit = _per_joint(settings.velocity_limit, n, 'velocity_limits',
                                          model.velocity_limit)
+        if settings.require_limits:
+            require_limits(model, self.effort_limit, self.velocity_limit)
         self.state_range = StateRange(model, self.velocity_limit)
         self.condition_limit = float(settings.condition_limit)
         self.redefine_margin = float(settings.redefine_margin)
@@ -457,7 +478,8 @@ class ProgramController(LatchedSafety):
                                           0.0, 0.0, False, False)
         self.secondary = bool(np.any(self.posture_stiffness) or np.any(self.posture_damping))
         self.analysis_positions = _per_joint(settings.analysis_positions, n,
-                                             'analysis_positions', 0.3, -np.inf, False, False)
+                                             'analysis_positions', analysis_pose(model),
+                                             -np.inf, False, False)
         self.max_gap = number(settings.max_gap, 'max_gap', 0.0, strict_minimum=True)
         self.delay_periods = delay = settings.delay_periods
         self.uncertainty = parse_uncertainty(settings.uncertainty)

@@ -9,6 +9,7 @@ source; the safety machinery shared with the servo controller is `controller_bas
 """
 
 import math
+import os
 
 import numpy as np
 from rcl_interfaces.msg import SetParametersResult
@@ -18,6 +19,7 @@ from sensor_msgs.msg import JointState
 from . import common, controller_base, name_map, packed_messages
 from .controller_base import ControllerNodeBase, Rows
 from .name_map import NameMap, Problem
+from ..control.arm_defaults import generated_programs
 from ..control.input_delay import InputDelayMonitor
 from ..control.program_config import load_program_file, resolve_program_path
 from ..control.mismatch_guard import WINDOW
@@ -31,11 +33,26 @@ from ..settings import from_parameters, positive, schema, Setting
 DELAY_ACTIONS = ('auto', 'hold', 'warn')
 # Wall time [s] between the log lines of joint states without a joint of the model.
 MISSING_JOINT_PERIOD = 5.0
+
+
+def model_programs(model):
+    """Return the default of ``program_file``: the package's programs of ``model``, or "".
+
+    config/programs_<model name>.yaml when the package has that file (the demo arms');
+    else "": the programs are generated for the model's joints (`arm_defaults`).
+    """
+    name = f'programs_{model.name}'
+    return name if os.path.isfile(resolve_program_path(name)) else ''
+
+
 # The parameters of the arm controller node that `ControllerSettings` does not take.
 NODE_SETTINGS = (
     common.JOINTS,
-    Setting('program_file', 'programs_two_link_flexible',
-            'Program file: a path, or the name of a file in config/.'),
+    Setting('program_file', model_programs,
+            'Program file: a path, or the name of a file in config/; default: config/programs_'
+            '<model name>.yaml when the package has one; empty: a hold program and joint_sine '
+            '(sinusoids about analysis_positions within velocity_limits) generated for the '
+            'model\'s joints (doc/hil.md).', kind='str'),
     Setting('active_program', '',
             'Program to track (a name in the program file; empty: its default); unknown names '
             'are refused with the list.', read_only=False),
@@ -92,8 +109,12 @@ class ControllerNode(ControllerNodeBase):
         self.input_names = [model.joint_names[i] for i in range(model.nu)]
         program_file = parameters['program_file']
         settings = from_parameters(ControllerSettings, parameters)
-        path = resolve_program_path(program_file)
-        programs, default = load_program_file(path)
+        if program_file:
+            programs, default = load_program_file(resolve_program_path(program_file))
+        else:
+            program_file = 'programs generated for the model'
+            programs, default = generated_programs(model, parameters['analysis_positions'],
+                                                   parameters['velocity_limits'])
         active = parameters['active_program']
         if active and active not in (programs if isinstance(programs, dict) else {}):
             raise ConfigError(f'parameter active_program: unknown program {active!r} (in '
