@@ -254,6 +254,7 @@ def main():
           f'{common.with_range(hil_cpu)} us/tick, wall {common.with_range(hil_wall)} us/tick; '
           f'status at the end: {hil_status}')
     soft_ticks(rng)
+    arm_ticks()
     cpu, wall = common.spread(demo_cpu), common.spread(demo_wall)
     print(f'\ntarget: a tick of the demo\'s controller within {TARGET_US:g} us of CPU time '
           f'(20% of a 1 kHz period): {cpu.median:.1f} us = {cpu.median / 10.0:.1f}% of 1 ms '
@@ -293,6 +294,59 @@ def soft_ticks(rng):
               f'| {median / 20.0:.1f} | {median / reference:.1f} | {status} |')
     print(f'| Pinocchio-based tick, rigid 2-joint chain (tip circle, servo) '
           f'| {common.with_range(pinocchio_cpu)} | | | 1 | |')
+
+
+def arm_ticks():
+    """The controller on the 6- and 7-axis arms with a slender forearm, at 1 ms.
+
+    bench_arms.py's controllers (the user's settings only: auto picks model following
+    with the joint law its check chooses), delay 1, modes measured, on the sinusoids of
+    bench_arms.py, in a closed loop with the nominal arm (rk4, 0.25 ms), after 0.2 s on
+    hold; `ProgramController.update` timed per batch of `DEMO_BATCH` ticks (CPU of the
+    ticking thread). Target: 20 % of the 1 ms period.
+    """
+    from bench_arms import ARMS, programs
+    from flexible_manipulator.control.program_controller import (ControllerSettings,
+                                                                 ProgramController)
+    from flexible_manipulator.mechanics.equilibrium import static_equilibrium
+    from flexible_manipulator.mechanics.simulation import Simulation
+    print(f'\nthe 6- and 7-axis arms (bench_arms.py), 1 ms, delay 1, modes measured, sine '
+          f'program, {DEMO_TICKS} ticks in batches of {DEMO_BATCH}; CPU of the ticking thread '
+          '[us/tick], median (min-max):\n')
+    print('| arm | law | CPU [us/tick] | wall [us/tick] | % of the 1 ms period (CPU) |')
+    print('|---|---|---|---|---|')
+    for name, pose in ARMS.items():
+        model = load_model(common.model_path(name))
+        n = model.n_joints
+        start = (np.array(pose) - 0.1).tolist()
+        law = ProgramController(model, programs(model, pose), ControllerSettings(
+            period=0.001, delay_periods=1, analysis_positions=start), 'hold')
+        q0 = model.neutral_configuration().astype(float)
+        q0[:n] = start
+        sim = Simulation(model, 0.00025, 'rk4', q0=static_equilibrium(model, q0))
+        law.enable()
+
+        def tick():
+            effort = law.update(sim.time, sim.q[:n], sim.v[:n], sim.q[n:], sim.v[n:])
+            sim.advance(effort, 0.001)
+        for _ in range(200):
+            tick()
+        law.switch('sine')
+        cpu, wall = [], []
+        for _ in range(DEMO_TICKS // DEMO_BATCH):
+            began = time.perf_counter_ns()
+            spent = 0
+            for _ in range(DEMO_BATCH):
+                before = time.thread_time_ns()
+                effort = law.update(sim.time, sim.q[:n], sim.v[:n], sim.q[n:], sim.v[n:])
+                spent += time.thread_time_ns() - before
+                sim.advance(effort, 0.001)
+            cpu.append(spent / DEMO_BATCH / 1e3)
+            wall.append((time.perf_counter_ns() - began) / DEMO_BATCH / 1e3)
+        kind = law.entry.follower[0] if law.following is not None else law.realization_kind
+        median = common.spread(cpu).median
+        print(f'| {name} | {kind} | {common.with_range(cpu)} | {common.with_range(wall)} '
+              f'| {median / 10.0:.1f} |')
 
 
 def check_same(ours, theirs, nv, rng):
