@@ -61,6 +61,10 @@ bends said per URDF link (doc/models.md, "Your own robot: a URDF";
                                     # uncertainty's payload factor scales it)
     armature: 0.1                   # optional: reflected rotor inertia [kg m^2], one for
                                     # every joint or {joint: value} (others 0)
+    inertials:                      # optional: values in place of a URDF link's <inertial>
+      upper_arm_link: {mass: 8.4}   # mass [kg], com [m], inertia [ixx, iyy, izz, ixy, ixz,
+                                    # iyz] about the com [kg m^2], in the link's frame;
+                                    # those left out stay the URDF's (what identify writes)
     base: {floating: false, xyz: [0, 0, 0], rpy: [0, 0, 0]}   # as above; a floating
                                     # base's body is the URDF root's
     flexible:
@@ -495,13 +499,15 @@ def _check_names(chain, frames, fields):
 # -- a URDF as the chain's rigid skeleton (description.urdf_reader) -------------------------
 
 URDF_KEYS = ('urdf', 'xacro_args', 'root', 'tip', 'flexible', 'actuated', 'payload',
-             'armature')
+             'armature', 'inertials')
+INERTIAL_KEYS = ('mass', 'com', 'inertia')
 
 
-def urdf_chain(spec, directory=None, robot_description=None):
-    """Read the chain of a model file's ``urdf:`` (module doc): a ``urdf_reader.UrdfChain``.
+def urdf_robot(spec, directory=None, robot_description=None):
+    """Read a model file's ``urdf:`` (xacro expanded): (``urdf_reader.Robot``, its origin).
 
-    Errors: `ConfigError` naming the model file's field, or ``urdf: <file>: <element>``.
+    The robot as the URDF holds it (``inertials:`` not applied). ``directory``,
+    ``robot_description``: as `model_from_dict`'s. Errors: `ConfigError` naming the field.
     """
     args = spec.get('xacro_args', {})
     if not isinstance(args, dict):
@@ -512,6 +518,51 @@ def urdf_chain(spec, directory=None, robot_description=None):
                               f'got {value!r}')
     text, where = _urdf_text(spec['urdf'], directory, robot_description,
                              {key: str(value) for key, value in args.items()})
+    try:
+        return urdf_reader.parse(text), where
+    except urdf_reader.URDFError as error:
+        raise ConfigError(f'urdf: {where}: {error}') from None
+
+
+def urdf_inertial(link):
+    """Return a URDF link's body as a model file writes one: {mass [kg], com [m], inertia}.
+
+    ``inertia``: [ixx, iyy, izz, ixy, ixz, iyz] about the centre of mass in the link's
+    frame [kg m^2]; a link without ``<inertial>`` has the empty body (all 0).
+    """
+    body = link.body if link.body is not None else RigidBody()
+    tensor = np.asarray(body.inertia, dtype=float)
+    return {'mass': float(body.mass), 'com': [float(c) for c in body.com],
+            'inertia': [float(tensor[i, j]) for i, j in
+                        ((0, 0), (1, 1), (2, 2), (0, 1), (0, 2), (1, 2))]}
+
+
+def _apply_inertials(spec, robot, flexible):
+    """Replace the URDF inertials named by the file's ``inertials:`` (module doc)."""
+    inertials = spec.get('inertials', {})
+    if not isinstance(inertials, dict):
+        raise ConfigError(f'inertials: expected a mapping URDF link: {{mass, com, inertia}}, '
+                          f'got {inertials!r}')
+    for link, values in inertials.items():
+        field = f'inertials.{link}'
+        if link not in robot.links:
+            close = difflib.get_close_matches(str(link), list(robot.links), n=1)
+            hint = f' (did you mean {close[0]!r}?)' if close else ''
+            raise ConfigError(f'{field}: no link {link!r} in the URDF{hint}')
+        check_keys(values, field, required=(), optional=INERTIAL_KEYS)
+        if isinstance(flexible.get(link), dict) and 'hub' in flexible[link]:
+            raise ConfigError(f'{field}: flexible.{link}.hub replaces this link\'s <inertial>: '
+                              'give its values there')
+        merged = dict(urdf_inertial(robot.links[link]), **values)
+        robot.links[link] = dataclasses.replace(robot.links[link], body=_body(merged, field))
+
+
+def urdf_chain(spec, directory=None, robot_description=None):
+    """Read the chain of a model file's ``urdf:`` (module doc): a ``urdf_reader.UrdfChain``.
+
+    Errors: `ConfigError` naming the model file's field, or ``urdf: <file>: <element>``.
+    """
+    robot, where = urdf_robot(spec, directory, robot_description)
     ends = {}
     for key in ('root', 'tip'):
         if key in spec:
@@ -524,10 +575,10 @@ def urdf_chain(spec, directory=None, robot_description=None):
                           f'{{rod: ...}}, got {flexible!r}')
     elastic = {str(link): _elastic(block, f'flexible.{link}')
                for link, block in flexible.items()}
+    _apply_inertials(spec, robot, flexible)
     try:
         payload = _body(spec['payload'], 'payload') if 'payload' in spec else None
-        read = urdf_reader.serial_chain(urdf_reader.parse(text), elastic=elastic,
-                                        payload=payload, **ends)
+        read = urdf_reader.serial_chain(robot, elastic=elastic, payload=payload, **ends)
     except urdf_reader.URDFError as error:
         raise ConfigError(f'{error.field}: {error}' if error.field
                           else f'urdf: {where}: {error}') from None

@@ -6,6 +6,12 @@ inf). The contract (model_config, control.program_config): a model or program is
 or `ConfigError` is raised whose message names the field (``source: field: ...``, the
 dotted path of the field at fault); no other exception. Expected behaviour comes from that
 documented contract.
+
+`identify`'s parameter paths (identification.parameters), drawn from the names of the
+model files (links, URDF links, fields, top-level entries, junk, indices, ``+``) on the
+model files and on mutated ones: a list of parameters, or one `ParameterError` line that
+starts with the path (or ``--fit``); a list found is rewritten into the file's text, which
+reads back to the values `applied` gives.
 """
 
 import re
@@ -121,3 +127,72 @@ def test_a_circle_on_one_axis_is_a_config_error():
            'reference': {'type': 'circle', 'center': [0.25], 'radius': 0.1, 'rate': 2.0}}
     with pytest.raises(ConfigError, match=r'^p\.rows\[0\]\.reference\.type: a circle needs'):
         parse_program(model, {'gains': {'alpha': 5.0}, 'rows': [row]}, 'p')
+
+
+PARTS = ['forearm', 'upper_arm', 'forearm_link', 'upper_arm_link', 'wrist_1_link', 'base_link',
+         'tool0', 'payload', 'armature', 'beam', 'rod', 'hub', 'mass', 'com', 'inertia',
+         'bending_stiffness', 'damping_ratio', 'modes', 'joint', 'damping', 'material',
+         'young_modulus', 'shear_modulus', 'damping_time', 'frames', 'section', 'radius',
+         'linear_density', 'name', 'links', 'flexible', 'inertials', 'gravity', 'urdf',
+         'shoulder_pan_joint', 'elbow', '']
+URDF_SPECS = [name for name, spec in MODEL_SPECS.items() if 'urdf' in spec]
+
+
+@st.composite
+def parameter_paths(draw):
+    """A comma-separated list of 1-3 paths of 1-4 parts drawn from `PARTS` or any text,
+    a part sometimes indexed ``[i]`` or joined to another by ``+``."""
+    paths = []
+    for _ in range(draw(st.integers(1, 3))):
+        parts = []
+        for _ in range(draw(st.integers(1, 4))):
+            part = draw(st.one_of(st.sampled_from(PARTS), st.sampled_from(PARTS),
+                                  st.text(max_size=6)))
+            decoration = draw(st.integers(0, 5))
+            if decoration == 0:
+                part += f'[{draw(st.integers(0, 7))}]'
+            elif decoration == 1:
+                part += '+' + draw(st.sampled_from(PARTS))
+            parts.append(part)
+        paths.append('.'.join(parts))
+    return ','.join(paths)
+
+
+@given(data=st.data(), name=st.sampled_from(sorted(MODEL_SPECS)), mutate=st.booleans())
+def test_identify_paths_give_parameters_or_one_line_naming_the_path(data, name, mutate):
+    """A drawn path list on a model file (mutated or not): parameters, or one line
+    `ParameterError` naming the path (module doc); found ones rewrite the file's text."""
+    import numpy as np
+    from flexible_manipulator.identification import parameters
+    spec = data.draw(mutated(MODEL_SPECS[name]), 'spec') if mutate else MODEL_SPECS[name]
+    paths = data.draw(parameter_paths(), 'paths')
+    try:
+        found = parameters.parse(paths, spec, MODELS)
+    except parameters.ParameterError as error:
+        message = str(error)
+        assert '\n' not in message and (message.startswith('--fit: ') or any(
+            message.startswith(f'{path.strip()}: ') for path in paths.split(','))), message
+        return
+    if mutate:
+        return
+    factors = data.draw(st.lists(st.floats(0.5, 2.0), min_size=len(found),
+                                 max_size=len(found)), 'factors')
+    text = (CONFIG / 'models' / f'{name}.yaml').read_text()
+    written = yaml.safe_load(parameters.rewrite(text, found, factors))
+    expected = parameters.applied(spec, found, factors)
+    for parameter in found:
+        np.testing.assert_allclose(
+            [parameters._leaf(parameter.node(written), leaf) for leaf in parameter.leaves],
+            [parameters._leaf(parameter.node(expected), leaf) for leaf in parameter.leaves],
+            rtol=1e-6)
+
+
+def test_the_path_fuzzer_reaches_urdf_files_and_finds_parameters():
+    """The path fuzzer's inputs include URDF model files whose paths resolve (the UR5e-like
+    file's flexible block, URDF inertial, payload and armature)."""
+    from flexible_manipulator.identification import parameters
+    assert 'ur5e_flexible_forearm' in URDF_SPECS
+    found = parameters.parse('forearm_link.beam.bending_stiffness,wrist_1_link.mass,'
+                             'payload.mass,armature', MODEL_SPECS['ur5e_flexible_forearm'],
+                             MODELS)
+    assert [p.path for p in found][-1] == 'armature'

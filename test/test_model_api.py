@@ -240,6 +240,44 @@ def test_advance_through_is_advance_once_per_interval(arm, monkeypatch):
     np.testing.assert_array_equal(batch.state, one.state)
 
 
+def test_advance_over_takes_intervals_off_the_step_grid(arm):
+    """`Simulation.advance_over` (the identification's replay of a real driver's stamps):
+    whole numbers of steps take `advance_through`'s steps (expected: the same states, bit
+    for bit); an interval d off the grid takes n = ceil(d / step) equal steps d / n
+    (expected: bit for bit the states of a `Simulation` whose step is d / n, advanced by
+    d); time advances by the intervals' sum; a duration that is not positive and finite
+    is a ValueError naming it."""
+    import math
+    from flexible_manipulator.mechanics.simulation import Simulation
+    rng = np.random.default_rng(5)
+    efforts = rng.uniform(-1.0, 1.0, (12, 2))
+    durations = np.full(12, 2e-3)
+    durations[[3, 7, 8]] = [2.3e-3, 1.7e-3, 4.1e-4]
+    over, grid = Simulation(arm, 5e-4, 'rk4'), Simulation(arm, 5e-4, 'rk4')
+    states = np.empty((12, 16))
+    over.advance_over(efforts, durations, states)
+    expected = np.empty((12, 16))
+    for k, (effort, duration) in enumerate(zip(efforts, durations)):
+        whole = abs(duration / 5e-4 - round(duration / 5e-4)) < 1e-9
+        if not whole:
+            count = math.ceil(duration / 5e-4)
+            own = Simulation(arm, duration / count, 'rk4')
+            own.initial_state[:] = grid.state
+            own.reset()
+            own.advance(effort, duration)
+            grid.state[:] = own.state
+        else:
+            grid.advance(effort, duration)
+        expected[k] = grid.state
+    np.testing.assert_array_equal(states, expected)
+    assert over.time == pytest.approx(durations.sum(), rel=1e-12)
+    over.reset()
+    assert over.time == 0.0
+    for bad in (0.0, -1e-3, np.nan, np.inf):
+        with pytest.raises(ValueError, match='^durations: '):
+            over.advance_over(efforts[:2], [2e-3, bad], states[:2])
+
+
 @pytest.mark.parametrize('values, expected', [
     ([1.0, -2.0, 3.0], True),
     ([1.0, np.inf], False),

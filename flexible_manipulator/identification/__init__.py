@@ -12,6 +12,7 @@ parameters. doc/hil.md ("Identifying your arm") says how to read it.
 """
 
 from dataclasses import dataclass
+import os
 
 import numpy as np
 from scipy import stats
@@ -90,8 +91,9 @@ class Result:
         unconverged = ('' if outcome.converged else f'; NOT CONVERGED within '
                        f'{fitting.EVALUATIONS} evaluations: start closer, or shorten --window')
         lines = [
-            f'{self.recording}: {data.times.size} states over {span:.3f} s in '
-            f'{len(self.windows)} windows of {self.window:g} s; signals from '
+            f'{self.recording}: {data.times.size} states over {span:.3f} s, '
+            f'{np.min(np.diff(data.times)):.6g} to {np.max(np.diff(data.times)):.6g} s apart, '
+            f'in {len(self.windows)} windows of {self.window:g} s; signals from '
             f'{", ".join(data.topics)}; efforts from the effort field of {data.topics[0]}',
             f'model {self.model_path}, replayed with {self.integrator} at {self.step:g} s; '
             'each window\'s initial state estimated with the parameters',
@@ -157,7 +159,9 @@ def identify(recording, model, fit, window=WINDOW, integrator=None, step=None,
 
     ``model``: a model file path or a name in config/models; ``fit``: parameter paths (a
     list or a comma-separated text, `parameters`); ``window`` [s]; ``integrator``,
-    ``step``: the replay's (`choose_step` when not given); ``level``: of the intervals;
+    ``step``: the replay's (`choose_step` when not given; an interval between stamps that
+    is not a whole number of steps takes equal steps no longer than it, so any stamps
+    replay); ``level``: of the intervals;
     ``modal_topic``: None to fit the joint states alone. Raises `IdentificationError`
     (bad input, one line naming it) or `Unidentifiable`.
     """
@@ -172,24 +176,16 @@ def identify(recording, model, fit, window=WINDOW, integrator=None, step=None,
         if isinstance(base, dict) and base.get('floating'):
             raise IdentificationError(f'{path}: a floating base is not supported (its pose is '
                                       'not in the joint states)')
-        start_model = parameter_paths.model_from_dict(spec, path)
+        directory = os.path.dirname(os.path.abspath(path))
+        start_model = parameter_paths.model_from_dict(spec, path, directory)
         if not hasattr(start_model, 'joint_names'):
             raise IdentificationError(f'{path}: not a serial chain (type '
                                       f'{spec.get("type")!r})')
-        fitted = parameter_paths.parse(fit, spec)
+        fitted = parameter_paths.parse(fit, spec, directory)
     except (ConfigError, parameter_paths.ParameterError) as error:
         raise IdentificationError(str(error)) from None
     data = measurements.read(recording, start_model, spec, joint_topic, modal_topic)
     integrator, step = choose_step(start_model, data.period, integrator, step)
-    durations = np.diff(data.times)
-    counts = np.round(durations / step)
-    bad = np.flatnonzero((counts < 1) | (np.abs(counts * step - durations) >
-                                         1e-9 * np.maximum(1.0, durations)))
-    if bad.size:
-        k = bad[0]
-        raise IdentificationError(f'{recording}: the interval of {durations[k]:.9g} s after t = '
-                                  f'{data.times[k]:.6f} s is not a whole number of replay '
-                                  f'steps of {step:g} s (give --step)')
     windows = measurements.windows(data.times, window)
     replay = fitting.Replay(spec, path, fitted, data, windows, integrator, step)
     outcome = fitting.fit(replay, level)

@@ -4,7 +4,8 @@ Fits the named parameters of a model file to a recording (`identification.identi
 prints the estimates with their confidence intervals, each signal's residual RMS and
 whiteness, draws recorded against simulated signals (PNG, next to the recording or in
 ``--out``) and, with ``--write [PATH]``, writes the model file with the estimates (in place
-without PATH; comments kept). Exit status: 0 fitted, 2 bad input (one line naming it,
+without PATH; comments kept). The recording is an MCAP file or the directory of
+``ros2 bag record -s mcap``. Exit status: 0 fitted, 2 bad input (one line naming it,
 nothing written), 3 refused: the recording cannot determine the parameter set (the line
 names the parameters). doc/hil.md, "Identifying your arm".
 """
@@ -16,7 +17,7 @@ import sys
 from . import identify, IdentificationError, plots, Unidentifiable, WINDOW
 from .fit import LEVEL
 from ..mechanics.integrators import METHODS
-from ..model_config import resolve_model_path
+from ..model_config import ConfigError, load_yaml, resolve_model_path
 
 BAD_INPUT, REFUSED = 2, 3
 
@@ -33,7 +34,8 @@ class Parser(argparse.ArgumentParser):
 def parser():
     """Build the command's arguments (module doc)."""
     options = Parser(prog='identify', description=__doc__.splitlines()[0])
-    options.add_argument('recording', help='MCAP file written by the recorder')
+    options.add_argument('recording', help='MCAP file written by the recorder, or a '
+                                           'ros2 bag record -s mcap directory')
     options.add_argument('--model', required=True,
                          help='model file: a path, or a name in config/models')
     options.add_argument('--fit', required=True,
@@ -76,7 +78,28 @@ def target(options):
     directory = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(directory):
         raise IdentificationError(f'--write {path}: no directory {directory!r}')
+    model = resolve_model_path(options.model)
+    if os.path.exists(model) and directory != os.path.dirname(os.path.abspath(model)):
+        try:
+            urdf = load_yaml(model).get('urdf')
+        except ConfigError:
+            urdf = None                 # `identify` names what is wrong with the file
+        if (isinstance(urdf, str) and urdf != '-' and not os.path.isabs(urdf)
+                and '://' not in urdf):
+            raise IdentificationError(f'--write {path}: the model file\'s urdf: {urdf} is '
+                                      'relative to its own directory: write there, or make '
+                                      'the path absolute')
     return path
+
+
+def figures_directory(options):
+    """Where the figures go: ``--out``, or ``<recording>_identification`` beside it."""
+    if options.out:
+        return options.out
+    recording = options.recording.rstrip(os.sep)
+    if not os.path.isdir(recording):
+        recording = os.path.splitext(recording)[0]
+    return recording + '_identification'
 
 
 def main(argv=None):
@@ -97,7 +120,7 @@ def main(argv=None):
         return BAD_INPUT
     print(result.report())
     if not options.no_figures:
-        directory = options.out or os.path.splitext(options.recording)[0] + '_identification'
+        directory = figures_directory(options)
         drawn = plots.draw(result, directory)
         for _, figure in drawn.values():
             plots.plt.close(figure)

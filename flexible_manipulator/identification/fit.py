@@ -2,8 +2,10 @@
 
 The recording is cut into windows (`measurements.windows`). In each, the model's own
 `Simulation` starts from the window's initial state x_w = (q, v) and replays the recorded
-efforts (each held over its period, as the plant held it); its states at the recorded
-stamps are compared with the measured signals. The unknowns are the parameters' factors
+efforts (each held over the interval that ends at its state, as the plant and a driver
+hold it; an interval off the step grid, a real driver's jitter or a lost state, in equal
+steps no longer than the replay step, `Simulation.advance_over`); its states at the
+recorded stamps are compared with the measured signals. The unknowns are the parameters' factors
 (x = 1 at the model file's values, `parameters`) and every window's whole initial state:
 started from the measured joints and, when recorded, the measured elastic coordinates
 (else their static rest at the measured joints, zero rates), and estimated with the
@@ -36,6 +38,7 @@ and no number is given. So is a parameter the fit drove to its bound 0 (a factor
 """
 
 from dataclasses import dataclass, field
+import os
 import warnings
 
 import numpy as np
@@ -73,6 +76,7 @@ class Replay:
     def __init__(self, spec, source, fitted, data, windows, integrator, step):
         """Prepare the replay of ``data`` (`Measurements`) in ``windows``."""
         self.spec, self.source, self.fitted = spec, source, fitted
+        self.directory = os.path.dirname(os.path.abspath(source))     # of a relative urdf:
         self.data, self.windows = data, windows
         self.integrator, self.step = integrator, step
         self.mask = np.isfinite(data.values)
@@ -95,7 +99,8 @@ class Replay:
             try:
                 with warnings.catch_warnings():
                     warnings.simplefilter('ignore', ModelWarning)
-                    model = parameter_paths.build(self.spec, self.fitted, factors, self.source)
+                    model = parameter_paths.build(self.spec, self.fitted, factors, self.source,
+                                                  self.directory)
                 sim = Simulation(model, self.step, self.integrator)
             except (ConfigError, ValueError) as error:
                 raise ReplayFailed(str(error)) from None
@@ -118,7 +123,7 @@ class Replay:
                 sim.reset()
                 predicted[first] = sim.state[index]
                 states = self._states[:stop - first - 1]
-                sim.advance_through(efforts[first + 1:stop], durations[first:stop - 1], states)
+                sim.advance_over(efforts[first + 1:stop], durations[first:stop - 1], states)
                 predicted[first + 1:stop] = states[:, index]
         except (StepFailedError, ValueError) as error:
             raise ReplayFailed(str(error)) from None

@@ -1,6 +1,8 @@
 """What a recording gives the fit: stamps, applied efforts and measured signals, as arrays.
 
-Read with `recording.series` (the recorder's MCAP format). From the joint states (default
+Read with `recording.series` (the recorder's MCAP file, or a ``ros2 bag record -s mcap``
+directory). The stamps need not be evenly spaced (a real driver's jitter and lost states):
+the fit holds each effort over its own interval. From the joint states (default
 ``/joint_states``): each joint's position and, when recorded, velocity, and the **applied
 effort** of the effort field, which is the effort applied over the period that ends at
 that state (the plant's convention, doc/nodes.md; a ros2_control joint state broadcaster
@@ -60,17 +62,17 @@ class Measurements:
         return None
 
 
-def joint_units(spec):
-    """Position unit of each joint of a parsed model file, by joint name ('rad' or 'm')."""
-    return {link['joint']['name']: 'm' if link['joint'].get('type') == 'prismatic' else 'rad'
-            for link in spec['links'] if link['joint'].get('type') != 'fixed'}
+def joint_units(model):
+    """Position unit of each joint of a chain model, by joint name ('rad' or 'm')."""
+    return {link.joint.name: 'm' if link.joint.type == 'prismatic' else 'rad'
+            for link in model.links if link.joint.type != 'fixed'}
 
 
-def mode_unit(spec, name):
+def mode_unit(model, name):
     """Return the unit of an elastic coordinate: a beam's modal amplitude, a rod's strain."""
-    for link in spec['links']:
-        if name.startswith(link['name'] + '_'):
-            if 'beam' in link:
+    for link in model.links:
+        if name.startswith(link.name + '_'):
+            if getattr(link, 'beam', None) is not None:
                 return 'm'
             return '1/m' if ('bending' in name or 'torsion' in name) else '-'
     return '-'
@@ -122,15 +124,19 @@ def _rows(named, key, count, topic, path, required=False):
     return values
 
 
-def read(path, model, spec, joint_topic='/joint_states', modal_topic='/modal_states'):
-    """Read the recording at ``path`` for ``model`` (parsed file ``spec``); module doc.
+def read(path, model, spec=None, joint_topic='/joint_states', modal_topic='/modal_states'):
+    """Read the recording at ``path`` for the chain ``model`` (its names, units); module doc.
+
+    ``spec``: the parsed model file, not needed (the model holds what is read).
 
     ``modal_topic``: None to leave the modal states out even when recorded.
     """
-    if not os.path.isfile(path):
+    if not os.path.isfile(path) and not os.path.isdir(path):
         raise IdentificationError(f'no recording {path!r}')
     try:
         run = series.read(path)
+    except series.BagError as error:
+        raise IdentificationError(str(error)) from None
     except Exception as error:          # noqa: B902 - any reader failure is the file's
         raise IdentificationError(f'{path}: not a readable MCAP recording ({type(error).__name__}'
                                   f': {error})') from None
@@ -160,7 +166,7 @@ def read(path, model, spec, joint_topic='/joint_states', modal_topic='/modal_sta
     if times.size < 10:
         raise IdentificationError(f'{path}: {joint_topic}: {times.size} states, too few to fit '
                                   '(at least 10)')
-    units = joint_units(spec)
+    units = joint_units(model)
     signals, columns = [], []
     for i, name in enumerate(names):
         signals.append(Signal(f'{name} position', joint_topic, i, units[name]))
@@ -189,7 +195,7 @@ def read(path, model, spec, joint_topic='/joint_states', modal_topic='/modal_sta
                 column = np.array([values[row, mode_order[j]] if row is not None else np.nan
                                    for row in rows])
                 signals.append(Signal(f'{name} {key}', modal_topic, offset + n + j,
-                                      unit_of(mode_unit(spec, name))))
+                                      unit_of(mode_unit(model, name))))
                 columns.append(column)
         topics.append(modal_topic)
     return Measurements(path, times, efforts[keep][:, joint_order], np.column_stack(columns),

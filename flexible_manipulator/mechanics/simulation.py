@@ -3,7 +3,8 @@
 The state is x = (q, v); the input u (actuator efforts) is held constant over each call to
 `Simulation.advance`, which integrates M(q) v' + h(q, v) = B u with internal steps of
 exactly ``step`` seconds. Time is kept as an integer count of steps so that the simulated
-clock never drifts from the step grid.
+clock never drifts from the step grid. `Simulation.advance_over` also takes intervals that
+are not whole steps (a real driver's stamps), each in equal steps no longer than ``step``.
 """
 
 import math
@@ -57,6 +58,7 @@ class Simulation:
         self.state = self.initial_state.copy()
         self.input = np.zeros(model.nu)
         self.steps = 0
+        self.off_grid = 0.0             # time of intervals not on the step grid [s]
         self._backup = np.zeros_like(self.state)
         self._stepper = Stepper(model, self.data, integrator)
         self.step_warning = check_step(model, self.data, self.step_size, self._stepper.method,
@@ -65,7 +67,7 @@ class Simulation:
     @property
     def time(self):
         """Simulated time since the last reset [s]."""
-        return self.steps * self.step_size
+        return self.steps * self.step_size + self.off_grid
 
     @property
     def q(self):
@@ -82,6 +84,7 @@ class Simulation:
         self.state[:] = self.initial_state
         self.input[:] = 0.0
         self.steps = 0
+        self.off_grid = 0.0
 
     def steps_in(self, duration):
         """Count the internal steps that make up ``duration`` (must be a whole number)."""
@@ -114,6 +117,41 @@ class Simulation:
         is written to ``out[k]`` (n x (nq + nv)). A failing interval raises as `advance`
         does, the state staying at its value after the interval before.
         """
+        efforts, durations, counts, whole = self._intervals(efforts, durations, out)
+        bad = np.flatnonzero(~whole)
+        if bad.size:
+            self.steps_in(durations[bad[0]])           # raises, naming the duration
+        for k, count in enumerate(counts.astype(np.int64).tolist()):
+            self.input[:] = efforts[k]
+            self._integrate(count, durations[k])
+            out[k] = self.state
+
+    def advance_over(self, efforts, durations, out):
+        """Integrate over consecutive intervals of any length, ``efforts[k]`` held over each.
+
+        As `advance_through` (the same steps, bit for bit, for whole numbers of steps),
+        but a positive finite duration d that is not a whole number of steps takes the
+        least number n of equal steps d / n no longer than the step [s] (the intervals
+        between a real driver's stamps: jitter, dropped states); ``time`` advances by d.
+        A duration that is not positive and finite is a ValueError naming it.
+        """
+        efforts, durations, counts, whole = self._intervals(efforts, durations, out)
+        bad = np.flatnonzero(~(np.isfinite(durations) & (durations > 0.0)
+                               & (durations / self.step_size < MAX_STEPS)))
+        if bad.size:
+            raise ValueError(f'durations: {durations[bad[0]]!r} s at interval {bad[0]} is not '
+                             'a positive duration (at most 2^53 steps)')
+        for k in range(durations.size):
+            self.input[:] = efforts[k]
+            if whole[k]:
+                self._integrate(int(counts[k]), durations[k])
+            else:
+                count = max(1, math.ceil(durations[k] / self.step_size))
+                self._integrate(count, durations[k], durations[k] / count)
+            out[k] = self.state
+
+    def _intervals(self, efforts, durations, out):
+        """Check the arguments of `advance_through`; (efforts, durations, steps, whole?)."""
         efforts = np.asarray(efforts, dtype=float)
         durations = np.asarray(durations, dtype=float)
         if efforts.shape != (durations.size, self.input.size) or out.shape != (
@@ -125,22 +163,24 @@ class Simulation:
         if not np.all(np.isfinite(efforts)):
             raise ValueError(f'efforts: not finite at interval '
                              f'{int(np.argwhere(~np.isfinite(efforts))[0, 0])}')
-        ratio = durations / self.step_size
-        counts = np.round(np.where(np.isfinite(ratio) & (np.abs(ratio) < MAX_STEPS), ratio, 0))
-        bad = np.flatnonzero((counts < 1) | (np.abs(counts * self.step_size - durations) >
-                                             1e-9 * np.maximum(1.0, durations)))
-        if bad.size:
-            self.steps_in(durations[bad[0]])           # raises, naming the duration
-        for k, count in enumerate(counts.astype(np.int64).tolist()):
-            self.input[:] = efforts[k]
-            self._integrate(count, durations[k])
-            out[k] = self.state
+        with np.errstate(invalid='ignore', over='ignore'):
+            ratio = durations / self.step_size
+            counts = np.round(np.where(np.isfinite(ratio) & (np.abs(ratio) < MAX_STEPS),
+                                       ratio, 0))
+            whole = (counts >= 1) & (np.abs(counts * self.step_size - durations)
+                                     <= 1e-9 * np.maximum(1.0, durations))
+        return efforts, durations, counts, whole
 
-    def _integrate(self, count, duration):
-        """``count`` steps with the input held (`advance`'s failure handling)."""
+    def _integrate(self, count, duration, step=None):
+        """``count`` steps with the input held (`advance`'s failure handling).
+
+        ``step``: the steps' length [s] when not the simulation's (an interval off the
+        step grid, which ``time`` then counts as ``duration``).
+        """
         self._backup[:] = self.state
         try:
-            finite = self._stepper.advance(self.state, self.input, self.step_size, count)
+            finite = self._stepper.advance(self.state, self.input,
+                                           self.step_size if step is None else step, count)
         except Exception as error:          # noqa: B902 - any failure leaves the last state
             self.state[:] = self._backup
             raise StepFailedError(
@@ -157,4 +197,7 @@ class Simulation:
                 f'state became non-finite (or the mass matrix singular) within t = '
                 f'[{self.time:.6f}, {self.time + duration:.6f}] s; the simulation stays at '
                 f't = {self.time:.6f} s{reason}')
-        self.steps += count
+        if step is None:
+            self.steps += count
+        else:
+            self.off_grid += duration

@@ -216,7 +216,10 @@ def plot_recording(recording, directory=None):
 
     ``directory``: default next to the recording, ``<name without .mcap>_figures``.
     """
-    directory = directory or os.path.splitext(recording)[0] + '_figures'
+    if not directory:
+        recording = recording.rstrip(os.sep)
+        directory = (recording if os.path.isdir(recording)
+                     else os.path.splitext(recording)[0]) + '_figures'
     paths = []
     for path, figure in draw(series.read(recording), directory).values():
         plt.close(figure)
@@ -227,13 +230,20 @@ def plot_recording(recording, directory=None):
 def main(argv=None):
     """Entry point of the ``plot`` executable."""
     parser = argparse.ArgumentParser(prog='plot', description=__doc__.splitlines()[0])
-    parser.add_argument('recording', help='MCAP file written by the recorder')
+    parser.add_argument('recording', help='MCAP file written by the recorder, or a '
+                                          'ros2 bag record -s mcap directory')
     parser.add_argument('--out', help='directory for the PNG files (default: next to the '
                                       'recording, <name>_figures)')
     options = parser.parse_args(argv)
-    if not os.path.isfile(options.recording):
+    if not os.path.isfile(options.recording) and not os.path.isdir(options.recording):
         print(f'plot: no recording {options.recording!r}', file=sys.stderr)
         return 2
+    if os.path.isdir(options.recording):
+        try:
+            series.bag_files(options.recording)
+        except series.BagError as error:
+            print(f'plot: {error}', file=sys.stderr)
+            return 2
     for path in plot_recording(options.recording, options.out):
         print(path)
     return 0

@@ -3,15 +3,21 @@
 `read` returns a `Run`: per topic, the values of every message against its header stamp
 (the simulated time [s]), as arrays, plus what the plots need besides: the effort limits
 from the recorded robot description, and the world positions of every TF frame over time.
+A recording is an MCAP file, or the directory ``ros2 bag record -s mcap`` writes (its
+``metadata.yaml`` and one or more ``.mcap`` files, read in the order the metadata lists
+them, `bag_files`).
 """
 
 from dataclasses import dataclass, field
+import os
+import re
 import xml.etree.ElementTree as ElementTree
 
 from mcap.reader import make_reader
 from mcap_ros2.decoder import DecoderFactory
 import numpy as np
 from transforms3d.quaternions import quat2mat
+import yaml
 
 
 @dataclass
@@ -113,10 +119,69 @@ def effort_limits(urdf):
             for joint in root.iter('joint') if joint.find('limit') is not None}
 
 
+class BagError(ValueError):
+    """A recording directory that is not a readable rosbag2 MCAP bag (the line says why)."""
+
+
+def bag_files(directory):
+    """Return the MCAP files of a rosbag2 bag directory in recording order (`BagError`).
+
+    Listed by its ``metadata.yaml`` (``rosbag2_bagfile_information``:
+    ``storage_identifier`` mcap, ``relative_file_paths``); without one, its ``.mcap``
+    files in the order of their split index (``<name>_<index>.mcap``, as rosbag2 names
+    them). A file compressed as a whole (``compression_mode: file``) is refused.
+    """
+    metadata = os.path.join(directory, 'metadata.yaml')
+    if not os.path.exists(metadata):
+        names = [name for name in os.listdir(directory) if name.endswith('.mcap')]
+        if not names:
+            raise BagError(f'{directory}: a directory with neither a metadata.yaml nor .mcap '
+                           'files (a recording is an MCAP file or a rosbag2 MCAP bag)')
+
+        def index(name):
+            found = re.search(r'_(\d+)\.mcap$', name)
+            return (int(found.group(1)) if found else -1, name)
+        return [os.path.join(directory, name) for name in sorted(names, key=index)]
+    try:
+        with open(metadata, encoding='utf-8') as stream:
+            information = yaml.safe_load(stream)['rosbag2_bagfile_information']
+        storage = information.get('storage_identifier', 'mcap')
+        compression = information.get('compression_mode') or ''
+        paths = list(information['relative_file_paths'])
+    except (OSError, yaml.YAMLError, TypeError, KeyError, AttributeError) as error:
+        raise BagError(f'{metadata}: not a rosbag2 metadata file ({type(error).__name__}: '
+                       f'{error})') from None
+    if storage != 'mcap':
+        raise BagError(f'{metadata}: storage_identifier {storage!r}: only MCAP bags are read '
+                       '(record with ros2 bag record -s mcap, or convert with ros2 bag convert)')
+    if str(compression).lower() == 'file':
+        raise BagError(f'{metadata}: its files are compressed whole (compression_mode file): '
+                       'decompress them first (ros2 bag convert)')
+    files = [os.path.join(directory, str(name)) for name in paths]
+    missing = [name for name in files if not os.path.isfile(name)]
+    if not files or missing:
+        raise BagError(f'{metadata}: ' + (f'lists {missing[0]}, which does not exist' if files
+                                          else 'lists no files (relative_file_paths)'))
+    return files
+
+
 def read(path):
-    """Read a recording into a `Run` (module doc)."""
+    """Read a recording, an MCAP file or a bag directory, into a `Run` (module doc)."""
     run = Run()
     odometry = {'t': [], 'position': [], 'twist': []}
+    for name in bag_files(path) if os.path.isdir(path) else [path]:
+        _read_file(name, run, odometry)
+    for name, (parent, stamped) in run.frames.items():
+        stamped.sort(key=lambda pair: pair[0])
+        run.frames[name] = (parent, np.array([t for t, _ in stamped]),
+                            np.array([matrix for _, matrix in stamped]))
+    if odometry['t']:
+        run.odometry = {key: np.array(value) for key, value in odometry.items()}
+    return run
+
+
+def _read_file(path, run, odometry):
+    """Add the messages of one MCAP file to ``run`` and ``odometry`` (`read`)."""
     with open(path, 'rb') as stream:
         reader = make_reader(stream, decoder_factories=[DecoderFactory()])
         for schema, channel, _, message in reader.iter_decoded_messages():
@@ -140,13 +205,6 @@ def read(path):
                 odometry['position'].append((pose.x, pose.y, pose.z))
                 odometry['twist'].append((twist.linear.x, twist.linear.y, twist.linear.z,
                                           twist.angular.x, twist.angular.y, twist.angular.z))
-    for name, (parent, stamped) in run.frames.items():
-        stamped.sort(key=lambda pair: pair[0])
-        run.frames[name] = (parent, np.array([t for t, _ in stamped]),
-                            np.array([matrix for _, matrix in stamped]))
-    if odometry['t']:
-        run.odometry = {key: np.array(value) for key, value in odometry.items()}
-    return run
 
 
 def _add_named(run, topic, message):

@@ -6,8 +6,14 @@ topic, each message with its log and publish times [ns] and its sequence number 
 channel. The recorder node (`recorder`) hands it what its raw subscriptions receive;
 `write_messages` serializes rclpy messages made without a node (a headless simulation's
 states, `synthetic`) and writes them through the same writer, so both files read alike
-(`series`, ``ros2 bag info``, Foxglove).
+(`series`, ``ros2 bag info``, Foxglove). `write_bag` writes the messages as the directory
+``ros2 bag record -s mcap`` makes: the MCAP files of a split recording and rosbag2's
+``metadata.yaml``.
 """
+
+import os
+
+import yaml
 
 from . import definitions
 
@@ -76,3 +82,49 @@ def write_messages(path, messages):
     finally:
         count = writer.close()
     return count
+
+
+def write_bag(directory, messages, files=1, distro='jazzy'):
+    """Write rclpy ``messages`` (as `write_messages`) as a rosbag2 MCAP bag ``directory``.
+
+    The messages are split over ``files`` MCAP files of about equal counts, named
+    ``<directory name>_<i>.mcap`` as rosbag2 names a split recording, with rosbag2's
+    ``metadata.yaml`` (``rosbag2_bagfile_information`` version 8: storage ``mcap``, the
+    files in order with their start [ns since the epoch], duration [ns] and message count,
+    each topic's type and count). Returns the paths of the MCAP files.
+    """
+    os.makedirs(directory, exist_ok=True)
+    messages = list(messages)
+    name = os.path.basename(os.path.normpath(directory))
+    size = -(-len(messages) // files)
+    written, entries, topics = [], [], {}
+    for i in range(files):
+        part = messages[i * size:(i + 1) * size]
+        path = os.path.join(directory, f'{name}_{i}.mcap')
+        write_messages(path, part)
+        written.append(path)
+        times = [log_time for _, _, log_time in part] or [0]
+        entries.append({'path': os.path.basename(path),
+                        'starting_time': {'nanoseconds_since_epoch': min(times)},
+                        'duration': {'nanoseconds': max(times) - min(times)},
+                        'message_count': len(part)})
+        for topic, message, _ in part:
+            entry = topics.setdefault(topic, [type_name(type(message)), 0])
+            entry[1] += 1
+    times = [log_time for _, _, log_time in messages] or [0]
+    information = {
+        'version': 8, 'storage_identifier': 'mcap',
+        'duration': {'nanoseconds': max(times) - min(times)},
+        'starting_time': {'nanoseconds_since_epoch': min(times)},
+        'message_count': len(messages),
+        'topics_with_message_count': [
+            {'topic_metadata': {'name': topic, 'type': kind, 'serialization_format': 'cdr',
+                                'offered_qos_profiles': '', 'type_description_hash': ''},
+             'message_count': count} for topic, (kind, count) in topics.items()],
+        'compression_format': '', 'compression_mode': '',
+        'relative_file_paths': [entry['path'] for entry in entries],
+        'files': entries, 'custom_data': {}, 'ros_distro': distro}
+    with open(os.path.join(directory, 'metadata.yaml'), 'w', encoding='utf-8') as stream:
+        yaml.safe_dump({'rosbag2_bagfile_information': information}, stream,
+                       sort_keys=False)
+    return written
