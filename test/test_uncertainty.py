@@ -150,3 +150,42 @@ def test_a_redefined_output_is_made_robust_by_a_smaller_lambda(flexible, demo_pr
     larger = dict(demo_programs['tip_circle'], rows=[row], non_minimum_phase='refuse')
     with pytest.raises(NotRobustError, match='not robust over the declared uncertainty'):
         ProgramController(flexible, {'tip_circle': larger}, settings)
+
+
+@pytest.mark.parametrize('name', ['joint_sine', 'hold', 'lambda_circle'])
+def test_a_refused_law_grows_on_its_worst_plant_within_the_horizon_its_radius_gives(
+        flexible, demo_programs, name):
+    """The check as the judge, checked: the demo's servo law on one measured mode per
+    link, 2 periods of delay, refused over the default set with spectral radius rho on its
+    worst plant. The same law (admitted on the model alone) run on that plant, commands
+    applied 2 periods late: its largest modal coordinate over the last tenth of 1.5 x
+    3 / ln(rho) periods (the analysis' horizon for a growth by e^3, here 180-300 periods)
+    is at least 5 times that of the first tenth (the linearized loop predicts about
+    e^4.5 = 90; measured 9-140 across these programs)."""
+    import re
+    settings = dict(realization='servo', control_model='full', delay_periods=2)
+    with pytest.raises(NotRobustError) as refused:
+        ProgramController(flexible, {name: demo_programs[name]},
+                          flexible_settings(uncertainty=None, **settings))
+    found = re.search(r'worst plant: (.*?), spectral radius ([0-9.]+)', str(refused.value))
+    factors = {k: float(v) for k, v in re.findall(r'(\w+) x([0-9.]+)', found.group(1))}
+    rho = float(found.group(2))
+    assert rho > 1.0 + 1e-3                       # conclusive (module doc: |rho - 1| < eps)
+    law = ProgramController(flexible, {name: demo_programs[name]},
+                            flexible_settings(uncertainty=EXACT_MODEL, **settings))
+    plant = perturbed(flexible, **factors)
+    start = (START_Q, START_V) if name == 'lambda_circle' else (
+        [-0.23, 1.38], [0.4712389, 0.7539822])
+    q0 = plant.neutral_configuration().astype(float)
+    q0[:2] = start[0]
+    v0 = np.zeros(plant.nv)
+    v0[:2] = start[1]
+    sim = Simulation(plant, 5e-4, 'rk4', q0=static_equilibrium(plant, q0), v0=v0)
+    law.enable()
+    amplitude = []
+    periods = int(1.5 * 3.0 / math.log(rho))
+    run_lockstep(law, sim, periods * 0.002, 0.002, True, input_delay=2,
+                 on_tick=lambda status, applied: amplitude.append(np.max(np.abs(sim.q[2:]))))
+    tenth = max(1, len(amplitude) // 10)
+    assert len(amplitude) > 0.9 * periods or 'velocity limit' in law.fault
+    assert max(amplitude[-tenth:]) >= 5.0 * max(amplitude[:tenth])
