@@ -76,15 +76,13 @@ class ModelFollowing:
             self.follower = self._followers[follower]
             self.follower.reset()
 
-    def reset(self, t, joint_positions, joint_velocities, in_flight=(), restart=True):
+    def reset(self, t, joint_positions, joint_velocities, in_flight=()):
         """Start the internal model at the measured joints (modes at rest).
 
         It starts at the arm's time ``t``, then moves ``lead`` periods ahead under
         ``in_flight``: the efforts already sent that the arm gets over those periods
         (oldest first; zero when fewer are given), so that it starts where the arm will
-        be (a Smith predictor's start). ``restart``: forget the follower's states too (its
-        integral holds what the model misses of the arm, a payload off its model: kept
-        across a program switch, forgotten when the loop itself restarts).
+        be (a Smith predictor's start). The follower's states are forgotten too.
         """
         q = self.model.neutral_configuration().astype(float)
         q[:self.n] = joint_positions
@@ -96,7 +94,7 @@ class ModelFollowing:
         v[:self.n] = joint_velocities
         self.simulation = sim = Simulation(self.model, self.period / STEPS_PER_PERIOD,
                                            INTEGRATOR, q0=q, v0=v, refuse_unstable=False)
-        if self.follower is not None and restart:
+        if self.follower is not None:
             self.follower.reset()
         self._past_a[:] = 0.0
         self._past_q[0], self._past_v[0] = sim.q, sim.v

@@ -826,20 +826,26 @@ class ProgramController(LatchedSafety):
         """Model following: move the internal model to ``t``; the law takes its state.
 
         The measured joints go to ``_arm``; the internal model starts at them (modes at
-        rest) on the first state, after a gap, and when a program starts.
+        rest) on the first state and after a gap (enable restarts); a program switch goes
+        on with it.
         """
         n, following = self.n_joints, self.following
         arm_q, arm_v = self._arm
         arm_q[:] = self.q[:n]
         arm_v[:] = self.v[:n]
-        if first or self._start is None or following.simulation is None:
+        if first or following.simulation is None:
             # The efforts sent that the arm has not received yet (newest delay_periods).
             ring, d = self._sent, self.delay_periods
             following.reset(t, arm_q, arm_v, [ring[(self._sent_next + k) % (d + 1)]
-                                              for k in range(1, d + 1)], restart=first)
+                                              for k in range(1, d + 1)])
             following.set_follower(self.entry.follower)
         else:
+            # A program switch goes on from the internal model where it is: restarted at
+            # the arm under the efforts in flight (the follower's corrections for an arm
+            # off its model among them), it would jump away from the arm.
             following.advance(t)
+            if self._start is None:
+                following.set_follower(self.entry.follower)
         qm, vm = following.simulation.q, following.simulation.v
         self.q[:n], self.v[:n] = qm[:n], vm[:n]
         np.take(qm[n:], self.mode_select, out=self.q[n:])
