@@ -37,7 +37,9 @@ class Setting:
     function of the node's model (`default_for`, e.g. the model's joints). ``kind``: one
     of `KINDS`, from the default when not given. ``choices``: the allowed strings (the
     description then ends with them). ``renamed``: old value -> new name, still accepted
-    (with a warning). ``check(value, name)``: returns the value, normalized, or raises
+    (with a warning). ``formerly``: (old parameter name, {old value: value}): the
+    parameter's former name, still read (with a warning naming this one) when it is given,
+    its values mapped. ``check(value, name)``: returns the value, normalized, or raises
     `ConfigError` starting with ``name``. ``read(value)``: the value a settings class
     holds for the parameter's value (e.g. -1 -> None: "all"); the field's default is
     ``read(default)``. ``read_only``: False for a parameter that may change at run time.
@@ -50,6 +52,7 @@ class Setting:
     choices: tuple = None
     check: object = None
     renamed: dict = None
+    formerly: tuple = None
     read: object = None
     read_only: bool = True
 
@@ -68,6 +71,19 @@ class Setting:
             object.__setattr__(self, 'default', float(self.default))
         if kind == 'floats' and isinstance(self.default, (list, tuple)):
             object.__setattr__(self, 'default', [float(x) for x in self.default])
+
+    @property
+    def former_text(self):
+        """The description of the former name (``formerly``), or None."""
+        if not self.formerly:
+            return None
+        old, values = self.formerly
+        mapped = ''.join(f'; {a} reads {b}' for a, b in (values or {}).items() if a != b)
+        return f'Deprecated name of {self.name}, read when given{mapped}.'
+
+    def former_value(self, value):
+        """Return what the former name's ``value`` reads as under this name."""
+        return (self.formerly[1] or {}).get(value, value)
 
     @property
     def text(self):

@@ -4,7 +4,8 @@ Hardware in the loop: the arm's driver (for example ros2_control with a
 joint_state_broadcaster and an effort forward_command_controller) publishes the joint
 states and takes the efforts; this file starts only the controller of
 ``flexible_manipulator.graph.HARDWARE_IN_THE_LOOP`` with config/hil.yaml (modal coordinates
-estimated from the joint motion, watchdog holding torque, starts disabled).
+estimated from the joint motion, the arm held while not tracking (``safe_action: hold``),
+starts disabled).
 
 Arguments (empty: the parameter file decides):
 

@@ -75,9 +75,9 @@ def test_another_model_leaves_out_the_files_values_for_its_own_arm():
     assert values['model'] == model_path('panda_flexible_forearm')
     assert {k: values[k] for k in ('elastic_state', 'delay_periods', 'control_period',
                                    'effort_limit_fraction', 'require_limits',
-                                   'watchdog_action', 'start_enabled')} == {
+                                   'safe_action', 'start_enabled')} == {
         'elastic_state': 'estimated', 'delay_periods': 2, 'control_period': 0.002,
-        'effort_limit_fraction': 0.5, 'require_limits': True, 'watchdog_action': 'hold',
+        'effort_limit_fraction': 0.5, 'require_limits': True, 'safe_action': 'hold',
         'start_enabled': False}
     same, dropped = hil_config.for_model(HIL, 'two_link_flexible')
     assert dropped == [] and same['joints'] == ['shoulder', 'elbow']

@@ -80,7 +80,7 @@ BAD = [
     (CONTROLLER, 'controller', 'redefine_margin', '1.5', 1.5),
     (CONTROLLER, 'controller', 'delay_patience', '-1.0', -1.0),
     (SERVO_CONTROLLER, 'controller_servo', 'servo_gain', '-100.0', -100.0),
-    (SERVO_CONTROLLER, 'controller_servo', 'watchdog_action', 'brake', 'brake'),
+    (SERVO_CONTROLLER, 'controller_servo', 'safe_action', 'brake', 'brake'),
 ]
 
 

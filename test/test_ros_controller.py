@@ -383,9 +383,10 @@ def test_services_switching_saturation_and_holding_watchdog(probe, start_node):
       ticks and a constraint error; the reference names the joints and starts at the
       program's offset (-1.2, 0.6) rad (the program file); an unknown name is refused
       with the list of programs;
-    * ~/enable false: zero effort; true: tracking again;
-    * the states stop: the watchdog (watchdog_action: hold) commands the gravity torque
-      at the last state."""
+    * the former parameter name watchdog_action: hold is read as safe_action: gravity,
+      with a deprecation warning in the log;
+    * ~/enable false: the safe action, the gravity torque; true: tracking again;
+    * the states stop: the watchdog commands the gravity torque at the last state."""
     from diagnostic_msgs.msg import DiagnosticArray
     from sensor_msgs.msg import JointState
     from std_msgs.msg import Float64MultiArray
@@ -427,13 +428,15 @@ def test_services_switching_saturation_and_holding_watchdog(probe, start_node):
     assert int(values['clipped_ticks']) > 0 and float(values['constraint_error_max']) > 0.0
     assert values['clipped_inputs'] == 'shoulder, elbow'
     response = probe.call(SetBool, '/controller/enable', SetBool.Request(data=False))
-    assert response.success and 'zero effort' in response.message
+    assert response.success and 'gravity effort' in response.message
     publish_for(0.1)
-    assert list(commands[-1].data) == [0.0, 0.0]
+    np.testing.assert_allclose(commands[-1].data, gravity_torque(q), atol=1e-6)
+    assert ('parameter watchdog_action is deprecated: read as safe_action: gravity'
+            in controller.output())
     assert probe.call(SetBool, '/controller/enable', SetBool.Request(data=True)).success
     publish_for(0.1)
     assert any(x != 0.0 for x in commands[-1].data)
-    probe.spin_until(lambda: 'commanding holding effort' in controller.output(), 5,
+    probe.spin_until(lambda: 'commanding gravity effort' in controller.output(), 5,
                      'the watchdog warning')
     probe.spin_for(0.3)
     np.testing.assert_allclose(commands[-1].data, gravity_torque(q), atol=1e-6)

@@ -10,7 +10,7 @@ doc/nodes.md ("controller"):
   by name, and the ignored ones are said once in the log;
 * a state without a joint of the model gets no command; it is counted as rejected on
   /diagnostics, said in a warning at most once per ``MISSING_JOINT_PERIOD``, and the
-  watchdog acts as for any state that gets no command: with ``watchdog_action: hold`` it
+  watchdog acts as for any state that gets no command: with ``safe_action: gravity`` it
   holds the arm against gravity, never zero effort;
 * each state is answered once, timed by its stamp, whatever the spacing of the stamps;
   the input delay of each tick is d = round((t_k - t_j)/T) - 1 periods (t_j: the stamp of
@@ -20,7 +20,7 @@ doc/nodes.md ("controller"):
 
 Expected efforts at rest: the closed-form gravity torque of the arm's two uniform bars
 (`test_ros_controller.gravity_torque`), which the hold program commands at its start and
-the holding watchdog at the last state.
+the watchdog (``safe_action: gravity``) at the last state.
 """
 
 import math
@@ -132,10 +132,10 @@ def test_a_state_without_a_model_joint_gets_no_command_and_the_watchdog_holds(pr
     (the fingers stay). Those states get no command: /diagnostics counts each as rejected
     and no tick; the warning names the missing joint, at most once per
     MISSING_JOINT_PERIOD of the wall time the test measured (plus the first); the watchdog
-    (state_timeout 0.5 s, hold) commands the gravity torque at the last valid state, never
-    zero. Valid states again are answered again."""
+    (state_timeout 0.5 s, safe_action: gravity) commands the gravity torque at the last
+    valid state, never zero. Valid states again are answered again."""
     driver = Driver(probe)
-    controller = start_node(CONTROLLER, parameters=[*RIGID, ('watchdog_action', 'hold'),
+    controller = start_node(CONTROLLER, parameters=[*RIGID, ('safe_action', 'gravity'),
                                                     ('state_timeout', 0.5)])
     driver.wait_for_controller()
     valid = 20
@@ -146,7 +146,7 @@ def test_a_state_without_a_model_joint_gets_no_command_and_the_watchdog_holds(pr
     missing, k = 0, valid
     no_elbow = tuple(n for n in DRIVER_NAMES if n != 'elbow')
     # States without the elbow until the watchdog has said it holds, and a while after.
-    while 'commanding holding effort' not in controller.output() or missing < 300:
+    while 'commanding gravity effort' not in controller.output() or missing < 300:
         driver.pub.publish(driver.state(k * PERIOD, REST, names=no_elbow))
         missing, k = missing + 1, k + 1
         probe.spin_for(0.005)

@@ -21,9 +21,26 @@ Per tick (``ProgramController.update``), with the state measured at time t:
    effort_rate_limit * dt; the status lists the clipped and rate-limited inputs, the effort
    dropped (unsaturated - applied) and the constraint-acceleration error that results,
    A M^-1 (B u_applied - h) - b (zero when nothing is dropped);
-6. safety: a joint faster than its velocity limit latches a fault (zero effort) until
-   ``enable()``; disabled (zero effort already: the arm may swing freely once the user
-   disables the controller), a fast joint is no fault.
+6. safety: a joint faster than its velocity limit latches a fault until ``enable()``;
+   disabled, a fast joint is no fault. Disabled or faulted, the controller commands the
+   safe action (``safe_action``, `safety`): zero; gravity, B^+ h(q, 0) on the control model
+   at the measured joints and the measured or estimated modes; or hold: the program
+   `hold_program` (a ``hold`` row of every joint at alpha = `HOLD_BANDWIDTH`, critically
+   damped: e'' + 2 alpha e' + alpha^2 e = 0 on the rigid twin, its gains alpha^2 M and
+   2 alpha M on the rigid twin's inertia M: gravity, joint damping and a low-gain joint
+   law) realized ideally on the rigid twin without rate limit, admitted at construction by
+   the same checks as the programs (refused: a `ConfigError` naming ``safe_action``). Its
+   target is taken at the first safe tick at which every joint is slower than
+   `SLOW_FRACTION` of its velocity limit; until then (after a velocity fault) it is taken
+   afresh at every tick: gravity and damping only. The tick whose step failed commands
+   zero; so do gravity and hold when their own evaluation fails.
+
+Driver convention (``driver_compensation``): a driver that adds gravity (its own rigid
+model's, at the measured joints) or its joint friction to each command gets the effort
+minus the rigid twin's gravity B^+ h_twin(q, 0) and the model's joint friction D v; the
+elastic-state observer's applied effort (the command reported, or the one sent) gets them
+added back, so that its innovation sees the torque the joints received. A zero safe
+action sends zero: what the driver adds stays.
 
 Secondary objective (directions the program leaves free): Q_s = K_p (q_0 - q) - K_d v on
 the joints (``posture``, ``posture_stiffness``, ``posture_damping``); the ideal realization
@@ -122,7 +139,8 @@ from .model_following import ModelFollowing
 from .program_config import assemble, load_program_file, parse_program
 from .programs import Program
 from .realization import IdealRealization, RealizationStatus, ServoRealization
-from .safety import LatchedSafety, checked_time, take
+from .safety import (checked_time, DRIVER_COMPENSATION, LatchedSafety, SAFE_ACTION,
+                     take)
 from .stabilization import Stabilization
 from .observer_design import DEFAULT_NOISE, kalman_gain, parse_noise
 from .uncertainty import DEFAULT_UNCERTAINTY, parse_uncertainty
@@ -136,6 +154,19 @@ ROBUST_ALTERNATIVES = ((dict(model_following=True), 'model following (the same l
 REALIZATIONS = ('auto', 'servo', 'ideal')
 CONTROL_MODELS = ('auto', 'full', 'rigid_twin')
 ELASTIC_SOURCES = ('measured', 'estimated')
+# The hold law of the safe action ``hold``: its bandwidth [rad/s] (alpha of its hold row,
+# critically damped), the program's name, and the share of each joint's velocity limit
+# below which its target is taken (faster: damping only).
+HOLD_BANDWIDTH = 2.0
+HOLD_PROGRAM = 'safe_hold'
+SLOW_FRACTION = 0.1
+
+
+def hold_program(joints):
+    """Return the program of the safe action ``hold``: a hold row of ``joints`` (module doc)."""
+    return {'description': 'hold the joints where the arm stopped (safe_action: hold)',
+            'gains': {'alpha': HOLD_BANDWIDTH}, 'rows': [{'type': 'hold',
+                                                         'joints': list(joints)}]}
 
 
 def share(value, name):
@@ -244,6 +275,8 @@ class ControllerSettings:
         'When the observer\'s innovation says the arm is off its model beyond the declared '
         'uncertainty: degrade (hand over to model following or the rigid twin, with a '
         'warning) or warn only.', choices=MISMATCH_ACTIONS).field()
+    safe_action: str = SAFE_ACTION.field()
+    driver_compensation: object = DRIVER_COMPENSATION.field()
 
 
 @dataclass
@@ -313,6 +346,7 @@ class ControllerStatus:
         """Allocate the per-input arrays."""
         self.mode = 'disabled'          # tracking | disabled | fault
         self.fault = ''
+        self.safe_action = 'zero'       # commanded while disabled or faulted
         self.program = ''
         self.program_time = 0.0
         self.realization = None         # RealizationStatus of the active program
@@ -345,7 +379,7 @@ class ControllerStatus:
         if self.mode == 'fault':
             return f'fault: {self.fault}'
         if self.mode == 'disabled':
-            return 'disabled: zero effort'
+            return f'disabled: {self.safe_action} effort'
         parts = []
         realization = self.realization
         if realization is not None and realization.code not in ('exact', 'redundant'):
@@ -402,7 +436,8 @@ def _per_joint(value, size, field, default, minimum=0.0, strict=True, allow_infi
 class ProgramController(LatchedSafety):
     """The control law of the module doc, with its named programs and its status."""
 
-    def __init__(self, model, programs, settings=None, default=None, source='programs'):
+    def __init__(self, model, programs, settings=None, default=None, source='programs',
+                 hold_law=None):
         """Build and check every program; the active one is ``default`` (or the first).
 
         :param model: the arm's model (a fixed-base chain model, flexible or rigid).
@@ -413,9 +448,14 @@ class ProgramController(LatchedSafety):
         With ``realization`` and ``control_model`` both ``auto`` on a flexible model, a
         servo law on the full model that is not robust over ``uncertainty``
         (`admission.NotRobustError`) gives way to model following, else to the rigid twin,
-        with a note saying why.
+        with a note saying why. ``hold_law``: the hold law of ``safe_action: hold`` when
+        another controller of the same model and settings has built it (`build_controller`).
         """
-        settings = settings or ControllerSettings()
+        self._construct(model, programs, settings or ControllerSettings(), default, source)
+        self._setup_safety(hold_law)
+
+    def _construct(self, model, programs, settings, default, source):
+        """Build with ``settings`` or, refused under ``auto``, an alternative (`__init__`)."""
         try:
             self._setup(model, programs, settings, default, source)
         except admission.UnstableLoopError as error:
@@ -559,6 +599,52 @@ class ProgramController(LatchedSafety):
         self.active = None
         self.switch(default)
         self._warm_up()
+
+    def _setup_safety(self, hold_law):
+        """Check the safe action and the driver convention; build what they need."""
+        s, model = self.settings, self.model
+        check_fields(s, 'safe_action', 'driver_compensation')
+        n, nu = self.n_joints, model.nu
+        self.status.safe_action = s.safe_action
+        compensation = s.driver_compensation or ()
+        self.compensates = tuple(compensation)
+        self._driver = np.zeros(nu)          # what the driver adds at this state [N m]
+        self._command = np.zeros(nu)         # the effort sent: the total minus the driver's
+        self._applied_total = np.zeros(nu)
+        self._total = False                  # the tick's effort is a total joint torque
+        twin = self.rigid_twin
+        if 'gravity' in compensation or s.safe_action == 'hold':
+            if twin is None or twin.nv != n or twin.nu != nu:
+                what = ('safe_action: hold' if s.safe_action == 'hold'
+                        else 'driver_compensation: gravity')
+                raise ConfigError(f'{what}: needs the rigid twin of the model')
+            self._twin_data = twin.create_data()
+            self._twin_pinv = np.linalg.pinv(twin.input_matrix())
+            self._twin_static = np.zeros(n)
+        self._friction = np.diag(model.damping)[:n].copy() if 'friction' in compensation \
+            else None
+        self._hold_taken = False             # the hold law's target is taken
+        self.hold_law = None
+        if s.safe_action == 'hold':
+            self.hold_law = hold_law if hold_law is not None else self._build_hold_law()
+
+    def _build_hold_law(self):
+        """Build and admit the hold law of ``safe_action: hold`` (module doc), enabled."""
+        n = self.n_joints
+        settings = replace(
+            self.settings, realization='ideal', control_model='rigid_twin',
+            model_following=False, safe_action='zero', driver_compensation=None,
+            effort_limit=self.effort_limit.tolist(), effort_rate_limit=None,
+            velocity_limit=[math.inf] * n, require_limits=False, posture=None,
+            posture_stiffness=None, posture_damping=None)
+        try:
+            law = ProgramController(self.model, {HOLD_PROGRAM: hold_program(
+                self.model.joint_names[:n])}, settings, HOLD_PROGRAM, source='safe_action: hold')
+        except ConfigError as error:
+            raise ConfigError(f'safe_action: hold: its hold law (alpha = {HOLD_BANDWIDTH:g} '
+                              f'/s, ideal on the rigid twin) is refused: {error}') from None
+        law.enable()
+        return law
 
     # -- construction ---------------------------------------------------------------------
     def _choose_realization(self):
@@ -759,11 +845,108 @@ class ProgramController(LatchedSafety):
         finite) or a failure of any later step latches a fault naming the step, with zero
         effort (`safety.LatchedSafety.guarded_tick`).
         """
+        self._total = False
         effort = self.guarded_tick(self._tick, t, joint_positions, joint_velocities,
                                    elastic_positions, elastic_velocities, applied_effort)
-        self._sent[self._sent_next] = effort
+        return self._send(effort)
+
+    def _send(self, effort):
+        """Return the command for the tick's ``effort``; keep the total the joints get.
+
+        With ``driver_compensation`` a total joint torque (tracking, gravity, hold) is sent
+        less what the driver adds; a zero command is sent as it is, the driver's part then
+        being the whole torque (module doc, "Driver convention").
+        """
+        sent = self._sent[self._sent_next]
         self._sent_next = (self._sent_next + 1) % self._sent.shape[0]
+        if not self.compensates:
+            sent[:] = effort
+            return effort
+        if self._total:
+            sent[:] = effort
+            np.subtract(effort, self._driver, out=self._command)
+            return self._command
+        np.add(effort, self._driver, out=sent)
         return effort
+
+    def zero_effort(self):
+        """Return zero effort: the command sent is zero (`safety.LatchedSafety`)."""
+        self._total = False
+        return super().zero_effort()
+
+    def holding_effort(self):
+        """Return the gravity effort at the last state, a total joint torque (`safety`)."""
+        effort = super().holding_effort()
+        self._total = self._valid
+        return effort
+
+    def safe_effort(self):
+        """Return the safe action's command at the last state (stale states: the watchdog).
+
+        ``hold`` evaluates its law at the last measured joints with zero velocity (the last
+        measured velocity is stale). Never raises: zero if the action fails.
+        """
+        try:
+            self._total = False
+            if self.settings.safe_action == 'zero' or not self._valid:
+                return self.zero_effort()
+            n = self.n_joints
+            effort = self._safe_tick(self._prev_time, np.zeros(n))
+            if not np.isfinite(effort).all():
+                return self.zero_effort()
+            return self._command_of(effort)
+        except Exception:                   # noqa: B902 - a safe command, whatever happens
+            return self.zero_effort()
+
+    def _command_of(self, effort):
+        """Return the command sent for the effort ``effort`` of the last state (`_send`)."""
+        if self.compensates and self._total:
+            np.subtract(effort, self._driver, out=self._command)
+            return self._command
+        return effort
+
+    def _safe_tick(self, t, joint_velocities):
+        """Return the safe action's effort at the state in ``q`` (module doc, step 6).
+
+        ``joint_velocities``: the joints' [rad/s] (the hold law damps them).
+        """
+        action = self.settings.safe_action
+        if action == 'zero':
+            return self.zero_effort()
+        self.step = f'safe action {action}'
+        if self.hold_law is not None:
+            effort = self._hold(t, joint_velocities)
+            if effort is not None:
+                self.effort[:] = effort
+                self.last_effort[:] = effort
+                self._total = True
+                return self.effort
+        return self.holding_effort()
+
+    def _hold(self, t, joint_velocities):
+        """Return the hold law's effort at ``t``, or None when it did not realize its row.
+
+        Its target is taken afresh (its program restarted) until a tick finds every joint
+        slower than `SLOW_FRACTION` of its velocity limit (module doc).
+        """
+        law, n = self.hold_law, self.n_joints
+        if not self._hold_taken or law.fault:
+            law.enable()                    # the target: this state's joints
+            slow = np.abs(joint_velocities) <= SLOW_FRACTION * self.velocity_limit
+            self._hold_taken = bool(slow.all())
+        effort = law.update(t, self.q[:n], joint_velocities)
+        return effort if law.status.tracking else None
+
+    def _driver_part(self):
+        """Fill ``_driver``: what the driver adds at this state (module doc)."""
+        n = self.n_joints
+        self._driver[:] = 0.0
+        if 'gravity' in self.compensates:
+            twin = self.rigid_twin
+            static = twin.bias_forces(self._twin_data, self.q[:n], np.zeros(n))
+            np.matmul(self._twin_pinv, static, out=self._driver)
+        if self._friction is not None:
+            self._driver += self.input_pinv[:, :n] @ (self._friction * self.v[:n])
 
     def _tick(self, t, joint_positions, joint_velocities, elastic_positions,
               elastic_velocities, applied_effort):
@@ -779,6 +962,9 @@ class ProgramController(LatchedSafety):
         if measured:
             take(self._measured[0], elastic_positions, 'elastic_positions', scratch[1])
             take(self._measured[1], elastic_velocities, 'elastic_velocities', scratch[1])
+        if self.compensates:
+            self.step = 'driver compensation'
+            self._driver_part()
         too_fast = np.greater(np.abs(self.v[:n], out=self._speed), self.velocity_limit,
                               out=scratch[0])
         if too_fast.any() and self.enabled and not self.fault:
@@ -800,6 +986,8 @@ class ProgramController(LatchedSafety):
                 self._applied[:] = applied_effort
                 if np.isfinite(self._applied, out=self._applied_finite).all():
                     applied = self._applied
+                    if self.compensates:        # the command reported, less the driver's
+                        applied = np.add(applied, self._driver, out=self._applied_total)
             self._elastic_state(gap, *(self._measured if measured else (None, None)),
                                 applied)
         else:
@@ -813,7 +1001,8 @@ class ProgramController(LatchedSafety):
         if self.fault or not self.enabled:
             status.mode = 'fault' if self.fault else 'disabled'
             status.fault = self.fault
-            return self.zero_effort()
+            return self._safe_tick(t, self.v[:n])
+        self._hold_taken = False            # tracking: the next safe tick takes the target
         if self.following is not None:
             self.step = 'internal model'
             self._internal_state(t, gap > self.max_gap, measured)
@@ -927,6 +1116,7 @@ class ProgramController(LatchedSafety):
         status.mode = 'tracking'
         status.fault = ''
         self.last_effort[:] = effort
+        self._total = True
         return effort
 
     def _report_arm(self, tau):
@@ -966,7 +1156,7 @@ def build_controller(model, programs, settings=None, default=None, source='progr
     for changes, what in ROBUST_ALTERNATIVES:
         try:
             robust = ProgramController(model, programs, replace(law.settings, **changes),
-                                       law.active, source)
+                                       law.active, source, hold_law=law.hold_law)
         except ConfigError:
             continue
         return MismatchGuard(law, robust, law.settings.mismatch_action, what)

@@ -1,17 +1,24 @@
-"""What both controllers share: enable, a latched fault, a guarded tick, zero/held effort.
+"""What both controllers share: enable, a latched fault, a guarded tick, the safe action.
 
 A controller (`ProgramController`, `ServoController`) mixes in `LatchedSafety` and
 provides ``status`` (with ``mode`` and ``fault``), ``restart()`` (forget the past states,
 so that the next state starts the law afresh), and the arrays the efforts below use:
 ``effort`` and ``last_effort`` (nu), ``q`` (the last measured coordinates, valid once
 ``_valid``), ``control_model`` and its workspace ``data``, ``input_pinv`` (B^+) and
-``effort_limit``. A fault latches: the controller commands zero effort until `enable`
-clears it. Two things latch one: a safety limit the controller checks (a joint too fast),
-and a failure of any step of a tick (`guarded_tick`: the state intake, the elastic-state
-estimator, the control model, the law, the limits) or a non-finite effort. No exception
-leaves a controller's ``update``: a numerical failure (a singular solve, an overflow) is a
-property of the input, and how it shows depends on the host's floating point and LAPACK
-build, so every exception is treated alike: zero effort and a fault naming the step.
+``effort_limit``. A fault latches until `enable` clears it. Two things latch one: a safety
+limit the controller checks (a joint too fast), and a failure of any step of a tick
+(`guarded_tick`: the state intake, the elastic-state estimator, the control model, the law,
+the limits) or a non-finite effort. No exception leaves a controller's ``update``: a
+numerical failure (a singular solve, an overflow) is a property of the input, and how it
+shows depends on the host's floating point and LAPACK build, so every exception is treated
+alike: zero effort at that tick and a fault naming the step.
+
+The safe action (``safe_action``, one setting for the three cases) is what a controller
+commands while it does not track: disabled, after a fault, and on stale states (the node's
+watchdog): ``zero`` effort; ``gravity``, the model's static efforts at the measured
+configuration (`holding_effort`); or ``hold`` (`program_controller`: gravity, joint damping
+and a low-gain joint law toward where the arm stopped). The tick whose step failed commands
+zero (its state is not believed); the next sane state gets the safe action.
 """
 
 import math
@@ -19,6 +26,37 @@ import math
 import numpy as np
 
 from ..mechanics.arguments import is_real
+from ..model_config import ConfigError
+from ..settings import Setting
+
+SAFE_ACTIONS = ('zero', 'gravity', 'hold')
+SAFE_ACTION = Setting(
+    'safe_action', 'zero',
+    'Effort commanded while not tracking (disabled, after a fault, on stale states): zero; '
+    'gravity, the model\'s static efforts at the measured configuration (modes at their '
+    'measured or estimated values); hold, gravity plus joint damping plus a low-gain joint law '
+    'toward where tracking stopped (after a fast motion, where the joints came slow) '
+    '(doc/hil.md).', choices=SAFE_ACTIONS, formerly=('watchdog_action', {'hold': 'gravity'}))
+COMPENSATED = ('gravity', 'friction')
+
+
+def _compensated(value, name):
+    """Check ``driver_compensation``: a subset of `COMPENSATED` (None: nothing)."""
+    if value is None:
+        return None
+    unknown = [item for item in value if item not in COMPENSATED]
+    if unknown or len(set(value)) != len(value):
+        raise ConfigError(f'{name}: expected each of {", ".join(COMPENSATED)} at most once, '
+                          f'got {list(value)}')
+    return list(value)
+
+
+DRIVER_COMPENSATION = Setting(
+    'driver_compensation', None,
+    'What the robot\'s driver adds to each command itself (gravity, friction: its joint '
+    'friction): commands exclude the model\'s, the elastic-state observer adds it back '
+    '(doc/hil.md); empty: nothing (a plain torque interface).', kind='strings',
+    check=_compensated)
 
 
 class LatchedSafety:
@@ -55,12 +93,25 @@ class LatchedSafety:
         self.last_effort[:] = self.effort
         return self.effort
 
+    def safe_effort(self):
+        """Return the safe action's effort at the last state (stale states: the watchdog).
+
+        `holding_effort` for ``gravity`` (and ``hold`` where the controller has no hold law
+        of its own), else zero; zero if that raises (no exception leaves it).
+        """
+        try:
+            if self.settings.safe_action == 'zero':
+                return self.zero_effort()
+            return self.holding_effort()
+        except Exception:                   # noqa: B902 - a safe command, whatever happens
+            return self.zero_effort()
+
     def disable(self):
-        """Command zero effort until enabled again."""
+        """Stop tracking: the safe action until enabled again."""
         self.enabled = False
 
     def latch_fault(self, reason):
-        """Latch ``reason`` (a first fault is kept) and return zero effort."""
+        """Latch ``reason`` (a first fault is kept) and return zero effort (this tick's)."""
         if not self.fault:
             self.fault = reason
         self.status.mode = 'fault'

@@ -48,7 +48,7 @@ import numpy as np
 from .programs import ConstantVelocityProgram, VELOCITY
 from .loop_settings import CONDITION_LIMIT, CONTROL_PERIOD, DELAY_PERIODS, EFFORT_LIMITS, HOLD
 from .realization import realizability, ServoRealization
-from .safety import LatchedSafety, checked_time, take
+from .safety import LatchedSafety, checked_time, SAFE_ACTION, take
 from .stabilization import (check_delayed_velocity_stability, delayed_velocity_critical_period,
                             Stabilization, velocity_critical_period, velocity_factor)
 from ..mechanics.servo import REALIZABILITY_TOLERANCE, ServoSystem
@@ -81,6 +81,7 @@ class ServoSettings:
     delay_periods: int = DELAY_PERIODS.field()
     effort_limit: object = EFFORT_LIMITS.field()     # None: the model's (none)
     condition_limit: float = CONDITION_LIMIT.field()
+    safe_action: str = SAFE_ACTION.field()
 
 
 class ServoStatus:
@@ -150,7 +151,11 @@ class ServoController(LatchedSafety):
         self.model = self.control_model = model      # the law runs on the plant's model
         self.settings = settings = settings or ServoSettings()
         # The checks a node runs on these parameters (`settings`), for ROS-free callers.
-        check_fields(settings, 'period', 'gain', 'hold', 'delay_periods', 'condition_limit')
+        check_fields(settings, 'period', 'gain', 'hold', 'delay_periods', 'condition_limit',
+                     'safe_action')
+        if settings.safe_action == 'hold':
+            raise ConfigError('safe_action: hold needs joints to hold; the servo controller '
+                              'takes zero or gravity')
         self.period, self.gain = float(settings.period), float(settings.gain)
         self.data = model.create_data()
         self._mass = np.zeros((model.nv, model.nv))      # M and h, written every tick
@@ -285,7 +290,7 @@ class ServoController(LatchedSafety):
         if self.fault or not self.enabled:
             status.mode = 'fault' if self.fault else 'disabled'
             status.fault = self.fault
-            return self.zero_effort()
+            return self.safe_effort()
         self.step = 'control law'
         return self._realize(t)
 

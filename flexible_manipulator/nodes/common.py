@@ -127,6 +127,8 @@ def declare_settings(node, schema, model=None):
         value = node.declare_parameter(
             name, PARAMETER_TYPES[setting.kind] if default is None else default,
             descriptor).value
+        if setting.formerly:
+            value = _former(node, setting, value, defaults)
         if setting.renamed and value in setting.renamed:
             node.get_logger().warning(
                 f'parameter {renamed_message(name, value, setting.renamed[value])}')
@@ -136,6 +138,26 @@ def declare_settings(node, schema, model=None):
         except ConfigError as error:
             raise ConfigError(f'parameter {error}') from None
     return values
+
+
+def _former(node, setting, value, defaults):
+    """Declare ``setting``'s former name (unset); return its value when given, else ``value``.
+
+    Given, the former name's value (mapped: `Setting.former_value`) is read, with a warning
+    on the node's log naming the parameter to use.
+    """
+    old = setting.formerly[0]
+    defaults[old] = None
+    given = node.declare_parameter(
+        old, PARAMETER_TYPES[setting.kind],
+        ParameterDescriptor(description=setting.former_text, read_only=True)).value
+    if given is None:
+        return value
+    read = setting.former_value(given)
+    node.get_logger().warning(
+        f'parameter {old} is deprecated: read as {setting.name}: {read}; name {setting.name} '
+        'instead')
+    return read
 
 
 # Longest wait [s] for the robot description of a model file with ``urdf: '-'``.

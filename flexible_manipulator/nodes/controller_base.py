@@ -5,7 +5,8 @@ the plants. A subclass (`controller_node.ControllerNode` on arms, `servo_control
 ServoControllerNode` on servo plants) builds its ROS-free controller in `build_core`,
 subscribes to its states in `create_state_interfaces`, and answers each state through
 `answer` (one effort command, the program topics, the diagnostics window). The base owns
-the safety machinery: the stale-state watchdog (``state_timeout``, ``watchdog_action``),
+the safety machinery: the stale-state watchdog (``state_timeout``; it commands the
+controller's safe action, ``safe_action``: `control.safety`),
 ``~/enable``, the last-line guard around the law (`guarded`), rejected-state accounting,
 and the 1 Hz ``diagnostics`` with per-tick sums over the last window.
 """
@@ -25,14 +26,10 @@ from std_srvs.srv import SetBool
 from . import common, packed_messages
 from ..settings import non_negative, positive, Setting
 
-WATCHDOG_ACTIONS = ('zero', 'hold')
 # The parameters of both controller nodes that their ROS-free controllers do not take.
 NODE_SETTINGS = (
     Setting('state_timeout', 0.5,
             'Wall seconds without a valid state before the watchdog acts.', check=positive),
-    Setting('watchdog_action', 'zero',
-            'Effort commanded when states go stale: zero, or hold (B^+ h(q, 0) at the last '
-            'state: gravity compensation).', choices=WATCHDOG_ACTIONS),
     Setting('start_enabled', True, 'Track the program from start-up.'),
     # ros2_control's controllers publish their state topics at a plotting rate too (e.g.
     # the trajectory controller's state_publish_rate); each publication costs a tenth of
@@ -192,7 +189,7 @@ class ControllerNodeBase(Node):
         self.core = self.build_core(model, self.parameters)
         self.allowed_delay = self.parameters['delay_periods']
         self.state_timeout = self.parameters['state_timeout']
-        self.watchdog_action = self.parameters['watchdog_action']
+        self.safe_action = self.parameters['safe_action']
         if self.parameters['start_enabled']:
             self.core.enable()
         nu = model.nu
@@ -328,7 +325,8 @@ class ControllerNodeBase(Node):
         core = self.core
         status = core.status
         if core.fault and core.fault != self.fault:
-            self.get_logger().error(f'{core.fault}; zero effort until ~/enable is called')
+            self.get_logger().error(f'{core.fault}; {self.safe_action} effort until ~/enable '
+                                    'is called')
         self.fault = core.fault
         # Before the publication: a driver may answer the command with a copy of the state
         # before `publish` returns here, and that copy came after the answer (`answered_copy`).
@@ -355,7 +353,7 @@ class ControllerNodeBase(Node):
                                status.constraint_error)
 
     def on_watchdog(self):
-        """Zero or holding effort while states are stale (module doc)."""
+        """Command the safe action at the last state while states are stale (module doc)."""
         if self.last_stamp is None:
             return
         if time.monotonic() - self.last_state_wall <= self.state_timeout:
@@ -364,10 +362,8 @@ class ControllerNodeBase(Node):
             self.stale = True
             self.get_logger().warning(
                 f'no valid {self.state_name} for {self.state_timeout} s: commanding '
-                f'{"zero" if self.watchdog_action == "zero" else "holding"} effort')
-        effort = (self.core.holding_effort() if self.watchdog_action == 'hold'
-                  else self.core.zero_effort())
-        self.send(effort)
+                f'{self.safe_action} effort (safe_action)')
+        self.send(self.core.safe_effort())
 
     # -- services and parameters ----------------------------------------------------------------
     def on_enable(self, request, response):
@@ -380,7 +376,7 @@ class ControllerNodeBase(Node):
             self.core.disable()
         response.success = True
         response.message = (f'enabled: tracking {self.core.active!r}' if request.data
-                            else 'disabled: zero effort')
+                            else f'disabled: {self.safe_action} effort')
         return response
 
     # -- diagnostics -----------------------------------------------------------------------------
@@ -395,8 +391,7 @@ class ControllerNodeBase(Node):
             level, message = DiagnosticStatus.ERROR, self.fault
         elif self.stale and self.last_stamp is not None:
             level, message = DiagnosticStatus.WARN, (
-                f'{self.state_name} stale: watchdog commands '
-                f'{"zero" if self.watchdog_action == "zero" else "holding"} effort')
+                f'{self.state_name} stale: watchdog commands {self.safe_action} effort')
         elif self.degraded:
             level, message = DiagnosticStatus.WARN, self.degraded
         elif w.late_ticks:
@@ -411,7 +406,7 @@ class ControllerNodeBase(Node):
         elif allowed:
             level, message = DiagnosticStatus.WARN, allowed[0]
         elif not core.enabled:
-            level, message = DiagnosticStatus.OK, 'disabled: zero effort'
+            level, message = DiagnosticStatus.OK, f'disabled: {self.safe_action} effort'
         else:
             level, message = DiagnosticStatus.OK, f'tracking {core.active!r}'
         names, rows = self.input_names, self.residuals.name
@@ -451,7 +446,7 @@ class ControllerNodeBase(Node):
             ('late_ticks', str(w.late_ticks)),
             ('control_period', f'{core.period:g}'),
             *self.mode_values(),
-            ('watchdog', self.watchdog_action),
+            ('safe_action', self.safe_action),
             ('rejected_states', str(self.rejected)),
             ('skipped_copies', str(self.skipped_copies)),
         ]
