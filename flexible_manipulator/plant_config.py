@@ -86,6 +86,12 @@ ARM_STATE_SETTINGS = (
             'Initial elastic coordinates (modes, strains), at zero velocity: rest = their '
             'static equilibrium under gravity with the joints held at initial_positions; '
             'zero = straight links.', choices=('rest', 'zero')))
+# A driver that adds gravity itself (a torque interface like Franka's): the arm plant as one.
+DRIVER_GRAVITY = Setting(
+    'driver_gravity_compensation', False,
+    'Add the gravity torque of the model\'s rigid twin at the joints of each state to the '
+    'command received, as a driver that compensates gravity itself does (the sum clipped at '
+    'the effort limits); joint_states report the command part.')
 
 
 def joint_values(value, size, name):

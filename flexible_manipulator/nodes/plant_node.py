@@ -21,7 +21,8 @@ from . import common, topic_hardware, packed_messages
 from .common import stamp
 from .simulated_plant import SimulatedPlant
 from ..description.urdf import joint_frames, urdf
-from ..plant_config import arm_initial_state, ARM_PLANT_SETTINGS, ARM_STATE_SETTINGS, INPUT_NAME
+from ..plant_config import (arm_initial_state, ARM_PLANT_SETTINGS, ARM_STATE_SETTINGS,
+                            DRIVER_GRAVITY, INPUT_NAME)
 from ..settings import non_negative, Setting
 
 LATCHED = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)
@@ -77,7 +78,7 @@ class PlantNode(SimulatedPlant):
     FAULT_ADVICE = 'plant paused, call ~/reset to recover'
     SETTINGS = (
         common.model_setting('two_link_rigid'), common.JOINTS,
-        *ARM_PLANT_SETTINGS, *ARM_STATE_SETTINGS, TF_PERIOD,
+        *ARM_PLANT_SETTINGS, *ARM_STATE_SETTINGS, TF_PERIOD, DRIVER_GRAVITY,
         *topic_hardware.SETTINGS)
 
     def __init__(self, **node_options):
@@ -97,11 +98,22 @@ class PlantNode(SimulatedPlant):
         return arm_initial_state(self.model, self.parameters)
 
     def input_limit(self):
-        """Clip at the model's effort limits, as an amplifier saturates."""
+        """Clip at the model's effort limits, as an amplifier saturates.
+
+        With ``driver_gravity_compensation`` the sum of the command and gravity is clipped
+        instead (`applied_input`): no limit on the command alone.
+        """
+        if self.parameters['driver_gravity_compensation']:
+            return None
         return self.model.effort_limit
 
     def setup(self):
         """Create the state publishers and messages; publish the URDF and static TF."""
+        self.driver_gravity = None
+        if self.parameters['driver_gravity_compensation']:
+            twin = self.model.rigid_twin() if self.model.nv > self.model.nu else self.model
+            self.driver_gravity = (twin, twin.create_data(),
+                                   np.linalg.pinv(twin.input_matrix()), np.zeros(self.model.nu))
         self.frames = joint_frames(self.model, self.world_frame)
         # The floating base's transform (if any) comes first, straight from the state.
         self.moving = [f for f in self.frames if f.moving]
@@ -137,6 +149,22 @@ class PlantNode(SimulatedPlant):
             self.description_pub.publish(String(data=urdf(self.model, self.world_frame)))
         self.tf_static_pub.publish(TFMessage(transforms=[
             transform(f, stamp(0.0)) for f in self.frames if not f.moving]))
+
+    def applied_input(self):
+        """Return the command, plus the rigid twin gravity with ``driver_gravity_compensation``.
+
+        The gravity torque B^+ h_twin(q, 0) [N m] at this state's joints is held over the
+        period as the command is; the sum is clipped at the model's effort limits.
+        """
+        if self.driver_gravity is None:
+            return self.input
+        twin, data, pinv, total = self.driver_gravity
+        n = self.model.n_joints
+        static = twin.bias_forces(data, self.sim.q[:n], np.zeros(n))
+        np.matmul(pinv, static, out=total)
+        total += self.input
+        np.clip(total, -self.model.effort_limit, self.model.effort_limit, out=total)
+        return total
 
     def summary(self):
         """Give the joint and mode counts."""

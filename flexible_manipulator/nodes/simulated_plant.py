@@ -282,6 +282,10 @@ class SimulatedPlant(Node):
         else:
             self.input[:] = 0.0
 
+    def applied_input(self):
+        """Return the input the model gets over the coming period: the command's."""
+        return self.input
+
     # -- time -----------------------------------------------------------------------------
     def create_steady_timer(self, period, callback):
         """Create a timer on wall time (`steady_clock`), whatever use_sim_time says."""
@@ -339,7 +343,7 @@ class SimulatedPlant(Node):
             self.delay_line.push(self.input, self.input)
             before = self.sim.time
             try:
-                self.sim.advance(self.input, self.update_period)
+                self.sim.advance(self.applied_input(), self.update_period)
             except NonFiniteStateError as error:
                 self.stop(self.failure_text(error))
             except StepFailedError as error:
