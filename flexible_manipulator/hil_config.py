@@ -13,7 +13,9 @@ one line naming the field, exit status 2, nothing written.
 
 `for_model` is what ``launch/hil.launch.py model:=<arm>`` passes when the model is not
 its parameter file's: the file's parameters less `ARM_PARAMETERS` (they are about the
-file's arm), so the controller takes those from the model (doc/hil.md).
+file's arm), so the controller takes those from the model (doc/hil.md); and
+``safe_action: hold`` becomes ``gravity`` on an arm whose hold law the start-up checks
+refuse (`safe_action_for`).
 """
 
 import argparse
@@ -83,7 +85,26 @@ def for_model(params_file, model):
         for name in dropped:
             del parameters[name]
     parameters['model'] = model
+    if dropped and parameters.get('safe_action') == 'hold':
+        parameters['safe_action'] = safe_action_for(model, parameters)
     return parameters, dropped
+
+
+def safe_action_for(model, parameters):
+    """Return ``hold`` when the start-up checks admit its hold law on ``model``, else gravity.
+
+    A hold law refused on an arm (the rigid twin's computed torque unstable with its
+    flexible links and the delay over the uncertainty) would stop the controller; gravity
+    still holds the arm up (doc/hil.md, "Safe action").
+    """
+    from .control.program_controller import build_hold_law
+    from .settings import from_parameters
+    arm = load_model(resolve_model_path(model))
+    try:
+        build_hold_law(arm, from_parameters(ControllerSettings, parameters))
+    except ConfigError:
+        return 'gravity'
+    return 'hold'
 
 
 def arm_values(model, parameters):

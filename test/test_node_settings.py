@@ -51,7 +51,14 @@ def test_a_node_declares_its_schema_and_nothing_else(domain_id, key):
         node = cls(context=context, parameter_overrides=[
             Parameter(name, value=value) for name, value in overrides.items()])
         names = sorted(n for n in node._parameters if n not in parameter_docs.ROS_PARAMETERS)
-        assert names == sorted(schema)
+        # A setting's former name is declared beside it, unset (`Setting.formerly`).
+        former = {s.formerly[0]: s for s in cls.SETTINGS if s.formerly}
+        assert names == sorted([*schema, *former])
+        for name in former:
+            assert node._parameters[name].value is None
+            assert node.describe_parameters([name])[0].description == \
+                former[name].former_text
+        names = sorted(schema)
         for name, descriptor in zip(names, node.describe_parameters(names)):
             setting = schema[name]
             assert descriptor.description == setting.text, name

@@ -630,21 +630,7 @@ class ProgramController(LatchedSafety):
 
     def _build_hold_law(self):
         """Build and admit the hold law of ``safe_action: hold`` (module doc), enabled."""
-        n = self.n_joints
-        settings = replace(
-            self.settings, realization='ideal', control_model='rigid_twin',
-            model_following=False, safe_action='zero', driver_compensation=None,
-            effort_limit=self.effort_limit.tolist(), effort_rate_limit=None,
-            velocity_limit=[math.inf] * n, require_limits=False, posture=None,
-            posture_stiffness=None, posture_damping=None)
-        try:
-            law = ProgramController(self.model, {HOLD_PROGRAM: hold_program(
-                self.model.joint_names[:n])}, settings, HOLD_PROGRAM, source='safe_action: hold')
-        except ConfigError as error:
-            raise ConfigError(f'safe_action: hold: its hold law (alpha = {HOLD_BANDWIDTH:g} '
-                              f'/s, ideal on the rigid twin) is refused: {error}') from None
-        law.enable()
-        return law
+        return build_hold_law(self.model, self.settings, self.effort_limit)
 
     # -- construction ---------------------------------------------------------------------
     def _choose_realization(self):
@@ -1140,6 +1126,32 @@ class ProgramController(LatchedSafety):
         out[:n] *= self.posture_stiffness
         out[:n] -= self.posture_damping * self.v[:n]
         return out
+
+
+def build_hold_law(model, settings, effort_limit=None):
+    """Return the hold law of ``safe_action: hold`` for ``model``, admitted and enabled.
+
+    ``settings``: the controller's (`ControllerSettings`); ``effort_limit``: its efforts'
+    limits [N m] (None: as the settings give them). The law: `hold_program` realized
+    ideally on the rigid twin, no rate limit, no velocity limit of its own (module doc).
+    Raises `ConfigError` in one line, starting 'safe_action: hold', when the checks refuse
+    it.
+    """
+    n = model.n_joints
+    settings = replace(
+        settings, realization='ideal', control_model='rigid_twin', model_following=False,
+        safe_action='zero', driver_compensation=None,
+        effort_limit=None if effort_limit is None else list(effort_limit),
+        effort_rate_limit=None, velocity_limit=[math.inf] * n, require_limits=False,
+        posture=None, posture_stiffness=None, posture_damping=None)
+    try:
+        law = ProgramController(model, {HOLD_PROGRAM: hold_program(model.joint_names[:n])},
+                                settings, HOLD_PROGRAM, source='safe_action: hold')
+    except ConfigError as error:
+        raise ConfigError(f'safe_action: hold: its hold law (alpha = {HOLD_BANDWIDTH:g} /s, '
+                          f'ideal on the rigid twin) is refused: {error}') from None
+    law.enable()
+    return law
 
 
 def build_controller(model, programs, settings=None, default=None, source='programs'):

@@ -23,7 +23,8 @@ from ..control.arm_defaults import generated_programs
 from ..control.input_delay import InputDelayMonitor
 from ..control.program_config import load_program_file, resolve_program_path
 from ..control.mismatch_guard import WINDOW
-from ..control.program_controller import build_controller, ControllerSettings
+from ..control.program_controller import (build_controller, ControllerSettings,
+                                          HOLD_BANDWIDTH)
 from ..control.servo_controller import is_servo_model
 from ..control.uncertainty import describe, factors_text
 from ..model_config import ConfigError
@@ -177,6 +178,15 @@ class ControllerNode(ControllerNodeBase):
             log.info(text)
             for note in entry.notes:
                 log.warning(f'program {entry.name!r}: {note}')
+        hold = core.hold_law
+        if hold is not None:
+            worst = hold.entry.worst_case
+            log.info(f'safe action hold: alpha {HOLD_BANDWIDTH:g} /s on the rigid twin, '
+                     f'critical period {hold.entry.critical_period:.4g} s'
+                     + (f', worst spectral radius {worst.radius:.6f} over the uncertainty'
+                        if worst is not None else ''))
+        else:
+            log.info(f'safe action {core.settings.safe_action} while not tracking')
 
     def mismatch_text(self):
         """Describe the run-time model test: the observer's innovation and its verdict."""
