@@ -107,6 +107,7 @@ def test_a_gravity_compensating_driver_tracks_as_the_plain_one(probe, start_node
         t = rows[:, :1]
         reference = start + amplitude * np.sin(2 * np.pi * frequency * t)
         errors.append(rows[:, 1:] - reference)
-        assert len(rows) >= 400 and np.abs(errors[-1]).max() < 1e-3
+        assert len(rows) >= 400 and np.abs(errors[-1]).max() < 1e-3, (
+            len(rows), np.abs(errors[-1]).max(axis=0), rows[:3])
     count = min(len(plain), len(driven))
     np.testing.assert_allclose(errors[1][:count], errors[0][:count], atol=1e-4)
