@@ -1,7 +1,8 @@
 """The safe action and the driver convention over real DDS: plant node and controller node.
 
 The plant runs in lockstep (one update period of 2 ms per command), so the runs depend on
-simulated time only. Expected values: the static offset the hold law leaves against a
+simulated time only; each run starts paused, on topics of its own, and goes once the
+probe has its initial state. Expected values: the static offset the hold law leaves against a
 payload the controller's model underestimates, (alpha^2 M)^-1 Delta g (alpha = 2 /s,
 `program_controller.HOLD_BANDWIDTH`; M and Delta g of the rigid arm's bars written out in
 the test's docstring, as in test_safe_action.py); and, for the driver convention, the
@@ -14,7 +15,7 @@ import numpy as np
 import pytest
 import yaml
 
-from conftest import CONFIG, CONTROLLER, PLANT
+from conftest import CONFIG, CONTROLLER, NodeProcess, PLANT
 
 pytestmark = [pytest.mark.ros, pytest.mark.timeout(300)]
 
@@ -33,42 +34,57 @@ def model_file(tmp_path, name, payload):
     return str(path)
 
 
-def run(probe, start_node, plant, controller, duration):
-    """Run the lockstep loop until ``duration`` [s] of simulated time; return (t, q) rows."""
+@pytest.fixture
+def start_run(domain_id, tmp_path):
+    """Start a plant and a controller on topics of their own; all stopped at the end."""
+    started = []
+
+    def start(name, plant, controller):
+        topics = [(topic, f'/{name}/{topic}') for topic in
+                  ('joint_states', 'effort_controller/commands', 'modal_states')]
+        nodes = [NodeProcess(module, domain_id, tmp_path / f'{name}-{k}.log', None,
+                             parameters, topics)
+                 for k, (module, parameters) in enumerate(((PLANT, plant),
+                                                           (CONTROLLER, controller)))]
+        started.extend(nodes)
+        return nodes
+
+    yield start
+    for node in started:
+        node.stop()
+
+
+def run(probe, start_run, name, plant, controller, duration):
+    """Run the lockstep loop until ``duration`` [s] of simulated time; return (t, q) rows.
+
+    Each run has topics of its own (``/<name>/joint_states``, ...): no state of another
+    run can be taken for one of this run.
+    """
     from sensor_msgs.msg import JointState
-    states = probe.received.get('/joint_states')
-    if states is None:
-        states = probe.subscribe(JointState, '/joint_states', 1000)
-    states.clear()
-    plant = {'timing_mode': 'lockstep', 'initial_positions': str(START), **dict(plant)}
-    nodes = [start_node(PLANT, params_file=None, parameters=list(plant.items())),
-             start_node(CONTROLLER, params_file=None, parameters=[
-                 ('program_file', 'programs_two_link_rigid'), ('delay_periods', 0),
-                 ('state_timeout', 30.0), *controller])]
+    from std_srvs.srv import SetBool
+    states = probe.subscribe(JointState, f'/{name}/joint_states', 1000)
+    plant = {'timing_mode': 'lockstep', 'initial_positions': str(START), 'start_paused': True,
+             **dict(plant)}
+    nodes = start_run(name, list(plant.items()), [
+        ('program_file', 'programs_two_link_rigid'), ('delay_periods', 0),
+        ('state_timeout', 30.0), *controller])
 
     def stamp(msg):
         return msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
-
-    def this_run():
-        # States of a run stopped before may come late: this run's start where time went back.
-        starts = [k for k in range(1, len(states))
-                  if stamp(states[k]) < stamp(states[k - 1])]
-        return states[starts[-1]:] if starts else states
-    probe.spin_until(lambda: states and stamp(this_run()[-1]) >= duration, 240,
+    # Time is held until this probe has the initial state: it misses none of the run.
+    probe.spin_until(lambda: states, 120, 'the initial state')
+    assert probe.call(SetBool, '/plant/pause', SetBool.Request(data=False), 60).success
+    probe.spin_until(lambda: states and stamp(states[-1]) >= duration, 240,
                      f'{duration} s of simulated time')
     for node in nodes:
         assert node.alive() and 'Traceback' not in node.output(), node.output()
         node.stop()
-    rows = {round(stamp(msg), 6): list(msg.position) for msg in this_run()}
-    count = -1
-    while count != len(states):     # the stopped run's last states, before the next run
-        count = len(states)
-        probe.spin_for(1.0)
+    rows = {round(stamp(msg), 6): list(msg.position) for msg in states}
     return np.array([[t, *q] for t, q in sorted(rows.items())])
 
 
 def test_hold_keeps_the_arm_where_it_started_disabled_and_zero_lets_it_fall(
-        probe, start_node, tmp_path):
+        probe, start_run, tmp_path):
     """The plant's payload is 1.3 x the controller's (0.039 against 0.03 kg). Started
     disabled with safe_action: hold, the arm stays within 0.05 rad of where it started over
     2 s: the hold law's static offset is (alpha^2 M)^-1 Delta g with Delta g = (0.009 kg
@@ -77,17 +93,17 @@ def test_hold_keeps_the_arm_where_it_started_disabled_and_zero_lets_it_fall(
     arm falls: more than 0.3 rad within the same 2 s."""
     model = model_file(tmp_path, 'model', PAYLOAD)
     arm = model_file(tmp_path, 'arm', 1.3 * PAYLOAD)
-    held = run(probe, start_node, [('model', arm)],
+    held = run(probe, start_run, 'held', [('model', arm)],
                [('model', model), ('start_enabled', False), ('safe_action', 'hold')], 2.0)
     drift = np.abs(held[:, 1:] - START).max(axis=0)
     assert held[-1, 0] >= 2.0 and drift.max() < 0.05, drift
     assert 0.5 * 0.036 < drift[0], drift       # the payload's offset did appear
-    fell = run(probe, start_node, [('model', arm)],
+    fell = run(probe, start_run, 'fell', [('model', arm)],
                [('model', model), ('start_enabled', False), ('safe_action', 'zero')], 2.0)
     assert np.abs(fell[:, 1:] - START).max() > 0.3
 
 
-def test_a_gravity_compensating_driver_tracks_as_the_plain_one(probe, start_node, tmp_path):
+def test_a_gravity_compensating_driver_tracks_as_the_plain_one(probe, start_run):
     """joint_sine on the rigid arm for 1 s, from the program's start (q = (-1.2, 0.6) rad,
     q' = 2 pi f a = (0.942, 2.262) rad/s: config/programs_two_link_rigid.yaml): a plant that
     adds its gravity to each command (driver_gravity_compensation: true) with a controller
@@ -99,8 +115,8 @@ def test_a_gravity_compensating_driver_tracks_as_the_plain_one(probe, start_node
     plant = [('model', 'two_link_rigid'), ('initial_positions', str(start.tolist())),
              ('initial_velocities', str((2 * np.pi * frequency * amplitude).tolist()))]
     controller = [('model', 'two_link_rigid'), ('active_program', 'joint_sine')]
-    plain = run(probe, start_node, plant, controller, 1.0)
-    driven = run(probe, start_node, [*plant, ('driver_gravity_compensation', True)],
+    plain = run(probe, start_run, 'plain', plant, controller, 1.0)
+    driven = run(probe, start_run, 'driven', [*plant, ('driver_gravity_compensation', True)],
                  [*controller, ('driver_compensation', '[gravity]')], 1.0)
     errors = []
     for rows in (plain, driven):
