@@ -36,9 +36,10 @@ def law(flexible, demo_programs, name, **settings):
     return ProgramController(flexible, {name: demo_programs[name]}, flexible_settings(**values))
 
 
-def lockstep(plant, controller, start, duration=4.0, error=None):
-    """Run from ``start`` (joints, velocities; modes at rest), the plant's modes measured;
-    ``error``: the per-tick figure (`lockstep.task_error`), else the law's residual."""
+def lockstep(plant, controller, start, duration=4.0, error=None, on_tick=None):
+    """Run from ``start`` (joints, velocities; modes at rest), the plant's modes measured,
+    commands ``delay_periods`` late; ``error``: the per-tick figure
+    (`lockstep.task_error`), else the law's residual; ``on_tick(sim)`` after each tick."""
     q0 = plant.neutral_configuration().astype(float)
     q0[:2] = start[0]
     v0 = np.zeros(plant.nv)
@@ -46,6 +47,7 @@ def lockstep(plant, controller, start, duration=4.0, error=None):
     sim = Simulation(plant, 5e-4, 'rk4', q0=static_equilibrium(plant, q0), v0=v0)
     controller.enable()
     return run_lockstep(controller, sim, duration, PERIOD, True, error,
+                        None if on_tick is None else lambda status, applied: on_tick(sim),
                         input_delay=controller.delay_periods)
 
 

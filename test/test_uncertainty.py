@@ -24,6 +24,7 @@ from flexible_manipulator.mechanics.equilibrium import static_equilibrium
 from flexible_manipulator.mechanics.perturbation import perturbed
 from flexible_manipulator.mechanics.simulation import Simulation
 from flexible_manipulator.model_config import ConfigError
+from test_model_following import JOINT_SINE_START, lockstep as delayed_lockstep
 from test_program_controller import flexible_settings, START_Q, START_V
 
 PERIOD = 0.002
@@ -173,19 +174,11 @@ def test_a_refused_law_grows_on_its_worst_plant_within_the_horizon_its_radius_gi
     assert rho > 1.0 + 1e-3                       # conclusive (module doc: |rho - 1| < eps)
     law = ProgramController(flexible, {name: demo_programs[name]},
                             flexible_settings(uncertainty=EXACT_MODEL, **settings))
-    plant = perturbed(flexible, **factors)
-    start = (START_Q, START_V) if name == 'lambda_circle' else (
-        [-0.23, 1.38], [0.4712389, 0.7539822])
-    q0 = plant.neutral_configuration().astype(float)
-    q0[:2] = start[0]
-    v0 = np.zeros(plant.nv)
-    v0[:2] = start[1]
-    sim = Simulation(plant, 5e-4, 'rk4', q0=static_equilibrium(plant, q0), v0=v0)
-    law.enable()
+    start = (START_Q, START_V) if name == 'lambda_circle' else JOINT_SINE_START
     amplitude = []
     periods = int(1.5 * 3.0 / math.log(rho))
-    run_lockstep(law, sim, periods * 0.002, 0.002, True, input_delay=2,
-                 on_tick=lambda status, applied: amplitude.append(np.max(np.abs(sim.q[2:]))))
+    delayed_lockstep(perturbed(flexible, **factors), law, start, periods * 0.002,
+                     on_tick=lambda sim: amplitude.append(np.max(np.abs(sim.q[2:]))))
     tenth = max(1, len(amplitude) // 10)
     assert len(amplitude) > 0.9 * periods or 'velocity limit' in law.fault
     assert max(amplitude[-tenth:]) >= 5.0 * max(amplitude[:tenth])

@@ -128,10 +128,8 @@ class FilteredFollower:
         self.largest_error = float(np.abs(error, out=self._scratch).max()) if error.size else 0.0
         out = self.out
         out[:] = self._stages[-1]            # y_k: the filter's state, answering tick k - 1
-        self._gravity[:] = twin.bias_forces(data, theta, self._zero, self._gravity)
-        out += self._gravity
-        self._gravity_m[:] = twin.bias_forces(data, theta_m, self._zero, self._gravity_m)
-        out -= self._gravity_m
+        out += twin.bias_forces(data, theta, self._zero, self._gravity)
+        out -= twin.bias_forces(data, theta_m, self._zero, self._gravity_m)
         out += feedforward
         # The next filter state: M_r(theta_m) (-w^2 e - 2 w e' - k_i w^3 xi).
         raw, scratch = self._raw, self._scratch

@@ -122,8 +122,6 @@ class ModelFollowing:
 
     def lagged(self):
         """Return the internal model's (q, v) at the arm's time: ``lead`` ticks ago."""
-        if self.lead == 0:
-            return self.simulation.q, self.simulation.v
         return self._past_q[self._next], self._past_v[self._next]
 
     def follow(self, effort, joint_positions, joint_velocities):
@@ -134,10 +132,8 @@ class ModelFollowing:
         newest = (self._next - 1) % (self.lead + 1)
         self._past_a[newest] = self.model.forward_dynamics(self.data, sim.q, sim.v, effort,
                                                            self._full)
-        oldest = newest if self.lead == 0 else self._next
-        qm, vm, am = self._past_q[oldest], self._past_v[oldest], self._past_a[oldest]
-        if self.lead == 0:
-            qm, vm = sim.q, sim.v
+        # The oldest kept state (the newest itself without lead).
+        qm, vm, am = self._past_q[self._next], self._past_v[self._next], self._past_a[self._next]
         out = self.follower.effort(effort, joint_positions, joint_velocities, qm[:n], vm[:n],
                                    am[:n])
         self.error = self.follower.largest_error
