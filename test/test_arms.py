@@ -99,14 +99,18 @@ def test_the_defaults_admit_the_arm_and_track_it_on_its_model(arm, period, delay
                                      for p in (0.5, 2.0)])
 def test_on_every_vertex_of_the_set_the_admitted_law_holds_the_arm(arm, factors):
     """At 2 ms with 2 periods of delay, on the plants at the vertices of the default set:
-    no fault and no growth (the check's verdict, simulated); the residual within 2e-3 rad
-    RMS where only stiffness and damping differ. A payload off its model by x0.5 or x2
-    leaves a residual the follower's integral cannot take out at 6 rad/s of bandwidth
-    (measured up to 4e-2 rad RMS): bounded here at 8e-2."""
+    no fault and no growth (the check's verdict, simulated); the residual within the issue's
+    1e-2 rad RMS on every plant: the payload, off its model by x0.5 or x2 at each vertex,
+    is estimated by the follower
+    (control/joint_follower.py: its integral's part along the payload's regressor) and its
+    efforts go with the motion (measured 2e-3-6e-3 rad RMS, the arm's sag while the
+    estimate converges on hold included; 4e-2 without the estimate). After the 5 s the
+    estimate is the plant's factor to 2 %."""
     model, offset = arm
     law = controller(model, offset, 0.002, 2)
     hold, run = held_run(law, perturbed(model, **factors), offset, 0.002, 2)
     assert not hold.fault and not run.fault
     last, first = run.residual[-500:], run.residual[:500]
     assert np.max(last) < 2.0 * max(np.max(first), 1e-3)
-    assert run.rms < (8e-2 if factors['payload'] != 1.0 else 2e-3), run.rms
+    assert run.rms < 1e-2, run.rms
+    assert law.status.payload_factor == pytest.approx(factors['payload'], rel=0.02)

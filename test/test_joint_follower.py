@@ -28,30 +28,63 @@ def arm():
     return model, model.rigid_twin()
 
 
-def test_the_filtered_law_is_the_system_the_check_analyses(arm):
+@pytest.mark.parametrize('payload_range', [(1.0, 1.0), (0.5, 2.0)])
+def test_the_filtered_law_is_the_system_the_check_analyses(arm, payload_range):
     """Random joint errors of 1e-7 rad (and rates) about a rest theta_m: the per-tick law's
-    u - u_m equals the output of state_space(M_r, K_r, T, w) driven by the same errors, to
-    1e-6 of its size (the gravity difference's second order: 1e-7 relative), over 300
-    ticks, its states included (integral, three filter stages)."""
+    u - u_m equals the output of state_space(M_r, K_r, T, w, Y) driven by the same errors,
+    to 1e-6 of its size (the gravity difference's second order: 1e-7 relative), over 300
+    ticks, its states included (integral, three filter stages, and with a payload range the
+    payload's estimate, Y its regressor at theta_m)."""
     model, twin = arm
     theta_m = static_equilibrium(twin, POSE.copy())
     mass, _, stiffness, _ = linearize(twin, theta_m)
     w = 6.0
-    A, B, C, D = joint_follower.state_space(mass, stiffness, PERIOD, w)
-    law = joint_follower.FilteredFollower(twin, PERIOD)
+    payload = joint_follower.payload_gravity(twin, theta_m, payload_range)
+    assert (payload is None) == (payload_range == (1.0, 1.0))
+    A, B, C, D = joint_follower.state_space(mass, stiffness, PERIOD, w, payload)
+    law = joint_follower.FilteredFollower(twin, PERIOD, payload_range)
     law.set_bandwidth(w)
     rng = np.random.default_rng(3)
     x = np.zeros(A.shape[0])
-    feedforward, rest_rate = rng.normal(size=6), np.zeros(6)
+    feedforward, rest = rng.normal(size=6), np.zeros(6)
     worst, size = 0.0, 0.0
     for _ in range(300):
         y = rng.normal(scale=1e-7, size=12)
         expected = C @ x + D @ y
-        got = law.effort(feedforward, theta_m + y[:6], y[6:], theta_m, rest_rate) - feedforward
+        got = law.effort(feedforward, theta_m + y[:6], y[6:], theta_m, rest, rest) - feedforward
         worst, size = max(worst, np.max(np.abs(got - expected))), max(size, np.max(
             np.abs(expected)))
         x = A @ x + B @ y
     assert size > 0.0 and worst < 1e-6 * size
+
+
+def test_a_payload_error_at_rest_ends_in_the_estimate():
+    """The joint error whose integral supplies the torque Y delta in one tick (a payload
+    x(1 + delta) at a rest, Y its regressor there: the arm sags until the integral holds
+    it): the integral's part along Y is Phi, so the estimate is
+    1 + delta and rho stays 0; beyond the declared range the estimate stops at its bound
+    and the rest stays in rho (the sum rho + Y Phi is the integral of M_r e T either
+    way: the law is the checked PID). Tolerances: the split's eps, PAYLOAD_FLOOR of Y^T Y,
+    leaves that fraction of the payload in rho."""
+    model = load_model(f'{CONFIG}/models/ur5e_flexible_forearm.yaml')
+    twin = model.rigid_twin()
+    theta_m = static_equilibrium(twin, POSE.copy())
+    Y = joint_follower.payload_gravity(twin, theta_m, (0.5, 2.0))
+    mass = twin.mass_matrix(twin.create_data(), theta_m)
+    for delta, expected in ((0.3, 1.3), (1.5, 2.0)):
+        law = joint_follower.FilteredFollower(twin, PERIOD, (0.5, 2.0))
+        law.set_bandwidth(6.0)
+        gain = joint_follower.INTEGRAL_RATIO * 6.0 ** 3
+        # The error whose integral torque -gain (rho + Y Phi) is Y delta after one tick.
+        error = -np.linalg.solve(mass, Y * delta / (gain * PERIOD))
+        rest = np.zeros(6)
+        law.effort(rest, theta_m + error, rest, theta_m, rest, rest)
+        floor = 2.0 * joint_follower.PAYLOAD_FLOOR
+        assert law.payload_factor == pytest.approx(expected, rel=floor)
+        total = -gain * (law._integral + Y * law._payload_integral)
+        np.testing.assert_allclose(total, Y * delta, rtol=1e-9, atol=1e-12 * np.abs(Y).max())
+        if delta < 1.0:
+            assert np.abs(law._integral).max() < floor * np.abs(Y).max() / gain
 
 
 def test_a_law_without_states_closes_the_same_loop_as_the_static_check(arm):

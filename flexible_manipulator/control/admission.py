@@ -445,7 +445,7 @@ def following_check(law, entry, q0):
     rates = np.where(stabilization.k1 > 0.0, 0.5 * stabilization.k1, stabilization.k0)
     top = float(np.min(rates))
     check = FollowerCheck(law.model, law.rigid_twin, q0[:n], law.period, law.delay_periods,
-                          None)
+                          None, ranges.get('payload', (1.0, 1.0)))
     passed = {}
     for kind in ('computed_torque', 'filtered'):
         bandwidth = top

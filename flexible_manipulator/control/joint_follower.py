@@ -2,16 +2,16 @@
 
 Model following (`model_following`) runs the program's law on an internal simulation of
 the full model and makes the arm's joints theta follow the internal model's theta_m. This
-module holds that second law, in two forms. The filtered one, with e = theta - theta_m and
-xi its integral:
+module holds that second law, in two forms. The filtered one, with e = theta - theta_m:
 
-    u = u_m + g_r(theta) - g_r(theta_m) + y,
-    y = L(s)^3 [M_r(theta_m) (-w^2 e - 2 w e' - k_i w^3 xi)],
+    u = u_m + g_r(theta) - g_r(theta_m) + Y p + y,
+    y = L(s)^3 [M_r(theta_m) (-w^2 e - 2 w e') - k_i w^3 rho],
 
 u_m the internal law's effort (the feedforward), g_r the rigid twin's gravity torques,
-M_r its mass matrix, w the follower's bandwidth [rad/s] and L a first-order low pass at
-`FILTER_RATIO` w, three times (`FILTER_ORDER`), held per period as its exact discrete
-pole a = exp(-w_f T): x <- a x + (1 - a) input, stage after stage; y is the last stage's
+M_r its mass matrix, w the follower's bandwidth [rad/s], rho the integral of M_r e [N m s]
+(less its payload part Y p, below) and L a first-order low pass at `FILTER_RATIO` w,
+three times (`FILTER_ORDER`), held per period as its exact discrete pole
+a = exp(-w_f T): x <- a x + (1 - a) input, stage after stage; y is the last stage's
 state, so the effort of tick k answers the error of tick k - 1 (one more period of lag,
 which the check below includes).
 
@@ -32,6 +32,26 @@ would leave the arm's unstable gravity directions to the filtered loop); the int
 model). Coriolis and damping are the feedforward's: cancelling the joint damping on the
 measured velocity is itself a delayed velocity feedback.
 
+The payload. A tool or load off its model is the one error that moves with the pose: its
+gravity torque changes along the motion faster than the integral, at the follower's
+bandwidth, can re-learn it, and on a wrist joint (small M_r, so a small stiffness
+M_r w^2) a few hundredths of a newton metre of it are milliradians. The payload's
+regressor Y = ID_r(theta_m, theta_m', theta_m''; payload x2) - ID_r(...; payload x1)
+(per unit of the payload factor, on the internal model's trajectory: a feedforward
+signal, not the arm's state) carries the integral's part along it, as a factor:
+
+    r = M_r(theta_m) e,   c = Y^T (rho + r T) / (Y^T Y + eps),
+    rho <- rho + r T - c Y,   Phi <- Phi + c,   p = -k_i w^3 Phi,
+
+the payload factor's estimate 1 + p kept within the declared payload range (what is
+beyond it stays in rho). rho stays orthogonal to Y; the payload's efforts Y p go around
+the filter, at every pose (gravity and inertia), so the integral does not have to follow
+them along the motion. A pure payload error d = Y delta at a pose ends with rho = 0 and
+p = delta. This is the desired-trajectory regressor of adaptive control (Sadegh and
+Horowitz's desired compensation law) with its gain set by the integral's instead of a
+free one, and the start-up check analyses it with the rest (`state_space`: Y at the
+check's pose, Phi one more state).
+
 The law and its bandwidth are chosen at start-up (`admission.following_check`): for this
 law and for computed torque on the rigid twin (`ComputedTorqueFollower`, unfiltered, the
 most accurate where it passes), the largest w on a ladder from the program's alpha down by
@@ -45,8 +65,13 @@ import math
 
 import numpy as np
 
+from ..mechanics.perturbation import perturbed
+
 # w_f / w: the low pass's corner over the follower's bandwidth.
 FILTER_RATIO = 10.0
+# eps of the payload split (module doc) over the largest Y^T Y seen: where the payload's
+# efforts vanish (its gravity along the joint axes), the integral keeps the error.
+PAYLOAD_FLOOR = 1e-6
 # Cascaded first-order stages of the low pass.
 FILTER_ORDER = 3
 # k_i: the integral gain is k_i w^3 (the PID's zeros stay below w).
@@ -59,30 +84,39 @@ BANDWIDTH_STEP = 0.8
 BANDWIDTH_STEPS = 14
 
 
-def state_space(mass, stiffness, period, bandwidth):
+def state_space(mass, stiffness, period, bandwidth, payload=None):
     """Return the law of the module doc linearized at rest, a discrete system on (e, e').
 
     ``mass``, ``stiffness``: M_r and the rigid twin's gravity stiffness dg_r/dtheta at the
-    linearization (n x n); returns (A, B, C, D) with the state x = (xi, stage 1, ...,
-    stage k), x_(k+1) = A x_k + B (e_k, e'_k), u_k - u_m = C x_k + D (e_k, e'_k) (D: the
-    gravity difference, around the filter).
+    linearization (n x n); ``payload``: the payload's regressor Y there (its gravity per
+    unit factor, n), or None for a law without the payload's estimate. Returns (A, B, C, D)
+    with the state x = (rho, Phi, stage 1, ..., stage k) (Phi only with ``payload``),
+    x_(k+1) = A x_k + B (e_k, e'_k), u_k - u_m = C x_k + D (e_k, e'_k) (D: the gravity
+    difference, around the filter).
     """
     n, w, T = mass.shape[0], float(bandwidth), float(period)
     a = math.exp(-FILTER_RATIO * w * T)
-    size = n * (1 + FILTER_ORDER)
-    A, B, C = np.zeros((size, size)), np.zeros((size, 2 * n)), np.zeros((n, size))
-    A[:n, :n] = np.eye(n)
-    B[:n, :n] = T * np.eye(n)
-    first = slice(n, 2 * n)
+    gain = INTEGRAL_RATIO * w ** 3
+    m = 0 if payload is None else 1               # Phi
+    size = n * (1 + FILTER_ORDER) + m
+    A, B, C = np.eye(size), np.zeros((size, 2 * n)), np.zeros((n, size))
+    # rho_(k+1) = rho_k + T (I - y y^T) M e_k; Phi_(k+1) = Phi_k + T Y^T M e_k / Y^T Y.
+    B[:n, :n] = T * mass
+    if m:
+        Y = np.asarray(payload, dtype=float)
+        B[n, :n] = T * (Y @ mass) / (Y @ Y)
+        B[:n, :n] -= np.outer(Y, B[n, :n])
+        C[:, n] = -gain * Y                       # Y p, p = -k_i w^3 Phi: around the filter
+    first = slice(n + m, 2 * n + m)
     A[first, first] = a * np.eye(n)
-    A[first, :n] = -(1.0 - a) * INTEGRAL_RATIO * w ** 3 * mass
+    A[first, :n] = -(1.0 - a) * gain * np.eye(n)
     B[first, :n] = -(1.0 - a) * w ** 2 * mass
     B[first, n:] = -(1.0 - a) * 2.0 * w * mass
     for stage in range(1, FILTER_ORDER):
-        rows = slice(n * (1 + stage), n * (2 + stage))
+        rows = slice(n * (1 + stage) + m, n * (2 + stage) + m)
         A[rows, rows] = a * np.eye(n)
-        A[rows, n * stage:n * (1 + stage)] = (1.0 - a) * np.eye(n)
-    C[:, n * FILTER_ORDER:] = np.eye(n)
+        A[rows, n * stage + m:n * (1 + stage) + m] = (1.0 - a) * np.eye(n)
+    C[:, n * FILTER_ORDER + m:] = np.eye(n)
     D = np.hstack([stiffness, np.zeros((n, n))])
     return A, B, C, D
 
@@ -90,14 +124,18 @@ def state_space(mass, stiffness, period, bandwidth):
 class FilteredFollower:
     """The filtered law of the module doc, one tick at a time; allocates nothing per tick."""
 
-    def __init__(self, twin, period):
-        """Prepare for the rigid twin ``twin`` (n joints, fully actuated) at ``period``."""
+    def __init__(self, twin, period, payload_range=(1.0, 1.0)):
+        """Prepare for the rigid twin ``twin`` (n joints, fully actuated) at ``period``.
+
+        ``payload_range``: the payload factors the arm may have (the declared uncertainty's);
+        the payload estimate of the module doc stays within it; (1, 1): none.
+        """
         self.twin, self.period = twin, float(period)
         n = twin.n_joints
         self.data = twin.create_data()
         self.bandwidth = 0.0
         self._a = 1.0
-        self._integral = np.zeros(n)
+        self._integral = np.zeros(n)        # rho: the integral of M_r e off the payload [N m s]
         self._stages = np.zeros((FILTER_ORDER, n))
         self._raw, self._scratch = np.zeros(n), np.zeros(n)
         self._mass = np.zeros((n, n))
@@ -106,6 +144,15 @@ class FilteredFollower:
         self._error, self._rate = np.zeros(n), np.zeros(n)
         self.out = np.zeros(n)
         self.largest_error = 0.0           # max |theta - theta_m| at the last tick [rad]
+        # The payload's regressor Y (module doc): the twin with its payload doubled.
+        low, high = (float(x) - 1.0 for x in payload_range)
+        self._heavier = _heavier(twin) if high > low else None
+        self._heavier_data = None if self._heavier is None else self._heavier.create_data()
+        self._payload_bounds = (low, high)  # p's range
+        self._regressor, self._nominal = np.zeros(n), np.zeros(n)
+        self._payload_integral = 0.0        # Phi
+        self._largest_yy = 0.0              # max Y^T Y since the reset [N^2 m^2]
+        self.payload_factor = 1.0           # 1 + p: the payload's factor the law applies
 
     def set_bandwidth(self, bandwidth):
         """Follow with bandwidth w [rad/s] (the filter's pole moves with it)."""
@@ -113,14 +160,16 @@ class FilteredFollower:
         self._a = math.exp(-FILTER_RATIO * self.bandwidth * self.period)
 
     def reset(self):
-        """Forget the integral and the filter (the arm starts on the internal model)."""
+        """Forget the integral, the payload and the filter (the arm starts on the model)."""
         self._integral[:] = 0.0
         self._stages[:] = 0.0
+        self._payload_integral, self._largest_yy, self.payload_factor = 0.0, 0.0, 1.0
 
-    def effort(self, feedforward, theta, rate, theta_m, rate_m, acceleration_m=None):
+    def effort(self, feedforward, theta, rate, theta_m, rate_m, acceleration_m):
         """Return u (module doc) for the measured joints and the internal model's.
 
-        The array is reused by the next call; ``acceleration_m`` is not used.
+        ``acceleration_m``: the internal model's joint accelerations (the payload's
+        regressor). The array is reused by the next call.
         """
         twin, data, w, a = self.twin, self.data, self.bandwidth, self._a
         error = np.subtract(theta, theta_m, out=self._error)
@@ -131,28 +180,91 @@ class FilteredFollower:
         out += twin.bias_forces(data, theta, self._zero, self._gravity)
         out -= twin.bias_forces(data, theta_m, self._zero, self._gravity_m)
         out += feedforward
-        # The next filter state: M_r(theta_m) (-w^2 e - 2 w e' - k_i w^3 xi).
+        # The next filter state: M_r(theta_m) (-w^2 e - 2 w e') - k_i w^3 rho.
         raw, scratch = self._raw, self._scratch
-        np.multiply(error, -w * w, out=raw)
-        error_rate *= 2.0 * w
-        raw -= error_rate
-        np.multiply(self._integral, INTEGRAL_RATIO * w ** 3, out=scratch)
-        raw -= scratch
         mass = twin.mass_matrix(data, theta_m, self._mass)
+        gain = INTEGRAL_RATIO * w ** 3
+        np.multiply(error, -w * w, out=scratch)
+        error_rate *= 2.0 * w
+        scratch -= error_rate
+        np.matmul(mass, scratch, out=raw)
+        np.multiply(self._integral, gain, out=scratch)
+        raw -= scratch
+        regressor = self._payload_regressor(theta_m, rate_m, acceleration_m)
+        if regressor is not None:              # Y p, around the filter
+            np.multiply(regressor, self.payload_factor - 1.0, out=scratch)
+            out += scratch
         stages = self._stages
         for stage in range(FILTER_ORDER - 1, 0, -1):     # each stage from the old one before
             stages[stage] *= a
             np.multiply(stages[stage - 1], 1.0 - a, out=scratch)
             stages[stage] += scratch
-        np.matmul(mass, raw, out=scratch)
-        scratch *= 1.0 - a
+        np.multiply(raw, 1.0 - a, out=scratch)
         stages[0] *= a
         stages[0] += scratch
-        error *= self.period
-        self._integral += error
+        # The integral: r = M_r e, split along Y (module doc).
+        np.matmul(mass, error, out=scratch)
+        scratch *= self.period
+        if regressor is None:
+            self._integral += scratch
+        else:
+            self._split(scratch, regressor, gain)
         if not math.isfinite(float(out @ out)):
             raise FloatingPointError('model following: the effort is not finite')
         return out
+
+    def _payload_regressor(self, theta_m, rate_m, acceleration_m):
+        """Return Y (module doc) at the internal model's state, or None without a payload."""
+        if self._heavier is None:
+            return None
+        Y = self._heavier.rnea(self._heavier_data, theta_m, rate_m, acceleration_m,
+                               self._regressor)
+        Y -= self.twin.rnea(self.data, theta_m, rate_m, acceleration_m, self._nominal)
+        return Y
+
+    def _split(self, increment, regressor, gain):
+        """Add ``increment`` (r T) to the integral, its part along Y as the payload.
+
+        The whole integral's part along Y, rho's included (what the range once kept out,
+        or what a pose change turned towards Y), goes to Phi: rho stays orthogonal to Y
+        while p is within its range; the sum rho + Y Phi is unchanged.
+        """
+        rho = self._integral
+        rho += increment
+        yy = float(regressor @ regressor)
+        self._largest_yy = max(self._largest_yy, yy)
+        c = float(regressor @ rho) / (yy + PAYLOAD_FLOOR * self._largest_yy + 1e-300)
+        low, high = self._payload_bounds
+        estimate = min(max(-gain * (self._payload_integral + c), low), high)
+        c = -estimate / gain - self._payload_integral if gain > 0.0 else 0.0
+        self._payload_integral += c
+        rho -= c * regressor
+        self.payload_factor = 1.0 + estimate
+
+
+def payload_gravity(twin, joints, payload_range):
+    """Return the payload's regressor Y at rest at ``joints`` (module doc), or None.
+
+    None when the law estimates no payload: ``payload_range`` is (1, 1), the twin has no
+    payload, or its payload's gravity vanishes at ``joints``.
+    """
+    heavier = _heavier(twin) if payload_range[1] > payload_range[0] else None
+    if heavier is None:
+        return None
+    joints, rest = np.asarray(joints, dtype=float), np.zeros(twin.n_joints)
+    Y = (heavier.bias_forces(heavier.create_data(), joints, rest)
+         - twin.bias_forces(twin.create_data(), joints, rest))
+    return Y if float(Y @ Y) > 0.0 else None
+
+
+def _heavier(twin):
+    """Return the twin with its payload doubled, or None when it has none to scale."""
+    try:
+        heavier = perturbed(twin, payload=2.0)
+    except ValueError:                     # a chain not built from links
+        return None
+    payload = twin.links[-1].payload
+    return heavier if payload is not None and payload.mass > 0.0 else None
 
 
 class ComputedTorqueFollower:
@@ -221,11 +333,14 @@ def bandwidth_of(verdict):
     return 0.5 * verdict[2] if verdict[0] == 'computed_torque' else verdict[1]
 
 
-def make_follower(twin, period, follower):
-    """Build the follower law of an `admission.following_check` verdict ``follower``."""
+def make_follower(twin, period, follower, payload_range=(1.0, 1.0)):
+    """Build the follower law of an `admission.following_check` verdict ``follower``.
+
+    ``payload_range``: the payload factors the filtered law's estimate may take.
+    """
     kind, *gains = follower
     if kind == 'computed_torque':
         return ComputedTorqueFollower(twin, period, *gains)
-    law = FilteredFollower(twin, period)
+    law = FilteredFollower(twin, period, payload_range)
     law.set_bandwidth(gains[0])
     return law

@@ -50,9 +50,14 @@ class ModelFollowing:
     compares it with that state (kept in a ring), not with the newest.
     """
 
-    def __init__(self, model, rigid_twin, period, lead=0):
-        """Prepare for the controller's full ``model`` and its rigid twin at ``period``."""
+    def __init__(self, model, rigid_twin, period, lead=0, payload_range=(1.0, 1.0)):
+        """Prepare for the controller's full ``model`` and its rigid twin at ``period``.
+
+        ``payload_range``: the payload factors the arm may have (the follower estimates its
+        payload within them: `joint_follower`).
+        """
         self.model, self.twin, self.period = model, rigid_twin, float(period)
+        self.payload_range = tuple(payload_range)
         self.n, self.lead = model.n_joints, int(lead)
         self.data = model.create_data()
         self.simulation = None             # the internal model, from the first state
@@ -60,6 +65,7 @@ class ModelFollowing:
         self.follower = None               # the joint law (`set_follower`)
         self._followers = {}               # verdict -> its law, built once
         self.error = 0.0                   # max |theta - theta_m| [rad] at the last tick
+        self.payload_factor = 1.0          # the follower's payload estimate (`joint_follower`)
         self._time = None                  # the internal model's time [s]
         # The internal model's states of the last lead + 1 ticks; row _next: the oldest.
         self._past_q = np.zeros((self.lead + 1, model.nq))
@@ -71,7 +77,8 @@ class ModelFollowing:
     def set_follower(self, follower):
         """Follow with the law the start-up check chose (`admission.following_check`)."""
         if follower not in self._followers:
-            self._followers[follower] = make_follower(self.twin, self.period, follower)
+            self._followers[follower] = make_follower(self.twin, self.period, follower,
+                                                      self.payload_range)
         if self._followers[follower] is not self.follower:
             self.follower = self._followers[follower]
             self.follower.reset()
@@ -137,4 +144,5 @@ class ModelFollowing:
         out = self.follower.effort(effort, joint_positions, joint_velocities, qm[:n], vm[:n],
                                    am[:n])
         self.error = self.follower.largest_error
+        self.payload_factor = getattr(self.follower, 'payload_factor', 1.0)
         return out

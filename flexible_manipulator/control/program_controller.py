@@ -352,6 +352,7 @@ class ControllerStatus:
         self.realization = None         # RealizationStatus of the active program
         self.elastic_source = 'none'    # measured | estimated | model | none (rigid model)
         self.following_error = 0.0      # model following: max |theta - theta_m| [rad]
+        self.payload_factor = 1.0       # model following: the payload's estimated factor
         self.innovation = None          # observer: nu of the last corrected tick [N m]
         self.normalized_innovation = 0.0   # observer: nu^T S^-1 nu of that tick [-]
         self.unsaturated = np.zeros(nu)
@@ -541,7 +542,9 @@ class ProgramController(LatchedSafety):
                               'it)')
         # The internal model and the joint-following law (`model_following`).
         self.following = ModelFollowing(model, self.rigid_twin, self.period,
-                                        settings.delay_periods) if following else None
+                                        settings.delay_periods,
+                                        self.uncertainty.get('payload', (1.0, 1.0))
+                                        ) if following else None
         # The law's modes come from the estimator (the loop checks include its dynamics).
         self.estimates_modes = (self.has_modes and settings.elastic_state == 'estimated'
                                 and not following)
@@ -1117,6 +1120,7 @@ class ProgramController(LatchedSafety):
         np.take(self._measured[1], self.mode_select, out=v[n:])
         self.entry.program.evaluate(tau, q, v)
         self.status.following_error = self.following.error
+        self.status.payload_factor = self.following.payload_factor
 
     def _posture_force(self):
         """Q_s = K_p (q_0 - q) - K_d v on the joints, zero on the modes."""

@@ -200,10 +200,15 @@ class FollowerCheck(RobustnessCheck):
     changes.
     """
 
-    def __init__(self, model, twin, joints, period, delay, follower):
-        """Hold the follower on the rigid twin ``twin`` at ``joints`` to check."""
+    def __init__(self, model, twin, joints, period, delay, follower, payload_range=(1.0, 1.0)):
+        """Hold the follower on the rigid twin ``twin`` at ``joints`` to check.
+
+        ``payload_range``: the payload factors the filtered law estimates within (its
+        regressor at ``joints`` enters the check: `joint_follower.state_space`).
+        """
         super().__init__(model, twin, joints, period, 'ideal', None, None, None, delay, None)
         self.follower = follower
+        self.payload = joint_follower.payload_gravity(twin, joints, payload_range)
 
     def _law_key(self):
         """Return the follower checked: the radius depends on it."""
@@ -217,7 +222,8 @@ class FollowerCheck(RobustnessCheck):
             kp, kd = gains
             system = loop.joint_feedback(np.eye(n) * kp, np.eye(n) * kd)
         else:
-            system = joint_follower.state_space(loop.Mc, loop.Kc, self.period, gains[0])
+            system = joint_follower.state_space(loop.Mc, loop.Kc, self.period, gains[0],
+                                                self.payload)
         return loop.dynamic_radius(system, self.delay, joint_follower.DAMPING_MARGIN)
 
 

@@ -424,7 +424,8 @@ class ControllerNode(ControllerNodeBase):
             ('realization', f'{core.realization_kind} on {self.control_model_text()}'),
             ('elastic_state', core.settings.elastic_state if core.has_modes else 'none'),
             ('model_following', 'off' if core.following is None else
-             f'arm to internal model {core.status.following_error:.3g} rad'),
+             f'arm to internal model {core.status.following_error:.3g} rad, payload '
+             f'x{core.status.payload_factor:.3g}'),
             ('robustness_margin', '' if entry.robustness_margin is None
              else f'{entry.robustness_margin:.3g}'),
             ('model_mismatch', self.mismatch_text()),
