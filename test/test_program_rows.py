@@ -90,7 +90,7 @@ def test_an_unknown_row_type_lists_the_registered_ones(flexible):
     """The message lists the registry's types in its order."""
     with pytest.raises(ConfigError, match=r"^p\.rows\[0\]\.type: unknown program row type "
                                           r"'spiral' \(known: joint, point, angle, "
-                                          r"lambda_point, hold, orientation\)$"):
+                                          r"lambda_point, hold, orientation, tcp\)$"):
         parse_program(flexible, {'gains': {'alpha': 5.0}, 'rows': [{'type': 'spiral'}]}, 'p')
 
 
@@ -120,6 +120,7 @@ def test_the_documented_program_file_builds_on_the_flexible_arm(flexible):
                                          'forearm_tip_y']
     assert built['lambda_circle'].row_names == ['forearm_lambda_x', 'forearm_lambda_y']
     assert built['hold'].row_names == ['shoulder', 'elbow'] and built['hold'].holds
+    assert built['tool_line'].row_names == ['tool0_lambda_x', 'tool0_lambda_y']
     np.testing.assert_allclose(built['circle'].stabilization.alpha, [8.0, 8.0, 12.0, 12.0])
 
 

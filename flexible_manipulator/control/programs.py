@@ -164,6 +164,50 @@ class PointProgram(_SectionProgram):
         return self
 
 
+class FramePointProgram(PointProgram):
+    """phi = S (p + R c - p_d(t)): the origin of a frame fixed to a section follows a path.
+
+    The frame (a tool frame, a URDF link merged into a body) sits at ``offset`` c [m] in
+    the section frame (R, p) at abscissa x of a link; with r = R c, its origin moves as
+
+        p_f = p + r,   p_f' = p' + omega x r,
+        J = S (J_p - [r]x J_w),   bias = S (J_p' v + omega'_b x r + omega x (omega x r)
+                                            - p_d''),
+
+    (J_w, J_p) the angular and linear rows of the section Jacobian, (omega'_b, J_p' v) its
+    J' v. On a flexible link, or one after it, the section's motion carries the elastic
+    coordinates: the offset rides on it rigidly.
+    """
+
+    def __init__(self, model, link, abscissa, offset, reference, axes=(0, 1, 2)):
+        """Set the section (link index, abscissa [m]), the offset c (3) [m] in its frame."""
+        super().__init__(model, link, abscissa, reference, axes)
+        self.offset = np.array(offset, dtype=float).reshape(3)
+        self._r = np.zeros(3)
+        self._full = np.zeros(3)
+        self._jacobian = np.zeros((3, self.nv))
+
+    def evaluate(self, t, q, v):
+        """Fill the rows (see class docstring)."""
+        R, p, twist, accel, J = self.section(q, v)
+        r, axes = self._r, self.axes
+        np.matmul(R, self.offset, out=r)
+        omega = twist[:3]
+        ref, dref, ddref = self.reference.evaluate(t)
+        np.add(p, r, out=self._full)
+        np.subtract(self._full[axes], ref, out=self.phi)
+        cross = lie.cross3
+        self._full[:] = twist[3:] + cross(omega, r)
+        np.subtract(self._full[axes], dref, out=self.rate)
+        self._full[:] = accel[3:] + cross(accel[:3], r) + cross(omega, cross(omega, r))
+        np.subtract(self._full[axes], ddref, out=self.bias)
+        # omega x r = -[r]x omega: the rows J_p - [r]x J_w
+        self._jacobian[:] = J[3:]
+        self._jacobian -= lie.hat3(r) @ J[:3]
+        self.jacobian[:] = self._jacobian[axes]
+        return self
+
+
 class LambdaPointProgram(Program):
     """phi = S (p_r(C q) - p_d(t)): the lambda-point, a redefined (minimum-phase) output.
 

@@ -23,6 +23,7 @@ from xml.sax.saxutils import quoteattr
 
 import numpy as np
 
+from ..mechanics import lie
 from ..mechanics.links import kind_of
 
 
@@ -103,6 +104,38 @@ def joint_frames(model, world_frame='world'):
         frames.append(JointFrame(f'{model.tool_frame}_mount', parent, model.tool_frame,
                                  (0.0, 0.0, 0.0), (0.0, 0.0, 0.0), 'fixed'))
     return frames
+
+
+def frames_on_links(model):
+    """Every frame of the tree that rides on a link: {name: (link, x, pose)}, tree order.
+
+    A frame rides on the section at abscissa x [m] of link ``link`` at the fixed ``pose``
+    (4x4, the URDF origins of the fixed joints between them composed) in that section's
+    frame: a link's own frame (x = 0), its section and tip frames (identity), its
+    attached frames and the tool frame the description adds on the last tip. The base
+    frame and what is fixed to it (or the world) are not listed: they do not move with
+    the joints.
+    """
+    sections = {}
+    for j, link in enumerate(model.links):
+        sections[link.name] = (j, 0.0)
+        sections.update({f'{link.name}_s{k + 1}': (j, x)
+                         for k, x in enumerate(section_abscissae(link))})
+        sections[f'{link.name}_tip'] = (j, link.length)
+    tree = joint_frames(model)
+    fixed = {f.child: f for f in tree if f.kind == 'fixed'}
+    found = {}
+    for frame in [f.child for f in tree]:
+        name, chain = frame, []
+        while name not in sections and name in fixed:
+            chain.append(fixed[name])
+            name = fixed[name].parent
+        if name in sections:
+            pose = np.eye(4)
+            for step in reversed(chain):
+                pose = pose @ lie.se3_from_origin(step.xyz, step.rpy)
+            found[frame] = sections[name] + (pose,)
+    return found
 
 
 def _vec(values):

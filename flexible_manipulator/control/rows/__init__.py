@@ -18,9 +18,10 @@ from .joint import JointRow
 from .lambda_point import LambdaPointRow
 from .orientation import OrientationRow
 from .point import PointRow
+from .tcp import TcpRow
 
 ROWS = {row.row_type: row for row in (JointRow, PointRow, AngleRow, LambdaPointRow, HoldRow,
-                                      OrientationRow)}
+                                      OrientationRow, TcpRow)}
 ROW_TYPES = tuple(ROWS)
 
 __all__ = ['build_row', 'ROW_TYPES', 'ROWS', 'Row']

@@ -20,7 +20,7 @@ import sys
 
 from . import ROWS
 from ...doc_blocks import cell, write_or_check
-from .fields import GAINS, REQUIRED
+from .fields import GAINS, REQUIRED, TOOL_FRAME
 
 MARKER = re.compile(r'(<!-- program-rows -->\n)(.*?)(<!-- /program-rows -->)', re.S)
 
@@ -29,9 +29,11 @@ def _value(value):
     """Return a default as a program file writes it."""
     if isinstance(value, list):
         return '`[' + ', '.join(str(v) for v in value) + ']`'
+    if value is None:
+        return 'none'
     if isinstance(value, float):
         return f'`{value:g}`'
-    return value if value in (REQUIRED, GAINS.default) else f'`{value}`'
+    return value if value in (REQUIRED, GAINS.default, TOOL_FRAME) else f'`{value}`'
 
 
 def render_row_type(row_type):

@@ -16,6 +16,7 @@ from ..trajectories import (CirclePath, ConstantRateTiming, ConstantReference, L
 AXES = {'x': 0, 'y': 1, 'z': 2}
 AXIS_NAMES = 'xyz'
 REQUIRED = 'required'       # the default of a key the row must give
+TOOL_FRAME = "the model's tool_frame"    # the default of a frame key (`tcp`)
 
 Key = namedtuple('Key', 'name value unit default meaning')
 Key.__doc__ = ('One key of a row type: its ``name``, what its ``value`` is, its ``unit`` '

@@ -13,7 +13,7 @@ LAMBDA = Key('lambda', 'number, or list of one per link, in (0, 1]', '', REQUIRE
              'along each link')
 
 
-def _lambdas(value, count, field):
+def lambda_values(value, count, field):
     """One lambda for every link, or one per link, each in (0, 1]."""
     values = np.atleast_1d(np.asarray(value, dtype=object))
     if values.size not in (1, count):
@@ -58,7 +58,7 @@ class LambdaPointRow(Row):
 
     @classmethod
     def _build(cls, model, link, abscissa, reference, indices, lambdas, field, rigid_twin):
-        lambdas = _lambdas(lambdas, model.n_joints, sub(field, LAMBDA.name))
+        lambdas = lambda_values(lambdas, model.n_joints, sub(field, LAMBDA.name))
         try:
             twin = model.rigid_twin() if rigid_twin is None else rigid_twin
             program = LambdaPointProgram(model, PointProgram(twin, link, abscissa, reference,
