@@ -53,6 +53,7 @@ setup(
             'record = flexible_manipulator.entry_points:record',
             'plot = flexible_manipulator.recording.figures:main',
             'identify = flexible_manipulator.identification.cli:main',
+            'excite = flexible_manipulator.identification.excitation:main',
             'hil_config = flexible_manipulator.hil_config:main',
             'view = flexible_manipulator.entry_points:view',
             'servo_plant = flexible_manipulator.entry_points:servo_plant',

@@ -310,3 +310,141 @@ class OrientationTrajectory:
         np.multiply(self.axis_angle, ds, out=self.angular_velocity)
         np.multiply(self.axis_angle, dds, out=self.angular_acceleration)
         return self.rotation, self.angular_velocity, self.angular_acceleration
+
+
+class MultisineReference:
+    """Per coordinate, an offset plus a windowed sum of sinusoids (an excitation).
+
+    r_i(t) = offset_i + w(tau) m_i(tau),  m_i = sum_k a_ik sin(2 pi f_ik tau + phi_ik),
+    tau = t - start, and r' = w' m + w m',  r'' = w'' m + 2 w' m' + w m''. The window
+    w rises from 0 to 1 over ``ramp`` seconds by the quintic rest-to-rest law
+    (`QuinticTiming`) and, with a ``duration``, falls back to 0 over the last ``ramp``
+    seconds of it: the reference starts and, with a duration, ends at rest at the offset
+    (w, w' and w'' are zero there). ``ramp`` 0: no window (the sum from tau = 0, which
+    starts with a velocity unless every phase makes it zero). Coordinates may have
+    different numbers of components (none: held at the offset).
+    """
+
+    def __init__(self, offset, frequencies, amplitudes, phases, ramp=0.0, duration=None,
+                 start=0.0):
+        """Set the offsets, per coordinate the components' [Hz, rad, rad], and the window.
+
+        ``ramp`` [s] (>= 0), ``duration`` [s] (None: no end; else > 0 and at least twice
+        the ramp), ``start`` [s]. Raises ValueError on sizes or values out of range.
+        """
+        self.offset = np.array(offset, dtype=float).ravel()
+        n = self.offset.size
+        lists = [list(frequencies), list(amplitudes), list(phases)]
+        if any(len(values) != n for values in lists):
+            raise ValueError(f'frequencies, amplitudes and phases need one list per '
+                             f'coordinate ({n}); got {[len(values) for values in lists]}')
+        width = max([len(f) for f in lists[0]] + [0])
+        # Padded to a rectangle: the unused components have zero amplitude.
+        self.omega, self.amplitude, self.phase = (np.zeros((n, width)) for _ in range(3))
+        for i in range(n):
+            sizes = {len(values[i]) for values in lists}
+            if len(sizes) != 1:
+                raise ValueError(f'coordinate {i}: frequencies, amplitudes and phases differ '
+                                 f'in length ({[len(values[i]) for values in lists]})')
+            k = sizes.pop()
+            self.omega[i, :k] = 2.0 * math.pi * np.asarray(lists[0][i], dtype=float)
+            self.amplitude[i, :k] = lists[1][i]
+            self.phase[i, :k] = lists[2][i]
+        if not ramp >= 0.0 or not math.isfinite(ramp):
+            raise ValueError(f'ramp must be >= 0 s, got {ramp}')
+        if duration is not None and (not math.isfinite(duration) or not duration > 0.0
+                                     or duration < 2.0 * ramp):
+            raise ValueError(f'duration must be > 0 s and at least twice the ramp '
+                             f'({2.0 * ramp:g} s), got {duration}')
+        self.ramp = float(ramp)
+        self.duration = None if duration is None else float(duration)
+        self.start = float(start)
+        self._rise = QuinticTiming(ramp) if ramp > 0.0 else None
+        self.position = np.zeros(n)
+        self.velocity = np.zeros(n)
+        self.acceleration = np.zeros(n)
+        self._angle = np.zeros((n, width))
+        self._sin = np.zeros((n, width))
+        self._cos = np.zeros((n, width))
+        self._sum = (np.zeros(n), np.zeros(n), np.zeros(n))
+
+    @property
+    def span(self):
+        """Time [s] by which r(t) has taken its values: the end, else the slowest period."""
+        if self.duration is not None:
+            return self.start + self.duration
+        moving = self.omega[(self.amplitude != 0.0) & (self.omega > 0.0)]
+        slowest = float(2.0 * math.pi / moving.min()) if moving.size else 0.0
+        return self.start + self.ramp + slowest
+
+    def window(self, tau):
+        """Return (w, w' [1/s], w'' [1/s^2]) at time ``tau`` [s] from the start."""
+        if tau <= 0.0 or (self.duration is not None and tau >= self.duration):
+            return 0.0, 0.0, 0.0
+        if self._rise is None:
+            return 1.0, 0.0, 0.0
+        if self.duration is not None and tau > self.duration - self.ramp:
+            w, dw, ddw = self._rise.evaluate(self.duration - tau)
+            return w, -dw, ddw
+        return self._rise.evaluate(tau)
+
+    def sample(self, times):
+        """Return (r, r', r''), each len(times) x coordinates, at the times [s] (new arrays).
+
+        What `evaluate` gives at each time, computed for all of them at once (a design's
+        peaks over thousands of samples).
+        """
+        tau = np.asarray(times, dtype=float).ravel() - self.start
+        window = np.array([self.window(x) for x in tau]).reshape(-1, 3)
+        shape = (tau.size, self.offset.size)
+        out = [np.zeros(shape) for _ in range(3)]
+        sums = [np.zeros(shape) for _ in range(3)]
+        for i in range(self.offset.size):
+            used = self.amplitude[i] != 0.0
+            a, omega = self.amplitude[i, used], self.omega[i, used]
+            angle = np.multiply.outer(tau, omega) + self.phase[i, used]
+            sums[0][:, i] = np.sin(angle) @ a
+            sums[1][:, i] = np.cos(angle) @ (a * omega)
+            sums[2][:, i] = -(np.sin(angle) @ (a * omega * omega))
+        w, dw, ddw = (window[:, k:k + 1] for k in range(3))
+        m, dm, ddm = sums
+        out[0][:] = self.offset + w * m
+        out[1][:] = dw * m + w * dm
+        out[2][:] = ddw * m + 2.0 * dw * dm + w * ddm
+        return tuple(out)
+
+    def evaluate(self, t):
+        """Fill and return (r, r', r'') at time ``t`` [s]."""
+        tau = t - self.start
+        w, dw, ddw = self.window(tau)
+        self.position[:] = self.offset
+        if w == 0.0 and dw == 0.0 and ddw == 0.0:
+            self.velocity[:] = 0.0
+            self.acceleration[:] = 0.0
+            return self.position, self.velocity, self.acceleration
+        m, dm, ddm = self._sum
+        np.multiply(self.omega, tau, out=self._angle)
+        self._angle += self.phase
+        np.sin(self._angle, out=self._sin)
+        np.cos(self._angle, out=self._cos)
+        self._sin *= self.amplitude
+        self._cos *= self.amplitude
+        self._sin.sum(axis=1, out=m)
+        self._cos *= self.omega
+        self._cos.sum(axis=1, out=dm)
+        self._sin *= self.omega
+        self._sin *= self.omega
+        self._sin.sum(axis=1, out=ddm)
+        ddm *= -1.0
+        # r = offset + w m; r' = w' m + w m'; r'' = w'' m + 2 w' m' + w m''.
+        np.multiply(m, ddw, out=self.acceleration)
+        ddm *= w
+        self.acceleration += ddm
+        np.multiply(dm, 2.0 * dw, out=ddm)
+        self.acceleration += ddm
+        np.multiply(m, dw, out=self.velocity)
+        dm *= w
+        self.velocity += dm
+        m *= w
+        self.position += m
+        return self.position, self.velocity, self.acceleration

@@ -7,11 +7,12 @@ parser that reads them and applies their default, and so are the vector referenc
 """
 
 from collections import namedtuple
+import math
 
 from ...model_config import check_keys, ConfigError, number, vector
 from ..joint_program import SinusoidalJointProgram
 from ..trajectories import (CirclePath, ConstantRateTiming, ConstantReference, LinePath,
-                            QuinticTiming, SplinePath, Trajectory)
+                            MultisineReference, QuinticTiming, SplinePath, Trajectory)
 
 AXES = {'x': 0, 'y': 1, 'z': 2}
 AXIS_NAMES = 'xyz'
@@ -55,7 +56,8 @@ def vector_reference(spec, field, size):
     """Build a reference of ``size`` components from its mapping."""
     check_keys(spec, field, ('type',), ('value', 'start', 'end', 'duration', 'start_time',
                                         'waypoints', 'knots', 'center', 'radius', 'rate',
-                                        'phase', 'offset', 'amplitude', 'frequency'))
+                                        'phase', 'offset', 'amplitude', 'frequency',
+                                        'frequencies', 'amplitudes', 'phases', 'ramp'))
     kind = spec['type']
     start_time = number(spec.get('start_time', 0.0), f'{field}.start_time')
     if kind == 'constant':
@@ -90,8 +92,46 @@ def vector_reference(spec, field, size):
                           f'{field}.{key}', size)
                   for key in ('offset', 'amplitude', 'frequency', 'phase')]
         return SinusoidalJointProgram(*values)
+    if kind == 'multisine':
+        return multisine_reference(spec, field, size, start_time)
     raise ConfigError(f'{field}.type: unknown reference type {kind!r} (known: constant, line, '
-                      'spline, circle, sinusoid)')
+                      'spline, circle, sinusoid, multisine)')
+
+
+def component_lists(value, field, size, minimum=-math.inf):
+    """Return ``size`` lists of numbers (one per coordinate, each possibly empty)."""
+    if not isinstance(value, (list, tuple)) or len(value) != size:
+        raise ConfigError(f'{field}: expected {size} lists of numbers (one per coordinate), '
+                          f'got {value!r}')
+    lists = []
+    for i, item in enumerate(value):
+        if not isinstance(item, (list, tuple)):
+            raise ConfigError(f'{field}[{i}]: expected a list of numbers, got {item!r}')
+        lists.append([number(x, f'{field}[{i}][{k}]', minimum) for k, x in enumerate(item)])
+    return lists
+
+
+def multisine_reference(spec, field, size, start_time):
+    """Build a ``multisine`` reference (`MultisineReference`) from its mapping."""
+    offset = numbers(spec.get('offset'), f'{field}.offset', size)
+    frequencies = component_lists(spec.get('frequencies'), f'{field}.frequencies', size, 0.0)
+    amplitudes = component_lists(spec.get('amplitudes'), f'{field}.amplitudes', size)
+    phases = component_lists(spec.get('phases', [[0.0] * len(f) for f in frequencies]),
+                             f'{field}.phases', size)
+    for key, lists in (('amplitudes', amplitudes), ('phases', phases)):
+        for i, (values, reference) in enumerate(zip(lists, frequencies)):
+            if len(values) != len(reference):
+                raise ConfigError(f'{field}.{key}[{i}]: expected {len(reference)} numbers (one '
+                                  f'per frequency of coordinate {i}), got {len(values)}')
+    ramp = number(spec.get('ramp', 0.0), f'{field}.ramp', 0.0)
+    duration = spec.get('duration')
+    if duration is not None:
+        duration = number(duration, f'{field}.duration', 0.0, strict_minimum=True)
+        if duration < 2.0 * ramp:
+            raise ConfigError(f'{field}.duration: must be at least twice the ramp '
+                              f'({2.0 * ramp:g} s), got {duration:g}')
+    return MultisineReference(offset, frequencies, amplitudes, phases, ramp, duration,
+                              start_time)
 
 
 def index(value, names, field, what):
