@@ -28,22 +28,24 @@ def arm():
     return model, model.rigid_twin()
 
 
-@pytest.mark.parametrize('payload_range', [(1.0, 1.0), (0.5, 2.0)])
-def test_the_filtered_law_is_the_system_the_check_analyses(arm, payload_range):
+@pytest.mark.parametrize('payload_range, damper', [((1.0, 1.0), None), ((0.5, 2.0), None),
+                                                   ((0.5, 2.0), (500.0, 10.0))])
+def test_the_filtered_law_is_the_system_the_check_analyses(arm, payload_range, damper):
     """Random joint errors of 1e-7 rad (and rates) about a rest theta_m: the per-tick law's
     u - u_m equals the output of state_space(M_r, K_r, T, w, Y) driven by the same errors,
     to 1e-6 of its size (the gravity difference's second order: 1e-7 relative), over 300
-    ticks, its states included (integral, three filter stages, and with a payload range the
-    payload's estimate, Y its regressor at theta_m)."""
+    ticks, its states included (integral, three filter stages, with a payload range the
+    payload's estimate, Y its regressor at theta_m, and with a damper its band-pass)."""
     model, twin = arm
     theta_m = static_equilibrium(twin, POSE.copy())
     mass, _, stiffness, _ = linearize(twin, theta_m)
     w = 6.0
     payload = joint_follower.payload_gravity(twin, theta_m, payload_range)
     assert (payload is None) == (payload_range == (1.0, 1.0))
-    A, B, C, D = joint_follower.state_space(mass, stiffness, PERIOD, w, payload)
+    A, B, C, D = joint_follower.state_space(mass, stiffness, PERIOD, w, payload, damper)
     law = joint_follower.FilteredFollower(twin, PERIOD, payload_range)
     law.set_bandwidth(w)
+    law.set_damper(damper)
     rng = np.random.default_rng(3)
     x = np.zeros(A.shape[0])
     feedforward, rest = rng.normal(size=6), np.zeros(6)
@@ -56,6 +58,26 @@ def test_the_filtered_law_is_the_system_the_check_analyses(arm, payload_range):
             np.abs(expected)))
         x = A @ x + B @ y
     assert size > 0.0 and worst < 1e-6 * size
+
+
+def test_the_dampers_band_pass_has_unit_gain_and_no_phase_at_its_centre():
+    """The discrete band-pass (joint_follower.bandpass, Tustin prewarped at w_c) on the unit
+    circle is the continuous H(s) = 2 zeta w_c s / (s^2 + 2 zeta w_c s + w_c^2) at the
+    warped frequency w_a = c tan(w T / 2), c = w_c / tan(w_c T / 2) (Tustin's map), to
+    1e-9; at w_c itself H = 1 (unit gain, no phase)."""
+    T, wc = 0.001, 400.0
+    (a1, a2), (b0, c1, c2) = joint_follower.bandpass(wc, T)
+    b1, b2 = c1 + b0 * a1, c2 + b0 * a2
+
+    def H(w):
+        z1 = np.exp(-1j * w * T)
+        return (b0 + b1 * z1 + b2 * z1 ** 2) / (1.0 + a1 * z1 + a2 * z1 ** 2)
+    zeta, c = joint_follower.DAMPER_ZETA, wc / np.tan(wc * T / 2)
+    assert H(wc) == pytest.approx(1.0, abs=1e-9)
+    for w in (0.1 * wc, 0.5 * wc, 2.0 * wc, 5.0 * wc):
+        s = 1j * c * np.tan(w * T / 2)
+        continuous = 2 * zeta * wc * s / (s * s + 2 * zeta * wc * s + wc * wc)
+        assert abs(H(w) - continuous) < 1e-9
 
 
 def test_a_payload_error_at_rest_ends_in_the_estimate():

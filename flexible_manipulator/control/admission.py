@@ -19,12 +19,15 @@ the checks); the functions read the controller's settings and models (``law``: i
 
 from collections import namedtuple
 
+import math
+
 import numpy as np
 
 from ..mechanics.equilibrium import rest_sensitivity, static_equilibrium
 from ..model_config import ConfigError
 from .loop_checks import LinearLoop, row_critical_period, stable, STABILITY_TOLERANCE
 from . import joint_follower
+from .arm_modes import elastic_modes
 from .program_config import program_row_field
 from .realization import check_realizability, dependent_rows, RealizabilityError
 from .uncertainty import describe, factors_text, FollowerCheck, RobustnessCheck
@@ -379,7 +382,8 @@ def check_robustness(law, entry, field, where, C, kp, kd, q0):
             raise UnstableLoopError(
                 f'{field}: refused ({where}): model following\'s joint law has a pole '
                 f'damped by less than {100 * joint_follower.DAMPING_MARGIN:g} % on the model '
-                f'itself at every bandwidth down to {check.follower[-1]:.3g} rad/s (margin '
+                f'itself at every bandwidth down to '
+                f'{joint_follower.bandwidth_of(check.follower):.3g} rad/s (margin '
                 f'radius {nominal:.6g}, input delay up to {law.delay_periods} periods)',
                 nominal)
     if not any(lo < hi for lo, hi in ranges.values()):
@@ -435,10 +439,15 @@ def following_check(law, entry, q0):
     ``joint_follower.BANDWIDTH_STEP``: computed torque on the rigid twin about the internal
     model (K_p = w^2, K_d = 2 w, unfiltered) and the filtered joint law at w; on each the
     first rung whose loop has every pole damped by ``joint_follower.DAMPING_MARGIN`` on
-    the model and on every plant of ``law.uncertainty``. The higher of the two is chosen,
-    computed torque on a tie (the more accurate where it passes: slow link modes); the
+    the model and on every plant of ``law.uncertainty``. The higher of the two is chosen
+    (computed torque, the more accurate on the model where it passes: slow link modes),
+    the filtered law on a tie; the
     filtered law's last rung when neither passes (the caller refuses then, naming the
-    worst plant).
+    worst plant). On a filtered law, the damping injected at the joints
+    (`joint_follower`: centres ``DAMPER_CENTRES`` times the arm's first mode with its
+    joints free, gains ``DAMPER_GAINS``) that gives the poles near that mode the largest
+    least damping ratio over the set, among those the check admits; none when none does
+    better than the law without it.
     """
     n, ranges, stabilization = law.n_joints, law.uncertainty, entry.stabilization
     # Position rows' alpha; a program of velocity rows only: their rate gamma.
@@ -446,6 +455,10 @@ def following_check(law, entry, q0):
     top = float(np.min(rates))
     check = FollowerCheck(law.model, law.rigid_twin, q0[:n], law.period, law.delay_periods,
                           None, ranges.get('payload', (1.0, 1.0)))
+    free = elastic_modes(law.model, q0[:n]).free
+    if free.size:
+        first = 2.0 * math.pi * float(free[0])
+        check.band = tuple(first * f for f in joint_follower.DAMPER_BAND)
     passed = {}
     for kind in ('computed_torque', 'filtered'):
         bandwidth = top
@@ -456,5 +469,24 @@ def following_check(law, entry, q0):
                 break
             bandwidth *= joint_follower.BANDWIDTH_STEP
     if passed:
-        check.follower = max(passed.values(), key=joint_follower.bandwidth_of)
+        # The filtered law on a tie: its integral and payload estimate take out what the
+        # feedforward misses off the model, which computed torque leaves to its gains.
+        check.follower = max(reversed(list(passed.values())), key=joint_follower.bandwidth_of)
+        if check.follower[0] == 'filtered' and check.band is not None:
+            _inject_damping(check, ranges, first)
     return check
+
+
+def _inject_damping(check, ranges, first):
+    """Add to ``check.follower`` the damper of `following_check`'s doc, if one helps."""
+    undamped = check.follower
+    best, best_damping = undamped, check.mode_damping(ranges)
+    for centre in joint_follower.DAMPER_CENTRES:
+        for gain in joint_follower.DAMPER_GAINS:
+            check.follower = undamped + (centre * first, gain)
+            if not (stable(check.radius({})) and stable(check.verdict(ranges).radius)):
+                continue
+            damping = check.mode_damping(ranges)
+            if damping > best_damping:
+                best, best_damping = check.follower, damping
+    check.follower = best

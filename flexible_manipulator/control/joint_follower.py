@@ -79,18 +79,27 @@ INTEGRAL_RATIO = 0.5
 # Least damping ratio of every closed-loop pole of the admitted follower: a twentieth of
 # the least structural damping of the default uncertainty (2 % x 0.5).
 DAMPING_MARGIN = 0.0005
+# The damping injected at the joints (module doc): band-pass centres over the arm's first
+# mode with its joints free, gains k [1/s], and the band-pass's damping ratio.
+DAMPER_CENTRES = (1.5, 2.0, 3.0)
+DAMPER_GAINS = (5.0, 10.0, 20.0)
+DAMPER_ZETA = 0.5
+# The poles the damper is for: within these factors of the first free mode's frequency.
+DAMPER_BAND = (0.6, 1.5)
 # The bandwidth ladder: from the program's alpha down by this factor, at most STEPS times.
 BANDWIDTH_STEP = 0.8
 BANDWIDTH_STEPS = 14
 
 
-def state_space(mass, stiffness, period, bandwidth, payload=None):
+def state_space(mass, stiffness, period, bandwidth, payload=None, damper=None):
     """Return the law of the module doc linearized at rest, a discrete system on (e, e').
 
     ``mass``, ``stiffness``: M_r and the rigid twin's gravity stiffness dg_r/dtheta at the
     linearization (n x n); ``payload``: the payload's regressor Y there (its gravity per
-    unit factor, n), or None for a law without the payload's estimate. Returns (A, B, C, D)
-    with the state x = (rho, Phi, stage 1, ..., stage k) (Phi only with ``payload``),
+    unit factor, n), or None for a law without the payload's estimate; ``damper``: (centre
+    [rad/s], gain [1/s]) of the damping injected at the joints, or None. Returns (A, B, C,
+    D) with the state x = (rho, Phi, stage 1, ..., stage k, damper) (Phi only with
+    ``payload``, the damper's 2 n states only with ``damper``),
     x_(k+1) = A x_k + B (e_k, e'_k), u_k - u_m = C x_k + D (e_k, e'_k) (D: the gravity
     difference, around the filter).
     """
@@ -118,7 +127,45 @@ def state_space(mass, stiffness, period, bandwidth, payload=None):
         A[rows, n * stage + m:n * (1 + stage) + m] = (1.0 - a) * np.eye(n)
     C[:, n * FILTER_ORDER + m:] = np.eye(n)
     D = np.hstack([stiffness, np.zeros((n, n))])
+    if damper is None:
+        return A, B, C, D
+    # The band-pass on e' per joint, x1 <- -a1 x1 - a2 x2 + e', x2 <- x1,
+    # y = c1 x1 + c2 x2 + b0 e'; its effort -k M_r y.
+    (a1, a2), (b0, c1, c2) = bandpass(damper[0], period)
+    gain = float(damper[1]) * mass
+    A = _grown(A, 2 * n)
+    A[size:size + n, size:size + n] = -a1 * np.eye(n)
+    A[size:size + n, size + n:] = -a2 * np.eye(n)
+    A[size + n:, size:size + n] = np.eye(n)
+    B = np.vstack([B, np.zeros((2 * n, 2 * n))])
+    B[size:size + n, n:] = np.eye(n)
+    C = np.hstack([C, -c1 * gain, -c2 * gain])
+    D[:, n:] -= b0 * gain
     return A, B, C, D
+
+
+def _grown(A, extra):
+    """Return A with ``extra`` zero rows and columns appended."""
+    grown = np.zeros((A.shape[0] + extra, A.shape[1] + extra))
+    grown[:A.shape[0], :A.shape[1]] = A
+    return grown
+
+
+def bandpass(centre, period):
+    """Return ((a1, a2), (b0, c1, c2)) of the damper's discrete band-pass (module doc).
+
+    H(s) = 2 zeta w_c s / (s^2 + 2 zeta w_c s + w_c^2) (zeta = `DAMPER_ZETA`, unit gain
+    and no phase at w_c), by Tustin's map prewarped at w_c: H(z) = (b0 + b1 z^-1 +
+    b2 z^-2) / (1 + a1 z^-1 + a2 z^-2), written as the state update of `state_space`
+    (c1 = b1 - b0 a1, c2 = b2 - b0 a2).
+    """
+    w, T, zeta = float(centre), float(period), DAMPER_ZETA
+    c = w / math.tan(0.5 * w * T)
+    norm = c * c + 2.0 * zeta * w * c + w * w
+    b0, b1, b2 = 2.0 * zeta * w * c / norm, 0.0, -2.0 * zeta * w * c / norm
+    a1 = (2.0 * w * w - 2.0 * c * c) / norm
+    a2 = (c * c - 2.0 * zeta * w * c + w * w) / norm
+    return (a1, a2), (b0, b1 - b0 * a1, b2 - b0 * a2)
 
 
 class FilteredFollower:
@@ -153,16 +200,29 @@ class FilteredFollower:
         self._payload_integral = 0.0        # Phi
         self._largest_yy = 0.0              # max Y^T Y since the reset [N^2 m^2]
         self.payload_factor = 1.0           # 1 + p: the payload's factor the law applies
+        self.damper = None                  # (centre [rad/s], gain [1/s]) or None
+        self._bandpass = ((0.0, 0.0), (0.0, 0.0, 0.0))
+        self._damper_states = np.zeros((2, n))   # x1, x2 of the band-pass, per joint
+        self._damper_out, self._damper_rate = np.zeros(n), np.zeros(n)
+        self._damper_term = np.zeros(n)
 
     def set_bandwidth(self, bandwidth):
         """Follow with bandwidth w [rad/s] (the filter's pole moves with it)."""
         self.bandwidth = float(bandwidth)
         self._a = math.exp(-FILTER_RATIO * self.bandwidth * self.period)
 
+    def set_damper(self, damper):
+        """Inject damping at the joints: ``damper`` = (centre [rad/s], gain [1/s]) or None."""
+        self.damper = None if damper is None else (float(damper[0]), float(damper[1]))
+        if self.damper is not None:
+            self._bandpass = bandpass(self.damper[0], self.period)
+        self._damper_states[:] = 0.0
+
     def reset(self):
-        """Forget the integral, the payload and the filter (the arm starts on the model)."""
+        """Forget the integral, the payload and the filters (the arm starts on the model)."""
         self._integral[:] = 0.0
         self._stages[:] = 0.0
+        self._damper_states[:] = 0.0
         self._payload_integral, self._largest_yy, self.payload_factor = 0.0, 0.0, 1.0
 
     def effort(self, feedforward, theta, rate, theta_m, rate_m, acceleration_m):
@@ -190,6 +250,8 @@ class FilteredFollower:
         np.matmul(mass, scratch, out=raw)
         np.multiply(self._integral, gain, out=scratch)
         raw -= scratch
+        if self.damper is not None:         # -k M_r H(z) e', from this tick's e'
+            out -= self._damping(mass, rate, rate_m)
         regressor = self._payload_regressor(theta_m, rate_m, acceleration_m)
         if regressor is not None:              # Y p, around the filter
             np.multiply(regressor, self.payload_factor - 1.0, out=scratch)
@@ -212,6 +274,24 @@ class FilteredFollower:
         if not math.isfinite(float(out @ out)):
             raise FloatingPointError('model following: the effort is not finite')
         return out
+
+    def _damping(self, mass, rate, rate_m):
+        """Return k M_r y, y = H(z) e' (`bandpass`), and advance the band-pass one tick."""
+        (a1, a2), (b0, c1, c2) = self._bandpass
+        x1, x2 = self._damper_states
+        y, e_rate, term = self._damper_out, self._damper_rate, self._damper_term
+        np.subtract(rate, rate_m, out=e_rate)
+        np.multiply(x1, c1, out=y)
+        y += np.multiply(x2, c2, out=term)
+        y += np.multiply(e_rate, b0, out=term)
+        # x1 <- -a1 x1 - a2 x2 + e', x2 <- x1 (the old x1).
+        e_rate -= np.multiply(x1, a1, out=term)
+        e_rate -= np.multiply(x2, a2, out=term)
+        x2[:] = x1
+        x1[:] = e_rate
+        np.matmul(mass, y, out=term)
+        term *= self.damper[1]
+        return term
 
     def _payload_regressor(self, theta_m, rate_m, acceleration_m):
         """Return Y (module doc) at the internal model's state, or None without a payload."""
@@ -321,11 +401,17 @@ def follower(kind, bandwidth):
     """Return the verdict of a follower law of bandwidth w [rad/s].
 
     ``('computed_torque', K_p, K_d)`` with K_p = w^2, K_d = 2 w, or ``('filtered', w)``
-    (`admission.following_check`).
+    (`admission.following_check`); the filtered law with damping injected at the joints
+    is ``('filtered', w, centre, gain)``.
     """
     if kind == 'computed_torque':
         return (kind, bandwidth * bandwidth, 2.0 * bandwidth)
     return (kind, bandwidth)
+
+
+def damper_of(verdict):
+    """Return the damper (centre [rad/s], gain [1/s]) of a follower verdict, or None."""
+    return tuple(verdict[2:4]) if verdict[0] == 'filtered' and len(verdict) == 4 else None
 
 
 def bandwidth_of(verdict):
@@ -343,4 +429,5 @@ def make_follower(twin, period, follower, payload_range=(1.0, 1.0)):
         return ComputedTorqueFollower(twin, period, *gains)
     law = FilteredFollower(twin, period, payload_range)
     law.set_bandwidth(gains[0])
+    law.set_damper(damper_of(follower))
     return law

@@ -233,13 +233,21 @@ class LinearLoop:
         figure is max |z| exp(zeta_m |Log z|) over the poles z, at most 1 exactly when
         each has s = Log(z) / T with -Re s >= zeta_m |s| (zeta_m = 0: the spectral radius).
         """
+        worst = 0.0
+        for poles in self.dynamic_poles(system, delay):
+            worst = max(worst, float(np.max(np.abs(poles) * np.exp(
+                damping * np.abs(np.log(poles.astype(complex)))))))
+        return worst
+
+    def dynamic_poles(self, system, delay=0):
+        """Return the poles z (nonzero) of the loop of `dynamic_radius`, one array per d."""
         A, B, C, D = system
         n, nv, size = self.n, self.full.nv, self.Phi.shape[0]
         nu, ns = D.shape[0], A.shape[0]
         Y = np.zeros((2 * n, size))            # y = Y z
         Y[:n, :n] = np.eye(n)
         Y[n:, nv:nv + n] = np.eye(n)
-        worst = 0.0
+        result = []
         for d in range(delay + 1):
             total = size + ns + d * nu
             out = np.zeros((nu, total))            # u_k = out s_k
@@ -255,10 +263,8 @@ class LinearLoop:
                 rows = slice(size + ns + nu * i, size + ns + nu * (i + 1))
                 closed[rows] = out if i == 0 else np.eye(nu, total, size + ns + nu * (i - 1))
             poles = np.linalg.eigvals(closed)
-            poles = poles[np.abs(poles) > 1e-12]
-            worst = max(worst, float(np.max(np.abs(poles) * np.exp(
-                damping * np.abs(np.log(poles.astype(complex)))))))
-        return worst
+            result.append(poles[np.abs(poles) > 1e-12])
+        return result
 
     def joint_feedback(self, kp, kd):
         """Return the ideal realization's joint law as (A, B, C, D) for `dynamic_radius`.

@@ -209,6 +209,8 @@ class FollowerCheck(RobustnessCheck):
         super().__init__(model, twin, joints, period, 'ideal', None, None, None, delay, None)
         self.follower = follower
         self.payload = joint_follower.payload_gravity(twin, joints, payload_range)
+        self.band = None               # (low, high) [rad/s]: the poles `mode_damping` reads
+        self._mode_damping = {}        # (follower, loop) -> least damping ratio in the band
 
     def _law_key(self):
         """Return the follower checked: the radius depends on it."""
@@ -223,8 +225,32 @@ class FollowerCheck(RobustnessCheck):
             system = loop.joint_feedback(np.eye(n) * kp, np.eye(n) * kd)
         else:
             system = joint_follower.state_space(loop.Mc, loop.Kc, self.period, gains[0],
-                                                self.payload)
-        return loop.dynamic_radius(system, self.delay, joint_follower.DAMPING_MARGIN)
+                                                self.payload,
+                                                joint_follower.damper_of(self.follower))
+        figure, least = 0.0, math.inf
+        for poles in loop.dynamic_poles(system, self.delay):
+            s = np.log(poles.astype(complex)) / self.period
+            figure = max(figure, float(np.max(np.abs(poles) * np.exp(
+                joint_follower.DAMPING_MARGIN * np.abs(s) * self.period))))
+            if self.band is not None:
+                near = (np.abs(s) >= self.band[0]) & (np.abs(s) <= self.band[1])
+                if near.any():
+                    least = min(least, float(np.min(-s.real[near] / np.abs(s[near]))))
+        self._mode_damping[(self._law_key(), id(loop))] = least
+        return figure
+
+    def mode_damping(self, ranges):
+        """Least damping ratio over the plants of ``ranges`` of the poles within ``band``.
+
+        ``band`` (rad/s, set by the caller): where the arm's first mode with its joints
+        free lies on every plant; inf when no pole is there (or no band).
+        """
+        least = math.inf
+        for factors in [{}] + plants(ranges, 1.0):
+            self.radius(factors)
+            least = min(least, self._mode_damping.get(
+                (self._law_key(), id(self._plant_loop(factors))), math.inf))
+        return least
 
 
 def factors_text(factors):

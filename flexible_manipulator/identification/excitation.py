@@ -48,6 +48,7 @@ import sys
 import numpy as np
 import yaml
 
+from ..control.arm_modes import configuration_at, elastic_modes, Modes
 from ..model_config import ConfigError
 
 BAND_MARGIN = 1.25      # the band edge over the first elastic mode (held or free)
@@ -58,19 +59,6 @@ DURATION = 60.0         # s: the program's length, ramps included
 RAMP = 2.0              # s: fade in, fade out
 OVERSAMPLING = 20       # samples per period of the band edge where the peaks are taken
 PROGRAM = 'excite'
-
-
-@dataclass
-class Modes:
-    """Elastic modes of a model linearized at rest at a pose [Hz], lowest first."""
-
-    held: np.ndarray        # with the joints held (what a joint that follows drives)
-    free: np.ndarray        # with the joints free (unactuated): the elastic eigenvalues
-
-    @property
-    def first(self):
-        """The higher of the two first frequencies [Hz]: what the band must cover."""
-        return float(max(self.held[0], self.free[0]))
 
 
 @dataclass
@@ -128,37 +116,6 @@ def _significant(values, digits=6):
     return [float(f'{float(x):.{digits - 1}e}') for x in values]
 
 
-def _configuration(model, pose):
-    """Return the rest configuration at ``pose``: the links at their static equilibrium."""
-    from ..mechanics.equilibrium import static_equilibrium
-    q0 = np.asarray(model.neutral_configuration(), dtype=float).copy()
-    q0[:model.n_joints] = pose
-    return static_equilibrium(model, q0)
-
-
-def elastic_modes(model, pose):
-    """Return the `Modes` of ``model`` at rest at ``pose`` (joint angles) [Hz].
-
-    Linearized (`zero_dynamics.linearize`: M and K = dh/dq, gravity's stiffness included)
-    about the links' static equilibrium with the joints at ``pose``. Held: the generalized
-    eigenvalues of the elastic block (K_ee, M_ee); free: those of (K, M) past the n_joints
-    lowest (the joints' rigid motion, at most gravity's stiffness). A rigid model has none
-    (empty arrays).
-    """
-    from scipy.linalg import eigh
-    from ..control.zero_dynamics import linearize
-    n = model.n_joints
-    M, _, K, _ = linearize(model, _configuration(model, pose))
-    if M.shape[0] == n:
-        return Modes(np.zeros(0), np.zeros(0))
-
-    def hertz(values):
-        return np.sqrt(np.maximum(np.sort(values), 0.0)) / (2.0 * math.pi)
-    held = hertz(eigh(K[n:, n:], M[n:, n:], eigvals_only=True))
-    free = hertz(eigh(K, M, eigvals_only=True))[n:]
-    return Modes(held, free)
-
-
 def lines(n_joints, period, low, edge):
     """Return per joint its harmonics of 1 / ``period`` in [low, edge] Hz (module doc)."""
     first = max(1, math.ceil(low * period - 1e-9))
@@ -187,7 +144,7 @@ def budgets(model, pose, share, excursion):
     velocity limit, the acceleration the effort left by gravity gives the joint alone).
     """
     n = model.n_joints
-    q = _configuration(model, pose)
+    q = configuration_at(model, pose)
     data = model.create_data()
     inertia = np.diag(model.mass_matrix(data, q))[:n]
     gravity = np.abs(model.bias_forces(data, q, np.zeros(model.nv))[:n])
