@@ -128,9 +128,6 @@ class Parameter:
                                          'model file, not a number or a list of numbers')
         values = np.array([_leaf(node, leaf) for leaf in self.leaves], dtype=float)
         self.start = values if values.size > 1 else float(values[0])
-        if self.additive and values.size > 1:
-            raise ParameterError(f'{path}: a Coulomb friction is fitted joint by joint: '
-                                 'name one number')
         if not np.all(values) and not self.additive:
             if self.base is not None:
                 raise ParameterError(f'{path}: is 0 in the URDF (or the link has no '
@@ -153,7 +150,7 @@ class Parameter:
                                  f'{", ".join(str(n) for n in names if n is not None)})')
         self.where, self.base = ('links', names.index(parts[0])), None
         node, where = self._walk(links[self.where[1]], parts[0], parts[1:-1])
-        if parts[1:] == ['joint', 'friction'] and isinstance(node, dict):
+        if parts[1:-1] == ['joint'] and parts[-1] in ADDITIVE and isinstance(node, dict):
             self._friction(node, {'friction': Joint.friction}, node.get('effort_limit'))
             node = dict(self.base, **node)
         return node, where
