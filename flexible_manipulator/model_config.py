@@ -16,6 +16,8 @@ A model file of ``type: serial_chain`` describes one serial chain (see
         joint: {name: shoulder, type: revolute, axis: [0, 0, 1], xyz: [0, 0, 0],
                 rpy: [0, 0, 0], damping: 0.0, armature: 0.0, effort_limit: 40.0,
                 velocity_limit: 8.0, lower: -3.14, upper: 3.14}
+                # optional: friction (Coulomb level [N m or N], default 0) and
+                # friction_velocity (its regularization v_s, mechanics.friction)
         length: 0.5                  # m, joint to tip frame along the link's x axis
                                      # (a rigid link may have 0: its tip is its joint)
         mass: 0.2                    # rigid part at the link frame (hub, clamp) [kg]
@@ -61,6 +63,10 @@ bends said per URDF link (doc/models.md, "Your own robot: a URDF";
                                     # uncertainty's payload factor scales it)
     armature: 0.1                   # optional: reflected rotor inertia [kg m^2], one for
                                     # every joint or {joint: value} (others 0)
+    friction: {elbow_joint: 2.0}    # optional: Coulomb friction level [N m], the same way
+                                    # (others: the URDF's <dynamics friction>)
+    friction_velocity: 0.01         # optional: its regularization v_s [rad/s], the same
+                                    # way (mechanics.friction)
     inertials:                      # optional: values in place of a URDF link's <inertial>
       upper_arm_link: {mass: 8.4}   # mass [kg], com [m], inertia [ixx, iyy, izz, ixy, ixz,
                                     # iyz] about the com [kg m^2], in the link's frame;
@@ -95,6 +101,7 @@ import yaml
 
 from .mechanics.beam_modes import MAX_MODES
 from .mechanics.chain import Beam, Joint, Link, RigidBody
+from .mechanics.friction import FRICTION_VELOCITY
 from .mechanics.links import chain_from_links, kind_of
 from .mechanics.cosserat.rod import CosseratRod, Section
 from .mechanics.cosserat.strain_basis import StrainBasis
@@ -206,8 +213,8 @@ JOINT_TYPES = ('revolute', 'prismatic', 'fixed')      # fixed: Cosserat rods onl
 
 def _joint(spec, field):
     check_keys(spec, field, required=('name', 'effort_limit', 'velocity_limit'),
-               optional=('type', 'axis', 'xyz', 'rpy', 'damping', 'armature', 'lower',
-                         'upper'))
+               optional=('type', 'axis', 'xyz', 'rpy', 'damping', 'armature', 'friction',
+                         'friction_velocity', 'lower', 'upper'))
     kind = spec.get('type', 'revolute')
     if kind not in JOINT_TYPES:
         raise ConfigError(f'{field}.type: unknown joint type {kind!r} (known: '
@@ -222,6 +229,9 @@ def _joint(spec, field):
         rpy=tuple(vector(spec.get('rpy', [0.0, 0.0, 0.0]), f'{field}.rpy', 3)),
         damping=number(spec.get('damping', 0.0), f'{field}.damping', 0.0),
         armature=number(spec.get('armature', 0.0), f'{field}.armature', 0.0),
+        friction=number(spec.get('friction', 0.0), f'{field}.friction', 0.0),
+        friction_velocity=number(spec.get('friction_velocity', FRICTION_VELOCITY),
+                                 f'{field}.friction_velocity', 0.0, strict_minimum=True),
         effort_limit=number(spec['effort_limit'], f'{field}.effort_limit', 0.0,
                             strict_minimum=True),
         velocity_limit=number(spec['velocity_limit'], f'{field}.velocity_limit', 0.0,
@@ -499,7 +509,7 @@ def _check_names(chain, frames, fields):
 # -- a URDF as the chain's rigid skeleton (description.urdf_reader) -------------------------
 
 URDF_KEYS = ('urdf', 'xacro_args', 'root', 'tip', 'flexible', 'actuated', 'payload',
-             'armature', 'inertials')
+             'armature', 'friction', 'friction_velocity', 'inertials')
 INERTIAL_KEYS = ('mass', 'com', 'inertia')
 
 
@@ -598,26 +608,38 @@ def urdf_chain(spec, directory=None, robot_description=None):
     for link in read.links:
         inertial = f'urdf: {where}: link {link.name!r} <inertial>'
         _check_rigid_body(link, inertial, inertial)
-    armature = _armature(spec.get('armature', 0.0), moving)
+    joints = {link.joint.name: link.joint for link in read.links}
+    armature = _per_joint(spec, 'armature', {joint: 0.0 for joint in moving})
+    friction = _per_joint(spec, 'friction', {name: joint.friction
+                                             for name, joint in joints.items()})
+    velocity = _per_joint(spec, 'friction_velocity', {name: joint.friction_velocity
+                                                      for name, joint in joints.items()},
+                          strict=True)
     read.links[:] = [dataclasses.replace(link, joint=dataclasses.replace(
-        link.joint, armature=armature[link.joint.name])) for link in read.links]
+        link.joint, armature=armature[link.joint.name], friction=friction[link.joint.name],
+        friction_velocity=velocity[link.joint.name])) for link in read.links]
     return read
 
 
-def _armature(value, joints):
-    """``armature:`` of a URDF model file: one value for every joint, or joint: value.
+def _per_joint(spec, field, defaults, strict=False):
+    """Read a per-joint number of a URDF model file: one for every joint, or joint: value.
 
-    The reflected rotor inertia [kg m^2 or kg] a URDF has no element for; joints not
-    named get 0.
+    ``armature`` (the reflected rotor inertia [kg m^2 or kg] a URDF has no element for),
+    ``friction`` (the Coulomb level [N m or N], in place of the URDF's ``<dynamics
+    friction>``), ``friction_velocity`` (its v_s [rad/s or m/s], > 0: ``strict``):
+    joints not named keep ``defaults`` (joint: value, every moving joint of the chain).
     """
+    if field not in spec:
+        return dict(defaults)
+    value, joints = spec[field], list(defaults)
     if isinstance(value, dict):
         for joint in value:
-            if joint not in joints:
-                raise ConfigError(f'armature.{joint}: no moving joint {joint!r} in the chain '
+            if joint not in defaults:
+                raise ConfigError(f'{field}.{joint}: no moving joint {joint!r} in the chain '
                                   f'(its moving joints: {", ".join(joints)})')
-        return {joint: number(value.get(joint, 0.0), f'armature.{joint}', 0.0)
-                for joint in joints}
-    value = number(value, 'armature', 0.0)
+        return {joint: (number(value[joint], f'{field}.{joint}', 0.0, strict_minimum=strict)
+                        if joint in value else defaults[joint]) for joint in joints}
+    value = number(value, field, 0.0, strict_minimum=strict)
     return {joint: value for joint in joints}
 
 

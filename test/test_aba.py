@@ -6,10 +6,10 @@ solve) solve the same equations M v' = B u - h, so on any state they agree to ro
 1e-10 relative to the largest acceleration. Checked on random states of every shipped
 chain model and of random chains that mix rigid and flexible links (modes in one or both
 bending planes, geometric stiffening on and off), revolute joints on random axes and
-prismatic joints, payloads, armature and joint friction, a fixed base under gravity and a
-free-floating base. M(q) itself is checked against Pinocchio and a brute-force kinetic energy in
-test_chain_pinocchio and test_flexible_validation, so agreement here ties the new
-algorithm to those references.
+prismatic joints, payloads, armature and joint friction (viscous and Coulomb), a fixed base
+under gravity and a free-floating base. M(q) itself is checked against Pinocchio and a
+brute-force kinetic energy in test_chain_pinocchio and test_flexible_validation, so
+agreement here ties the new algorithm to those references.
 """
 
 import glob
@@ -42,7 +42,8 @@ def random_chain(seed, n, floating=False, stiffening=True):
         kind = 'prismatic' if j % 4 == 3 else 'revolute'
         joint = Joint(f'j{j}', kind, tuple(axis / np.linalg.norm(axis)),
                       tuple(rng.uniform(-0.1, 0.1, 3)), tuple(rng.uniform(-0.5, 0.5, 3)),
-                      damping=rng.uniform(0.0, 0.2), armature=rng.uniform(0.0, 0.05))
+                      damping=rng.uniform(0.0, 0.2), armature=rng.uniform(0.0, 0.05),
+                      friction=rng.uniform(0.0, 0.5), friction_velocity=rng.uniform(0.2, 2.0))
         beam = None
         if j % 3 != 2:
             modes = (int(rng.integers(1, 4)), int(rng.integers(0, 3)))

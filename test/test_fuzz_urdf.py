@@ -71,7 +71,7 @@ def test_malformed_urdf_gives_a_model_or_a_config_error(text, data):
         if data.draw(st.integers(0, 4), key) == 0:
             spec[key] = data.draw(st.sampled_from(names), f'{key} name')
     with warnings.catch_warnings():
-        warnings.simplefilter('ignore')          # friction ignored, a large sag: warnings
+        warnings.simplefilter('ignore')          # a large sag: warnings
         try:
             model_from_dict(spec, 'fuzzed', robot_description=lambda: text)
         except ConfigError as error:

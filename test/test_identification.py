@@ -693,3 +693,87 @@ def test_lost_states_and_a_bag_directory_are_read(tmp_path, capsys):
     result = identification.identify(lossy, str(truth), ELASTIC[0], window=0.8)
     assert result.data.times.size == 401 - lost.size
     assert abs(result.estimates[0].factor - 1.0) < 0.005, result.report()
+
+
+def test_a_joint_s_coulomb_friction_is_fitted_from_zero_and_written_back(tmp_path):
+    """One flexible link (ONE_LINK) recorded 1.5 s (rk4 at 2 ms) with a Coulomb friction of
+    0.05 N m on its joint and the file's viscous 0.02 N m s/rad, efforts up to 0.3 N m over
+    0.25-20 Hz, noise 1e-4 rad, 1e-3 rad/s, 1e-5 m, 1e-3 m/s. From the file without
+    friction (0: fitted by value, `parameters`) and the viscous damping x1.3, the fit
+    returns both within 2 %, each more than 3 standard errors inside that bound (so the
+    2 % follows from the noise, not from luck), and ``rewrite`` adds ``friction:`` to the
+    joint's flow mapping (the other lines as they were, but the damping's); the written
+    file builds the model of the estimates."""
+    truth_path = tmp_path / 'truth.yaml'
+    truth_path.write_text(ONE_LINK.replace('damping: 0.02,', 'damping: 0.02, friction: 0.05,'))
+    model = load_model(str(truth_path))
+    assert model.friction[0] == 0.05
+    noise = {'joint_position': 1e-4, 'joint_velocity': 1e-3, 'modal_position': 1e-5,
+             'modal_velocity': 1e-3}
+    path = record(tmp_path / 'rough.mcap', model, 1.5, [0.3], (0.25, 20.0, 40), noise, 0.002)
+    start_text = ONE_LINK.replace('damping: 0.02,', 'damping: 0.026,')
+    start = tmp_path / 'start.yaml'
+    start.write_text(start_text)
+    fitted = 'forearm.joint.friction,forearm.joint.damping'
+    found = parameters.parse(fitted, yaml.safe_load(start_text))
+    assert found[0].additive and found[0].start == 0.0 and found[0].initial == 0.0
+    assert found[0].unit == pytest.approx(0.05)          # 1 % of the 5 N m effort limit
+    result = identification.identify(path, str(start), fitted)
+    assert result.integrator == 'rk4' and result.step == 0.002
+    for estimate, truth in zip(result.estimates, (0.05, 0.02)):
+        value = float(np.atleast_1d(estimate.value)[0])
+        error = value / truth - 1.0
+        assert abs(error) < 0.02 and estimate.std / estimate.factor < 0.02 / 3, (estimate, error)
+    assert result.estimates[0].value == result.estimates[0].factor        # by value
+    written = result.rewrite(start_text)
+    old, new = start_text.splitlines(), written.splitlines()
+    changed = [k for k, (a, b) in enumerate(zip(old, new)) if a != b]
+    assert len(old) == len(new) and changed == [5, 6], new
+    assert 'damping: 0.01' in new[5] and new[6].endswith(
+        f'velocity_limit: 8.0, friction: {parameters._text(result.estimates[0].value)}}}')
+    rebuilt = load_yaml_text(written, tmp_path)
+    assert rebuilt.friction[0] == pytest.approx(result.estimates[0].value, rel=1e-6)
+    assert rebuilt.elastic_coefficients()[1][0] == pytest.approx(result.estimates[1].value,
+                                                                 rel=1e-6)
+
+
+def load_yaml_text(text, directory):
+    """The model of a model file's ``text``."""
+    path = directory / 'written.yaml'
+    path.write_text(text)
+    return load_model(str(path))
+
+
+def test_a_urdf_joint_s_friction_is_fitted_into_the_model_file_never_the_urdf(tmp_path):
+    """``friction.<joint>`` on the UR5e-like file: its start is the URDF's <dynamics
+    friction> (0 there), its unit 1 % of the joint's effort limit (150 N m); ``rewrite``
+    adds a ``friction:`` mapping at the end of the model file (every other line as it
+    was, the URDF untouched), a second joint then goes into that mapping, and the model
+    built from the written file has those levels. A joint that does not move, or a file
+    whose ``friction:`` is one number for every joint, is refused naming it."""
+    path = urdf_arm(tmp_path)
+    text, urdf = path.read_text(), (tmp_path / 'urdf' / 'ur5e_like.urdf').read_text()
+    spec, directory = yaml.safe_load(text), str(tmp_path / 'models')
+    found = parameters.parse('friction.elbow_joint', spec, directory)
+    assert found[0].additive and found[0].start == 0.0 and found[0].unit == pytest.approx(1.5)
+    written = parameters.rewrite(text, found, [2.5])
+    assert written.startswith(text) and written[len(text):].endswith(
+        'friction: {elbow_joint: 2.5}\n')
+    again = parameters.parse('friction.elbow_joint,friction.wrist_1_joint',
+                             yaml.safe_load(written), directory)
+    assert again[0].start == 2.5 and again[1].start == 0.0
+    twice = parameters.rewrite(written, again, [2.5, 0.75])
+    assert yaml.safe_load(twice)['friction'] == {'elbow_joint': 2.5, 'wrist_1_joint': 0.75}
+    assert (tmp_path / 'urdf' / 'ur5e_like.urdf').read_text() == urdf
+    model = model_from_dict(yaml.safe_load(twice), 'written', directory)
+    levels = dict(zip(model.joint_names, model.friction))
+    assert levels['elbow_joint'] == 2.5 and levels['wrist_1_joint'] == 0.75
+    assert sum(levels.values()) == 3.25
+    for bad, fields, message in (
+            ('friction.base_link_base_joint', {}, "no moving joint 'base_link_base_joint'"),
+            ('friction.elbow_joint', {'friction': 1.0}, 'friction is one number for every '
+             'joint in the model file: fit friction'),
+            ('friction', {}, 'the model file holds no one friction for every joint')):
+        with pytest.raises(parameters.ParameterError, match='^' + re.escape(bad) + ': .*'
+                           + re.escape(message)):
+            parameters.parse(bad, dict(spec, **fields), directory)

@@ -4,16 +4,19 @@ Each factor is checked against what it must do to the model, from the model's ow
 definition: a mode's frequency scales with the square root of the stiffness (Euler-Bernoulli
 clamped-free omega_k = (beta_k L)^2 sqrt(EI / (rho A L^4))); the payload's inertia enters
 the mass matrix as m J^T J + I_zz [[1, 1], [1, 1]] (a point mass and a body turning with
-the forearm, planar arm); friction and armature are the joint rows of D and M; a rod's
-stiffness matrix is linear in its section stiffness.
+the forearm, planar arm); friction (viscous and Coulomb, one factor) and armature are the
+joint rows of D, of the Coulomb levels and of M; a rod's stiffness matrix is linear in its
+section stiffness.
 """
 
+import dataclasses
 import math
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from flexible_manipulator.mechanics.links import chain_from_links
 from flexible_manipulator.model_config import load_model
 from flexible_manipulator.mechanics.perturbation import perturbed
 
@@ -48,6 +51,19 @@ def test_damping_friction_and_armature_scale_their_rows(flexible):
     expected[0, 0] += 0.5 * 0.02
     expected[1, 1] += 0.5 * 0.005
     np.testing.assert_allclose(m1, expected, rtol=1e-12, atol=1e-15)
+
+
+def test_friction_scales_the_coulomb_level_with_the_viscous_friction(flexible):
+    """The friction factor is the joints' friction as a whole: Coulomb levels (0.3 and
+    0.1 N m here) x 1.5 with D, their v_s kept; the strains' rows stay 0."""
+    links = [dataclasses.replace(link, joint=dataclasses.replace(link.joint, friction=level))
+             for link, level in zip(flexible.links, (0.3, 0.1))]
+    rough = chain_from_links('rough', links, flexible.gravity_base)
+    changed = perturbed(rough, friction=1.5)
+    n = rough.n_joints
+    np.testing.assert_allclose(changed.friction[:n], [0.45, 0.15], rtol=1e-12)
+    assert not changed.friction[n:].any()
+    np.testing.assert_array_equal(changed.friction_velocity, rough.friction_velocity)
 
 
 def test_payload_enters_the_mass_matrix_as_a_body_at_the_forearm_tip(flexible):

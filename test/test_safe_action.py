@@ -179,6 +179,35 @@ def test_a_gravity_compensating_driver_gets_the_effort_less_gravity(action):
     assert np.all(zero.update(0.0, q, v) == 0.0)
 
 
+def test_a_friction_compensating_driver_gets_the_effort_less_the_whole_joint_friction(
+        tmp_path):
+    """The arm with Coulomb friction 0.3 and 0.2 N m on its joints (v_s 0.01 rad/s): the
+    hold law's effort holds it in h (the written-out hold effort plus F_c tanh(v / v_s));
+    driver_compensation: [friction] sends that effort less the joints' whole friction,
+    D v + F_c tanh(v / v_s), viscous and Coulomb alike."""
+    text = Path(RIGID).read_text()
+    for name, level in (('shoulder', 0.3), ('elbow', 0.2)):
+        text = text.replace(f'{{name: {name}, axis: [0, 0, 1], damping: 0.05,',
+                            f'{{name: {name}, axis: [0, 0, 1], damping: 0.05, friction: '
+                            f'{level},')
+    path = tmp_path / 'rough.yaml'
+    path.write_text(text)
+    plain, driven = (controller_from_files(str(path), PROGRAMS, period=0.002,
+                                           safe_action='hold', driver_compensation=compensation)
+                     for compensation in (None, ['friction']))
+    coulomb = np.array([0.3, 0.2])
+    q0 = np.array([0.4, -0.7])
+    q, v = q0 + [0.05, -0.03], np.array([0.004, -0.2])      # disabled: hold toward q0
+    friction = FRICTION * v + coulomb * np.tanh(v / 0.01)
+    for law in (plain, driven):
+        law.update(0.0, q0, np.zeros(2))
+    effort = plain.update(0.002, q, v).copy()
+    np.testing.assert_allclose(effort, hold_effort(q, v, q0) + coulomb * np.tanh(v / 0.01),
+                               rtol=1e-9)
+    np.testing.assert_allclose(driven.update(0.002, q, v), effort - friction, rtol=1e-9,
+                               atol=1e-12)
+
+
 def test_driver_compensation_is_checked():
     with pytest.raises(ConfigError, match='driver_compensation: expected each of gravity, '
                                           'friction at most once'):

@@ -20,6 +20,7 @@ import io
 import math
 import os
 import re
+import warnings
 
 import numpy as np
 import pinocchio
@@ -599,13 +600,44 @@ def test_a_program_row_on_a_rigid_urdf_link_is_its_origin():
     assert [row.program.abscissa for row in program.rows] == [0.0, pytest.approx(0.1961)]
 
 
-def test_coulomb_friction_is_reported_not_modelled(tmp_path):
-    """A chain joint's <dynamics friction> is left out with a ModelWarning naming it."""
+def test_coulomb_friction_is_read_and_the_model_file_overrides_it(tmp_path):
+    """A chain joint's <dynamics friction> is its Coulomb level in the model (no warning);
+    the model file's ``friction:`` replaces it (one number, or joint: value, the others
+    keeping the URDF's), ``friction_velocity:`` its v_s; a bad value is one line naming
+    the field. The model's h(q, v) then holds F_c tanh(v / v_s) on that joint: the bias
+    at v minus the frictionless model's (the same URDF with friction 0) is exactly that."""
     path = tmp_path / 'friction.urdf'
     path.write_text(SYNTHETIC.replace('damping="0.2" friction="0"',
                                       'damping="0.2" friction="1.5"'))
-    with pytest.warns(ModelWarning, match="joint 'j2' <dynamics friction=\"1.5\">"):
-        model_from_dict(chain_spec(str(path)))
+    with warnings.catch_warnings():
+        warnings.simplefilter('error', ModelWarning)
+        model = model_from_dict(chain_spec(str(path)))
+    j2 = model.joint_names.index('j2')
+    assert model.friction[j2] == 1.5 and model.friction.sum() == 1.5
+    assert model.friction_velocity[j2] == 0.01
+    frictionless = model_from_dict(chain_spec(synthetic_path(tmp_path)))
+    rng = np.random.default_rng(3)
+    q, v = model.neutral_configuration(), rng.normal(0.0, 0.02, model.nv)
+    difference = (model.bias_forces(model.create_data(), q, v)
+                  - frictionless.bias_forces(frictionless.create_data(), q, v))
+    expected = np.zeros(model.nv)
+    expected[j2] = 1.5 * np.tanh(v[j2] / 0.01)
+    assert np.abs(difference - expected).max() < 1e-12
+    overlay = model_from_dict(chain_spec(str(path), friction={'j1': 0.7},
+                                         friction_velocity=0.05))
+    assert overlay.friction[[0, j2]].tolist() == [0.7, 1.5]
+    assert np.all(overlay.friction_velocity[:model.n_joints] == 0.05)
+    every = model_from_dict(chain_spec(str(path), friction=0.25))
+    assert np.all(every.friction[:model.n_joints] == 0.25)
+    for fields, message in (
+            ({'friction': -1.0}, 'friction: must be >= 0, got -1'),
+            ({'friction': {'j2': -0.5}}, 'friction.j2: must be >= 0, got -0.5'),
+            ({'friction': {'j9': 1.0}}, "friction.j9: no moving joint 'j9' in the chain"),
+            ({'friction_velocity': 0.0}, 'friction_velocity: must be > 0, got 0')):
+        with pytest.raises(ConfigError) as caught:
+            model_from_dict(chain_spec(str(path), **fields), 'bad')
+        assert '\n' not in str(caught.value)
+        assert str(caught.value).startswith('bad: ' + message), str(caught.value)
 
 
 # -- refusals ------------------------------------------------------------------------------
@@ -665,6 +697,8 @@ def test_more_refusals_name_the_element():
             'be > 0')
     refusal(edit('<dynamics damping="3"/>', '<dynamics damping="-3"/>'),
             where + "joint 'j3' <dynamics damping=\"-3\">: must be >= 0")
+    refusal(edit('<dynamics damping="3"/>', '<dynamics damping="3" friction="-2"/>'),
+            where + "joint 'j3' <dynamics friction=\"-2\">: must be >= 0")
     refusal(edit('<mass value="0.8"/>', '<mass value="heavy"/>'),
             where + "link 'l3' <inertial>: <mass value='heavy'>: expected 1 finite number")
     refusal(edit('<origin xyz="0.2 0 0" rpy="0 -0.6 0"/>', '<origin xyz="0.2 0 nan"/>'),

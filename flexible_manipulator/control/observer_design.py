@@ -35,8 +35,9 @@ covariances are derived from what the controller declares:
 * R (the joints' torque residual): effort noise sigma_u [N m] per joint, the velocity
   noise sigma_v [rad/s] through a = (theta'_k - theta'_(k-1)) / T (variance 2 sigma_v^2 /
   T^2 through the coefficient A_a of a in nu), and the declared armature and friction
-  ranges (a torque error eps_J J a_max and eps_f d v_max per joint):
-  R = diag(sigma_u^2 + (eps_J J a_max)^2 + (eps_f d v_max)^2) + 2 sigma_v^2 / T^2 A_a A_a^T;
+  ranges (a torque error eps_J J a_max and eps_f f(v_max) per joint, f(v) = d v + F_c
+  tanh(v / v_s) the joint's viscous and Coulomb friction, ``Chain.joint_friction``):
+  R = diag(sigma_u^2 + (eps_J J a_max)^2 + (eps_f f(v_max))^2) + 2 sigma_v^2 / T^2 A_a A_a^T;
 * Q (the modal rows): a modal acceleration error eps M_ee^-1 |M_e,theta| a_max held over
   a step (velocity error per step, squared), eps the largest relative half-width of the
   declared stiffness and payload ranges and at least `MODEL_ERROR_FLOOR` (the assumed
@@ -151,10 +152,10 @@ def kalman_gain(model, q, period, effort_limit, velocity_limit, ranges, noise=DE
     # The armature J: what doubling it adds to the joints' diagonal of M.
     doubled = perturbed(model, armature=2.0)
     armature = np.diag(doubled.mass_matrix(doubled.create_data(), q))[:n] - np.diag(M)[:n]
-    friction = model.elastic_coefficients()[1][:n]
+    friction = model.joint_friction(v_max)      # viscous and Coulomb, at the velocity limits
     sigma = (noise.effort_noise * u_max) ** 2
     sigma += (relative_error(ranges, ('armature',)) * armature * a_max) ** 2
-    sigma += (relative_error(ranges, ('friction',)) * friction * v_max) ** 2
+    sigma += (relative_error(ranges, ('friction',)) * friction) ** 2
     R = np.diag(sigma) + 2.0 * noise.velocity_noise ** 2 / T ** 2 * step.A_a @ step.A_a.T
     eps = max(relative_error(ranges, ('stiffness', 'payload')), MODEL_ERROR_FLOOR)
     modal = np.abs(np.linalg.solve(M[n:, n:], M[n:, :n])) @ a_max

@@ -37,7 +37,9 @@ Per tick (``ProgramController.update``), with the state measured at time t:
 
 Driver convention (``driver_compensation``): a driver that adds gravity (its own rigid
 model's, at the measured joints) or its joint friction to each command gets the effort
-minus the rigid twin's gravity B^+ h_twin(q, 0) and the model's joint friction D v; the
+minus the rigid twin's gravity B^+ h_twin(q, 0) and the model's joint friction D v + F_c
+tanh(v / v_s) (viscous and Coulomb, ``Chain.joint_friction``: the share of h that the
+feedforward holds, so the command is the feedforward without it); the
 elastic-state observer's applied effort (the command reported, or the one sent) gets them
 added back, so that its innovation sees the torque the joints received. A zero safe
 action sends zero: what the driver adds stays.
@@ -624,8 +626,7 @@ class ProgramController(LatchedSafety):
             self._twin_data = twin.create_data()
             self._twin_pinv = np.linalg.pinv(twin.input_matrix())
             self._twin_static = np.zeros(n)
-        self._friction = np.diag(model.damping)[:n].copy() if 'friction' in compensation \
-            else None
+        self._friction = 'friction' in compensation
         self._hold_taken = False             # the hold law's target is taken
         self.hold_law = None
         if s.safe_action == 'hold':
@@ -934,8 +935,8 @@ class ProgramController(LatchedSafety):
             twin = self.rigid_twin
             static = twin.bias_forces(self._twin_data, self.q[:n], np.zeros(n))
             np.matmul(self._twin_pinv, static, out=self._driver)
-        if self._friction is not None:
-            self._driver += self.input_pinv[:, :n] @ (self._friction * self.v[:n])
+        if self._friction:
+            self._driver += self.input_pinv[:, :n] @ self.model.joint_friction(self.v[:n])
 
     def _tick(self, t, joint_positions, joint_velocities, elastic_positions,
               elastic_velocities, applied_effort):

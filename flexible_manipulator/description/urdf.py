@@ -239,7 +239,8 @@ def _joint_xml(frame, joint):
         limits = f' lower="{joint.lower:.17g}" upper="{joint.upper:.17g}"' if bounded else ''
         extra = (f'\n    <axis xyz="{_vec(joint.axis)}"/>\n    <limit '
                  f'effort="{joint.effort_limit:.17g}" velocity="{joint.velocity_limit:.17g}"'
-                 f'{limits}/>\n    <dynamics damping="{joint.damping:.17g}"/>')
+                 f'{limits}/>\n    <dynamics damping="{joint.damping:.17g}" '
+                 f'friction="{joint.friction:.17g}"/>')
     return f'''  <joint name={quoteattr(frame.joint)} type="{kind}">
     <parent link={quoteattr(frame.parent)}/>
     <child link={quoteattr(frame.child)}/>

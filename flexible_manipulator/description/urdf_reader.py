@@ -30,7 +30,7 @@ that is not one tree of links, numbers that are not finite, a missing ``<inertia
 link a joint of the chain moves, a floating or planar joint or a mimic joint inside the
 chain, an axis that is not a unit vector (to 1e-5), a revolute or prismatic joint of the
 chain without ``<limit>`` or with lower >= upper, effort or velocity limits <= 0, negative
-damping, an inertia tensor that is not positive semidefinite.
+damping or friction, an inertia tensor that is not positive semidefinite.
 """
 
 import copy
@@ -154,8 +154,8 @@ class UrdfChain:
 
     The model's ``links`` (``chain.Link``), ``base_frame`` (the root link), ``tool_frame``
     (the tip link), ``base_body`` (the root and what is fixed to it, in the root frame: a
-    floating base's body) and ``notes`` (what the URDF says that the model leaves out:
-    Coulomb friction).
+    floating base's body) and ``notes`` (what the URDF says that the model leaves out;
+    nothing at present: ``<dynamics friction>`` is the joint's Coulomb friction).
     """
 
     links: list
@@ -408,12 +408,11 @@ def _check_chain_joint(joint, robot):
         if not value > 0.0:
             raise URDFError(f'{where} <limit {key}="{value:g}">: must be > 0')
         fields[name] = value
-    if joint.damping < 0.0:
-        raise URDFError(f'{where} <dynamics damping="{joint.damping:g}">: must be >= 0')
-    notes = ([f'{where} <dynamics friction="{joint.friction:g}">: Coulomb friction is not '
-              'modelled (ignored)'] if joint.friction != 0.0 else [])
-    return dict(fields, axis=joint.axis / norm, damping=joint.damping,
-                type='prismatic' if joint.type == 'prismatic' else 'revolute'), notes
+    for key in ('damping', 'friction'):
+        if getattr(joint, key) < 0.0:
+            raise URDFError(f'{where} <dynamics {key}="{getattr(joint, key):g}">: must be >= 0')
+    return dict(fields, axis=joint.axis / norm, damping=joint.damping, friction=joint.friction,
+                type='prismatic' if joint.type == 'prismatic' else 'revolute'), []
 
 
 def _branches(robot, link, pose, on_path):
@@ -565,8 +564,10 @@ def serial_chain(robot, root=None, tip=None, elastic=None, payload=None):
         xyz, rpy = lie.se3_origin(offset)
         model_joint = Joint(joint.name, fields['type'], tuple(map(float, axis)),
                             tuple(map(float, xyz)), tuple(map(float, rpy)),
-                            fields['damping'], 0.0, fields['effort_limit'],
-                            fields['velocity_limit'], fields['lower'], fields['upper'])
+                            damping=fields['damping'], friction=fields['friction'],
+                            effort_limit=fields['effort_limit'],
+                            velocity_limit=fields['velocity_limit'], lower=fields['lower'],
+                            upper=fields['upper'])
         links.append(Link(name, model_joint, length, body=body, payload=payload,
                           attached=tuple(attached + frames), geometry=geometry, **changes))
         attached, previous = [], poses

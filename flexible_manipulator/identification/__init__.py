@@ -30,23 +30,27 @@ WINDOW = 1.0               # default window length [s]
 
 @dataclass
 class Estimate:
-    """One parameter's estimate: its factor on the file's value, the value, the interval."""
+    """One parameter's estimate: its factor on the file's value, the value, the interval.
+
+    For a Coulomb friction (``additive``, `parameters`) the "factor" is the value itself.
+    """
 
     path: str
     start: object           # the file's value (a number or a list)
     factor: float
     std: float              # standard error of the factor
     interval: tuple         # of the factor at the level
+    additive: bool = False
 
     @property
     def value(self):
         """Estimated value: a number, or the list's entries."""
-        return self.factor * self.start
+        return self.factor if self.additive else self.factor * self.start
 
     @property
     def value_interval(self):
         """The interval of the value (of the first entry for a list)."""
-        scale = float(np.atleast_1d(self.start)[0])
+        scale = 1.0 if self.additive else float(np.atleast_1d(self.start)[0])
         return tuple(sorted(bound * scale for bound in self.interval))
 
 
@@ -74,7 +78,8 @@ class Result:
             std = float(np.sqrt(outcome.covariance[i, i]))
             factor = float(outcome.factors[i])
             found.append(Estimate(parameter.path, parameter.start, factor, std,
-                                  (factor - quantile * std, factor + quantile * std)))
+                                  (factor - quantile * std, factor + quantile * std),
+                                  parameter.additive))
         return found
 
     def rms(self):
@@ -108,7 +113,8 @@ class Result:
             low, high = estimate.value_interval
             start = np.atleast_1d(estimate.start)
             lines.append(f'{estimate.path:<{width}} {start[0]:>11.6g} '
-                         f'{start[0] * estimate.factor:>11.6g} [{low:>11.6g}, {high:>11.6g}] '
+                         f'{np.atleast_1d(estimate.value)[0]:>11.6g} '
+                         f'[{low:>11.6g}, {high:>11.6g}] '
                          f'{100 * estimate.std / estimate.factor:>14.2g}%')
             if start.size > 1:
                 lines.append(f'  one factor on all its numbers: x {estimate.factor:.6g} '

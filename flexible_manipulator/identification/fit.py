@@ -6,7 +6,8 @@ efforts (each held over the interval that ends at its state, as the plant and a 
 hold it; an interval off the step grid, a real driver's jitter or a lost state, in equal
 steps no longer than the replay step, `Simulation.advance_over`); its states at the
 recorded stamps are compared with the measured signals. The unknowns are the parameters' factors
-(x = 1 at the model file's values, `parameters`) and every window's whole initial state:
+(x = 1 at the model file's values, `parameters`; a joint's Coulomb friction is its value
+itself, from the file's, often 0) and every window's whole initial state:
 started from the measured joints and, when recorded, the measured elastic coordinates
 (else their static rest at the measured joints, zero rates), and estimated with the
 parameters, because a measured start carries the sensors' noise, which a window would
@@ -27,14 +28,16 @@ residual: Ljung-Box Q = N (N + 2) sum_{k <= h} rho_k^2 / (N - k) over h = `LAGS`
 (autocorrelations pooled over the windows), against chi^2 with h degrees of freedom.
 
 Refusal (`Unidentifiable`): the scaled sensitivity matrix A = S diag(x) (the signals'
-change, in noise standard deviations, per 100 % change of each parameter) at the start
+change, in noise standard deviations, per 100 % change of each parameter; for a friction,
+per change of its value or of its unit if larger, `Parameter.size`) at the start
 value and at the optimum. A parameter whose column norm is below `EFFECT_FLOOR` (a 100 %
 change moves the signals by less than one noise standard deviation in all) has no effect
 to fit; with its columns scaled to unit norm, a condition number above `CONDITION_LIMIT`
 (a combination of the parameters moves the signals 10^4 times less than each alone) means
 the data fix only that combination: the parameters of the weakest direction are named
 and no number is given. So is a parameter the fit drove to its bound 0 (a factor below
-`BOUND`): no interval holds there, and a model that needs it is wrong elsewhere.
+`BOUND`, a friction below `BOUND` times its unit): no interval holds there, and a model
+that needs it is wrong elsewhere.
 """
 
 from dataclasses import dataclass, field
@@ -269,9 +272,12 @@ class Conditioning:
                 f'{combination})')
 
 
-def conditioning(sensitivity, factors):
-    """`Conditioning` of the projected sensitivities scaled by the factors (module doc)."""
-    scaled = sensitivity * np.asarray(factors)[None, :]
+def conditioning(sensitivity, sizes):
+    """`Conditioning` of the projected sensitivities scaled by ``sizes`` (module doc).
+
+    ``sizes``: the change of each unknown its effect is measured for (`Parameter.size`).
+    """
+    scaled = sensitivity * np.asarray(sizes)[None, :]
     effects = np.linalg.norm(scaled, axis=0)
     unit = scaled / np.where(effects > 0.0, effects, 1.0)[None, :]
     _, singular, vt = np.linalg.svd(unit, full_matrices=False)
@@ -316,7 +322,7 @@ class Outcome:
 def start_states(replay, n):
     """Every window's start: the measured state where measured, else at rest (module doc)."""
     data = replay.data
-    sim = replay.simulation(np.ones(len(replay.fitted)))
+    sim = replay.simulation(initial(replay.fitted))
     model = sim.model
     starts = np.zeros((len(replay.windows), n))
     for w, (first, _) in enumerate(replay.windows):
@@ -369,7 +375,7 @@ def fit(replay, level=LEVEL):
     Raises `Unidentifiable` at the start value or at the optimum, `IdentificationError`
     when the model cannot run at the start value.
     """
-    factors0 = np.ones(len(replay.fitted))
+    factors0 = initial(replay.fitted)
     try:
         sim = replay.simulation(factors0)
         n = sim.model.nq + sim.model.nv
@@ -385,7 +391,7 @@ def fit(replay, level=LEVEL):
     sigma = noise_level(replay.data.values)
     weights = 1.0 / sigma[replay.row_signal]
     jacobian = -problem.derivatives(z) * weights[:, None]
-    start = conditioning(project_starts(jacobian, problem)[0], factors0)
+    start = conditioning(project_starts(jacobian, problem)[0], sizes(replay.fitted, factors0))
     reason = start.problem(names)
     if reason:
         raise Unidentifiable(f'refused at the start value: {reason}')
@@ -402,13 +408,14 @@ def fit(replay, level=LEVEL):
     jacobian = -problem.derivatives(z) * weights[:, None]
     sensitivity, start_rank = project_starts(jacobian, problem)
     factors = z[:problem.count]
-    bound = [name for name, factor in zip(names, factors) if factor < BOUND]
+    bound = [parameter.path for parameter, factor in zip(replay.fitted, factors)
+             if factor < BOUND * parameter.bound()]
     if bound:
         raise Unidentifiable(f'refused at the optimum: {", ".join(bound)}: the fit ran to 0, '
                              'the bound of a physical parameter (the recording asks for a '
                              'value of the wrong sign: a number the fit keeps, or the '
                              'model\'s structure, is wrong)')
-    optimum = conditioning(sensitivity, factors)
+    optimum = conditioning(sensitivity, sizes(replay.fitted, factors))
     reason = optimum.problem(names)
     if reason:
         raise Unidentifiable(f'refused at the optimum: {reason}')
@@ -425,6 +432,16 @@ def fit(replay, level=LEVEL):
     return Outcome(factors, covariance, dof, level, start, optimum, sigma, error, before,
                    _full(replay, problem.prediction(z)), problem.split(z)[1], whiteness,
                    replay.simulations, iterations, converged)
+
+
+def initial(fitted):
+    """Return the unknowns at the model file's values (`Parameter.initial`)."""
+    return np.array([parameter.initial for parameter in fitted], dtype=float)
+
+
+def sizes(fitted, factors):
+    """Return the change of each unknown its effect is measured for (`Parameter.size`)."""
+    return np.array([parameter.size(factor) for parameter, factor in zip(fitted, factors)])
 
 
 def _full(replay, rows):

@@ -16,7 +16,19 @@ of the file's top-level entries `TOP`:
   else from the URDF, and written into ``inertials:`` (the URDF is never written); a
   flexible link with a ``hub:`` has its inertia there instead;
 * ``payload.<field>`` (the tool in the tip link's frame), ``armature`` (one number, or a
-  mapping joint: value fitted as one factor) and ``armature.<joint>``.
+  mapping joint: value fitted as one factor) and ``armature.<joint>``;
+* ``friction.<joint>``: the joint's Coulomb friction level [N m or N], started from the
+  file's ``friction:`` entry when it holds the joint, else from the URDF's ``<dynamics
+  friction>``, and written into ``friction:`` (a mapping joint: value, added when missing;
+  the URDF is never written); ``friction`` when the file holds one number for every joint.
+
+A joint's Coulomb friction (`ADDITIVE`: ``<link>.joint.friction`` in a file of
+``links:``, ``friction.<joint>`` in one of ``urdf:``) is fitted **by its value**, not as a
+factor: its unknown is the level itself [N m or N], from the file's value (0 when the file
+does not hold it: a joint without Coulomb friction is the common start), bounded below by
+0, written back as a new line of the joint's entry when the file did not hold it. Its
+effect is measured per `Parameter.unit` (1 % of the joint's effort limit, else
+`FRICTION_UNIT`) where a factor's is per 100 % (``fit``).
 
 A field holding a list (or a mapping) of numbers is fitted as **one common factor** on all
 its entries (``forearm.beam.bending_stiffness``: both planes' EI scale together, as the
@@ -42,12 +54,19 @@ import re
 import numpy as np
 import yaml
 
+from ..description.urdf_reader import MOVING
+from ..mechanics.chain import Joint
 from ..model_config import (ConfigError, INERTIAL_KEYS, model_from_dict, urdf_inertial,
                             urdf_robot)
 
 INDEXED = re.compile(r'^(\w+)\[(\d+)\]$')
 COUNTS = ('modes', 'points', 'frames', 'quadrature_points')     # integers of the file
-TOP = ('payload', 'armature')          # top-level entries of a URDF file with numbers
+TOP = ('payload', 'armature', 'friction')   # top-level entries of a URDF file with numbers
+ADDITIVE = ('friction',)               # fitted by value (module doc): a joint's Coulomb level
+FRICTION_UNIT = 1.0                    # N m or N: the unit of a friction without effort limit
+EFFORT_SHARE = 0.01                    # a friction's unit: this share of its effort limit
+FRICTION_COMMENT = ('# Coulomb friction level per joint [N m] (mechanics.friction), in place of '
+                    'the URDF\'s\n# <dynamics friction>.\n')
 FLEXIBLE = ('beam', 'rod', 'hub')      # the blocks of a ``flexible:`` entry
 
 
@@ -74,6 +93,7 @@ class Parameter:
         called for a file of ``urdf:`` only.
         """
         self.path = path
+        self.additive, self.unit, self.comment = False, 1.0, INERTIALS_COMMENT
         parts = path.split('.')
         if not isinstance(spec, dict):
             raise ParameterError(f'{path}: the model file is not a mapping')
@@ -108,7 +128,7 @@ class Parameter:
                                          'model file, not a number or a list of numbers')
         values = np.array([_leaf(node, leaf) for leaf in self.leaves], dtype=float)
         self.start = values if values.size > 1 else float(values[0])
-        if not np.all(values):
+        if not np.all(values) and not self.additive:
             if self.base is not None:
                 raise ParameterError(f'{path}: is 0 in the URDF (or the link has no '
                                      '<inertial>): the fit scales the value, put a nonzero '
@@ -129,7 +149,23 @@ class Parameter:
             raise ParameterError(f'{path}: no link {parts[0]!r} in the model (links: '
                                  f'{", ".join(str(n) for n in names if n is not None)})')
         self.where, self.base = ('links', names.index(parts[0])), None
-        return self._walk(links[self.where[1]], parts[0], parts[1:-1])
+        node, where = self._walk(links[self.where[1]], parts[0], parts[1:-1])
+        if parts[1:-1] == ['joint'] and parts[-1] in ADDITIVE and isinstance(node, dict):
+            self._friction(node, {'friction': Joint.friction}, node.get('effort_limit'))
+            node = dict(self.base, **node)
+        return node, where
+
+    def _friction(self, given, base, effort_limit):
+        """Make this a Coulomb friction (module doc): fitted by value from ``base``.
+
+        ``given``: the file's mapping of it; ``base``: the values it takes where the file
+        holds none (added to the file when written).
+        """
+        self.additive, self.comment = True, FRICTION_COMMENT
+        self.base = {key: value for key, value in base.items() if key not in given}
+        limit = effort_limit if _number(effort_limit) else None
+        self.unit = (EFFORT_SHARE * limit if limit is not None and 0.0 < limit < np.inf
+                     else FRICTION_UNIT)
 
     def _urdf(self, parts, spec, robot):
         """(node, its name) of a path in a file of ``urdf:`` (module doc)."""
@@ -138,6 +174,15 @@ class Parameter:
             raise ParameterError(f'{path}: expected <urdf link>.<field>[.<field>...], '
                                  'payload.<field> or armature[.<joint>]')
         self.base = None
+        if first == 'friction' and len(parts) == 2:
+            return self._urdf_friction(parts[1], spec, robot)
+        if first == 'friction' and len(parts) == 1:
+            if not _number(spec.get('friction')):
+                raise ParameterError(f'{path}: the model file holds no one friction for every '
+                                     'joint: fit friction.<joint>, joint by joint')
+            self.where = ()
+            self._friction(spec, {}, None)
+            return spec, None
         if first in TOP:
             if len(parts) == 1 and first == 'payload':
                 raise ParameterError(f'{path}: expected payload.<field> (mass, com, inertia)')
@@ -181,6 +226,24 @@ class Parameter:
         self.where = ('flexible', first)
         return self._walk(flexible[first], first, parts[1:-1])
 
+    def _urdf_friction(self, joint, spec, robot):
+        """(node, its name) of ``friction.<joint>`` in a file of ``urdf:`` (module doc)."""
+        path, given = self.path, spec.get('friction', {})
+        if not isinstance(given, dict):
+            raise ParameterError(f'{path}: friction is one number for every joint in the '
+                                 'model file: fit friction, or write it as {joint: value}')
+        joints = robot().joints
+        moving = [name for name, item in joints.items() if item.type in MOVING]
+        if joint not in moving:
+            close = difflib.get_close_matches(joint, moving, n=1)
+            hint = f'did you mean {close[0]!r}? ' if close else ''
+            raise ParameterError(f'{path}: no moving joint {joint!r} in the URDF ({hint}its '
+                                 f'moving joints: {", ".join(moving)})')
+        limit = joints[joint].limit or {}
+        self.where = ('friction',)
+        self._friction(given, {joint: float(joints[joint].friction)}, limit.get('effort'))
+        return dict(self.base, **given), 'friction'
+
     def _walk(self, node, where, keys):
         """Follow ``keys`` down from ``node`` (named ``where``, None: the top); (node, name)."""
         for key in keys:
@@ -194,9 +257,29 @@ class Parameter:
         """True for several numbers fitted as one common factor."""
         return isinstance(self.start, np.ndarray)
 
+    @property
+    def initial(self):
+        """The unknown at the file's value: the factor 1, or a friction's value."""
+        return float(self.start) if self.additive else 1.0
+
     def value(self, factor):
-        """Return the parameter's value at ``factor`` (a number, or its numbers)."""
-        return factor * self.start
+        """Return the parameter's value at ``factor`` (a number, or its numbers).
+
+        ``factor``: the unknown, a factor on the file's value or, for a Coulomb friction
+        (``additive``), the value itself.
+        """
+        return factor if self.additive else factor * self.start
+
+    def size(self, factor):
+        """Return the change of the unknown its effect is measured for (module doc).
+
+        A factor's: itself (a 100 % change); a friction's: its value, at least its unit.
+        """
+        return max(factor, self.unit) if self.additive else factor
+
+    def bound(self):
+        """Return the unknown below which the fit ran to the bound 0, over `fit.BOUND`."""
+        return self.unit if self.additive else 1.0
 
     def numbers(self):
         """Return (mapping keys, leaf) of each number it scales (to tell overlaps)."""
@@ -206,7 +289,7 @@ class Parameter:
         """Return the mapping of ``spec`` holding the numbers (``create``: an inertial's)."""
         node = spec
         for key in self.where:
-            if create and not isinstance(node.get(key), dict):
+            if create and isinstance(node, dict) and node.get(key) is None:
                 node[key] = {}
             node = node[key]
         if create:
@@ -381,7 +464,7 @@ def _added(text, parameter):
         value = copy.deepcopy(parameter.base[key])
         for outer in reversed(keys[1:]):
             value = {outer: value}
-        text = _insert(text, node, keys[0], value, INERTIALS_COMMENT if missing == 0 else '')
+        text = _insert(text, node, keys[0], value, parameter.comment if missing == 0 else '')
     return text
 
 

@@ -18,7 +18,8 @@ equations of motion are
     M(x) x'' + h(x, x') = B u,    B = [I_n; 0],
 
 where h gathers Coriolis, centrifugal, gravity, elastic K q, structural damping (modal
-damping ratio zeta: D_k = 2 zeta omega_k rho A L) and joint viscous friction.
+damping ratio zeta: D_k = 2 zeta omega_k rho A L) and joint friction, viscous D v and
+Coulomb (regularized, `friction`).
 
 With ``geometric_stiffening`` the sections of a bent beam move inward by the
 foreshortening u_1 = -1/2 q^T G(x) q (inextensible centre line), which couples axial
@@ -36,6 +37,8 @@ import math
 import warnings
 
 import numpy as np
+
+from .friction import FRICTION_VELOCITY
 
 
 @dataclass(frozen=True)
@@ -68,6 +71,8 @@ class Joint:
     rpy: tuple = (0.0, 0.0, 0.0)      # origin orientation, URDF fixed-axis roll-pitch-yaw [rad]
     damping: float = 0.0              # viscous friction [N m s/rad or N s/m]
     armature: float = 0.0             # reflected rotor inertia [kg m^2 or kg]
+    friction: float = 0.0             # Coulomb friction level F_c [N m or N] (`friction`)
+    friction_velocity: float = FRICTION_VELOCITY   # its regularization v_s [rad/s or m/s]
     effort_limit: float = math.inf
     velocity_limit: float = math.inf
     lower: float = -math.inf

@@ -51,7 +51,7 @@ class ChainModel(Protocol):
         """Return M(q) (nv x nv), symmetric positive definite [kg, kg m, kg m^2]."""
 
     def bias_forces(self, data, q, v, out=None):
-        """Return h(q, v) (nv): Coriolis, centrifugal, gravity, elastic and damping forces.
+        """Return h(q, v) (nv): Coriolis, centrifugal, gravity, elastic, damping and friction.
 
         M(q) v' + h(q, v) = B u is the equation of motion; h(q, 0) is the gradient of
         `potential_energy` (gravity and elastic forces).
@@ -82,6 +82,13 @@ class ChainModel(Protocol):
 
         Joints: zero stiffness, their viscous friction; elastic coordinates: their modal
         or strain stiffness and damping. Copies.
+        """
+
+    def joint_friction(self, v):
+        """Return the joints' friction forces in h (n_joints) at velocities ``v``.
+
+        Viscous and Coulomb, D v + F_c tanh(v / v_s) (``mechanics.friction``); ``v``: the
+        joints' velocities or the whole v.
         """
 
     def kinetic_energy(self, data, q, v):

@@ -10,7 +10,9 @@ coordinates and names and these parameters scaled (every factor > 0, 1 = the mod
   every rod [-];
 * ``payload``: mass and inertia of the payload at the tip of the last link [-] (the tool
   and what it carries: what changes on a real arm from one task to the next);
-* ``friction``: the viscous friction of every joint [-];
+* ``friction``: the friction of every joint, viscous (its damping D) and Coulomb (its
+  level F_c; the regularization v_s stays, ``friction``) together [-]: one factor, as a
+  joint's lubrication and temperature change both;
 * ``armature``: the reflected rotor inertia of every joint [-].
 
 The controller's robustness check (``control.uncertainty``) and the mismatch benchmark
@@ -29,7 +31,7 @@ FACTORS = ('stiffness', 'damping', 'payload', 'friction', 'armature')
 SCALES = {'stiffness': 'bending stiffness of the beams, section stiffness of the rods',
           'damping': 'modal damping ratio of the beams, relaxation time of the rods',
           'payload': "mass and inertia of the payload at the last link's tip",
-          'friction': 'viscous friction of the joints',
+          'friction': 'viscous and Coulomb friction of the joints',
           'armature': 'reflected rotor inertia of the joints'}
 
 
@@ -47,6 +49,7 @@ def _factor(name, value):
 def _link(link, factors, last):
     """Copy one ``chain.Link`` with the factors applied (module doc)."""
     joint = dataclasses.replace(link.joint, damping=link.joint.damping * factors['friction'],
+                                friction=link.joint.friction * factors['friction'],
                                 armature=link.joint.armature * factors['armature'])
     changes = {'joint': joint}
     changes.update(kind_of(link).scaled(link, factors['stiffness'], factors['damping']))

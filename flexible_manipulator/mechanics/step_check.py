@@ -11,12 +11,17 @@ stay finite for a while yet be wrong, so a step that amplifies by more than
 ``REFUSE_GROWTH`` per step is refused and a weaker growth is warned about, both naming the
 step, |lambda| of the mode and the largest stable step. ``rosenbrock2`` and
 ``rosenbrock3`` treat exactly this linear part implicitly (L-stable): no limit.
+
+A joint's Coulomb friction is a damper of its peak slope F_c / v_s near rest
+(``friction``): D holds it too, so a friction level too high for the velocity scale v_s
+at an explicit method's step is refused as a stiff mode is.
 """
 
 import warnings
 
 import numpy as np
 
+from .friction import peak_slopes
 from .integrators import TABLEAUS
 
 REFUSE_GROWTH = 1e-3       # amplification per step past which a step is refused
@@ -27,9 +32,16 @@ class StepStabilityWarning(UserWarning):
     """A fixed step that slowly amplifies an elastic mode."""
 
 
-def elastic_eigenvalues(model, data, q):
-    """Eigenvalues [1/s] of the linearized elastic state matrix A at q (module doc)."""
+def elastic_eigenvalues(model, data, q, friction=True):
+    """Eigenvalues [1/s] of the linearized elastic state matrix A at q (module doc).
+
+    D: the viscous damping plus, with ``friction``, the joints' Coulomb friction slopes at
+    rest.
+    """
     stiffness, damping = model.elastic_coefficients()
+    slopes = peak_slopes(model) if friction else None
+    if slopes is not None:
+        damping = damping + slopes
     mass = model.mass_matrix(data, q)
     nv = stiffness.size
     matrix = np.zeros((2 * nv, 2 * nv))
@@ -79,12 +91,18 @@ def check_step(model, data, step, method, q, refuse=True):
         return None
     fastest = abs(eigenvalues[worst])
     limit = largest_stable_step(method, eigenvalues, step)
-    message = (f'integration step {step:g} s is past the stability limit of {method} for an '
-               f'elastic mode with |lambda| = {fastest:.4g} 1/s (h |lambda| = '
+    slopes = peak_slopes(model)
+    friction = slopes is not None and slopes.any() and amplification(
+        method, step * elastic_eigenvalues(model, data, q, False)).max() <= 1.0 + WARN_GROWTH
+    what = ('the Coulomb friction of a joint near rest (its slope F_c / v_s as a damper)'
+            if friction else 'an elastic mode')
+    message = (f'integration step {step:g} s is past the stability limit of {method} for '
+               f'{what} with |lambda| = {fastest:.4g} 1/s (h |lambda| = '
                f'{step * fastest:.3g}, amplification {growth[worst]:.6g} per step); '
                + (f'the largest stable step is {limit:.3g} s' if limit > 0.0 else
                   f'{method} amplifies this mode at any step')
-               + ', or use rosenbrock3 or rosenbrock2 (the elastic forces implicit)')
+               + (', or raise the joint\'s friction_velocity v_s' if friction else '')
+               + ', or use rosenbrock3 or rosenbrock2 (the elastic and friction forces implicit)')
     if refuse and growth[worst] > 1.0 + REFUSE_GROWTH:
         raise ValueError(message)
     warnings.warn(message, StepStabilityWarning, stacklevel=3)

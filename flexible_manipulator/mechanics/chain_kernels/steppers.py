@@ -9,6 +9,7 @@ implicitly through `stiff_factor` and `stiff_solve`. The chain model's steppers
 """
 
 from .. import compiled, group_kernels
+from ..friction import friction_damper
 from .linalg import cholesky_factor, cholesky_substitute
 
 _inline = compiled.inline
@@ -62,13 +63,21 @@ def dexpinv(model, theta, k):
 
 @_inline
 def stiff_factor(model, data, gh):
-    """Factor W_v = M + gh D + gh^2 K with M from the last `rhs` call (see stiff_solve)."""
+    """Factor W_v = M + gh D + gh^2 K with M from the last `rhs` call (see stiff_solve).
+
+    D holds the joints' Coulomb friction as a damper C_f too, at that call's v and v'
+    (`friction_damper`).
+    """
     nv = data.mass.shape[0]
     for r in range(nv):
         for c in range(nv):
             data.stiff_M[r, c] = data.mass[r, c]
             data.stiff_W[r, c] = data.mass[r, c]
-        data.stiff_W[r, r] += gh * model.damping[r] + gh * gh * model.stiffness[r]
+        damper = model.damping[r]
+        if model.friction[r] > 0.0:
+            damper += friction_damper(model.friction[r], model.friction_velocity[r],
+                                      data.velocity[r], data.acceleration[r], gh)
+        data.stiff_W[r, r] += gh * damper + gh * gh * model.stiffness[r]
     return cholesky_factor(data.stiff_W, data.stiff_chol, nv)
 
 

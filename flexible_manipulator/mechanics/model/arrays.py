@@ -41,7 +41,8 @@ def model_arrays(chain):
         mode_plane=np.zeros((n, width), dtype=np.int64), tip_phi=np.zeros((n, width)),
         tip_slope=np.zeros((n, width)), tip_g=np.zeros((n, width, width)),
         gravity=chain.gravity.copy(), stiffness=np.diag(chain.stiffness).copy(),
-        damping=np.diag(chain.damping).copy())
+        damping=np.diag(chain.damping).copy(), friction=chain.friction.copy(),
+        friction_velocity=chain.friction_velocity.copy())
     for K, name in ((chain.stiffness, 'stiffness'), (chain.damping, 'damping')):
         off = np.abs(K - np.diag(np.diag(K))).max()
         if off > 1e-9 * max(np.abs(K).max(), 1e-300):

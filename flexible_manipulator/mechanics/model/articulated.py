@@ -15,7 +15,7 @@ f_H = M_HH a_H + M_Hl q_l'' + p_H (a_H: the handle's acceleration, gravity an up
 base acceleration). Pass 2, from the tip inwards, adds the child's articulated inertia
 I^A and bias p^A as a body at the tip frame T_j (X_T, J_T, c_T from pass 1; its wrench
 I^A c_T + p^A), then condenses the local coordinates, D = M_ll + armature,
-u = tau_l - p_l (tau_l: the joint's effort, -K q - D v of the strains),
+u = tau_l - p_l (tau_l: the joint's effort less its friction, -K q - D v of the strains),
 
     I^A_H = M_HH - M_Hl D^-1 M_Hl^T,    p^A_H = p_H + M_Hl D^-1 u.
 
@@ -29,6 +29,7 @@ import numpy as np
 from .. import compiled, group_kernels, integrators
 from ..chain_kernels.linalg import cholesky_factor, cholesky_substitute
 from ..chain_kernels.steppers import tangent_rates
+from ..friction import smooth_sign
 from ..chain_kernels.spatial import adinv_apply, coad_apply
 from ..tuple_tables import unpack
 from .bodies import add_to_link, ARTICULATED
@@ -119,6 +120,7 @@ def _condense(model_table, data_table, j, k, q, v, u):
             ll[a, a] += model.armature[j]
         effort = u[c] if c < u.shape[0] else 0.0
         rhs[a] = effort - model.stiffness[c] * q[c] - model.damping[c] * v[c] \
+            - model.friction[c] * smooth_sign(v[c], model.friction_velocity[c]) \
             - data.aba_pl[j, a]
     if not cholesky_factor(ll, L, k):
         return False

@@ -17,6 +17,7 @@ is ``mechanics.reference.cosserat_chain`` (tests only).
 
 from collections import namedtuple
 import dataclasses
+import math
 
 import numpy as np
 import transforms3d
@@ -25,6 +26,7 @@ from .. import arguments, lie
 from .. import compiled
 from ..chain import RigidBody
 from ..chain_kernels.spatial import spatial_inertia
+from ..friction import FRICTION_VELOCITY, friction_forces
 from ..links import kind_of
 from ..links.rod import KIND as rod_kind
 from . import articulated, kernels
@@ -78,12 +80,14 @@ class CosseratLink:
     coordinate); ``axis``: unit axis in the joint frame; ``hub``, ``payload``:
     6 x 6 inertias (``rigid_inertia``) at the joint and tip frames; ``damping``
     [N m s/rad or N s/m] and ``armature`` [kg m^2 or kg] of the joint; ``joint_name``: the
-    name of its coordinate (a model file's joint name; ``<name>_joint`` if None).
+    name of its coordinate (a model file's joint name; ``<name>_joint`` if None);
+    ``friction`` [N m or N] and ``friction_velocity`` [rad/s or m/s]: its Coulomb friction
+    level and regularization (``mechanics.friction``).
     """
 
     def __init__(self, name, rod, joint=REVOLUTE, axis=(0.0, 0.0, 1.0), offset=None,
                  hub=None, payload=None, damping=0.0, armature=0.0, length=None, beam=None,
-                 joint_name=None):
+                 joint_name=None, friction=0.0, friction_velocity=FRICTION_VELOCITY):
         """Check the joint type, the axis and the rod."""
         if rod is not None and not isinstance(rod, CosseratRod):
             raise TypeError(f'link {name!r}: rod must be a CosseratRod or None')
@@ -108,6 +112,12 @@ class CosseratLink:
             self, np.zeros((6, 6)) if hub is None else np.asarray(hub, dtype=float),
             np.zeros((6, 6)) if payload is None else np.asarray(payload, dtype=float))
         self.damping, self.armature = float(damping), float(armature)
+        self.friction, self.friction_velocity = float(friction), float(friction_velocity)
+        if not (self.friction >= 0.0 and math.isfinite(self.friction)
+                and self.friction_velocity > 0.0 and math.isfinite(self.friction_velocity)):
+            raise ValueError(f'link {name!r}: joint friction must be >= 0 and its '
+                             f'friction_velocity > 0, got {friction!r} and '
+                             f'{friction_velocity!r}')
         self.motion = np.zeros(6)            # the joint's twist per unit rate, joint frame
         if joint == REVOLUTE:
             self.motion[:3] = axis
@@ -193,11 +203,17 @@ class Chain:
                                          for name in link.coordinate_names()])
         self.stiffness = np.zeros((self.nv, self.nv))
         self.damping = np.zeros((self.nv, self.nv))
+        # Coulomb friction per coordinate (`friction`): level F_c, zero off the joints, and
+        # v_s (the default where there is no joint: any v_s > 0 leaves a zero level zero)
+        self.friction = np.zeros(self.nv)
+        self.friction_velocity = np.full(self.nv, FRICTION_VELOCITY)
         for j, link in enumerate(self.parts):
             cols = self._strains(j)
             self.stiffness[cols, cols], self.damping[cols, cols] = link.kind.elastic(link)
             if self.joint_index[j] >= 0:
                 self.damping[self.joint_index[j], self.joint_index[j]] = link.damping
+                self.friction[self.joint_index[j]] = link.friction
+                self.friction_velocity[self.joint_index[j]] = link.friction_velocity
         self.arrays = model_arrays(self)
         self._table = MODEL_LAYOUT.table(self.arrays)      # addresses of self.arrays
         self._entries = {}
@@ -251,7 +267,8 @@ class Chain:
             parts.append(CosseratLink(
                 link.name, rod, joint.type, axis / np.linalg.norm(axis), offset, hub,
                 rigid_inertia(link.payload.mass, link.payload.com, link.payload.inertia),
-                joint.damping, joint.armature, link.length, beam, joint.name))
+                joint.damping, joint.armature, link.length, beam, joint.name, joint.friction,
+                joint.friction_velocity))
         base = np.eye(4)
         base[:3, :3] = transforms3d.euler.euler2mat(*base_rpy, axes='sxyz')
         base[:3, 3] = base_xyz
@@ -360,6 +377,17 @@ class Chain:
     def elastic_coefficients(self):
         """Diagonal stiffness and damping per coordinate (joints: 0 and joint damping)."""
         return self.arrays.stiffness.copy(), self.arrays.damping.copy()
+
+    def joint_friction(self, v):
+        """Return the joints' friction forces D v + F_c tanh(v / v_s) (n) at velocities v.
+
+        ``v``: the joints' velocities (n) or the model's (nv): the share of h(q, v) the
+        joints' viscous and Coulomb friction make (``mechanics.friction``).
+        """
+        n = self.n_joints
+        v = np.asarray(v, dtype=float)[:n]
+        return (self.arrays.damping[:n] * v
+                + friction_forces(self.friction[:n], self.friction_velocity[:n], v))
 
     def frame_transforms(self, entries):
         """`FrameTransforms` for entries (link index, abscissa or None for the joint)."""

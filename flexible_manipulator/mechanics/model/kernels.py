@@ -25,6 +25,7 @@ import numpy as np
 from .. import compiled, group_kernels, integrators
 from ..chain_kernels.linalg import cholesky_factor, cholesky_substitute
 from ..chain_kernels.spatial import compose, se3_exp
+from ..friction import smooth_sign
 from ..chain_kernels.steppers import dexpinv, integrate, stiff_factor, stiff_solve, tangent_rates
 from ..links.beam import kernels as beam, layout as beam_layout
 from ..links.rigid import kernels as rigid
@@ -137,11 +138,17 @@ def _link(model_table, data_table, j, q, v, count, bodies):
 
 @_jit        # not inlined: the steppers call one copy (compile time; ~1 us a call)
 def mass_and_bias(model_table, data_table, q, v, gravity):
-    """Write M(q) into data.mass and h(q, v) into data.bias (module doc)."""
+    """Write M(q) into data.mass and h(q, v) into data.bias (module doc).
+
+    h holds K q + D v and the joints' Coulomb friction F_c tanh(v / v_s)
+    (``mechanics.friction``); v is kept in data.velocity (the implicit stepper's W).
+    """
     model, data = unpack(model_table, MODEL_TYPE), unpack(data_table, DATA_TYPE)
     nv = model.stiffness.shape[0]
     for r in range(nv):
-        data.bias[r] = model.stiffness[r] * q[r] + model.damping[r] * v[r]
+        data.bias[r] = (model.stiffness[r] * q[r] + model.damping[r] * v[r]
+                        + model.friction[r] * smooth_sign(v[r], model.friction_velocity[r]))
+        data.velocity[r] = v[r]
         for c in range(nv):
             data.mass[r, c] = 0.0
     count = _start(model, data, q, v, gravity)
@@ -195,9 +202,10 @@ def inverse_dynamics(model_table, data_table, q, v, a):
     eta to the link's p_H = sum X_b^T f_b and p_l = sum J_b^T f_b (`accumulate_inverse`;
     a modal link's points F_b + M_b E a, `points`), and the child's handle
     acceleration is a_T = alpha_T + J_T a_l. Inwards, the child's handle wrench f_c acts
-    on the tip: f_H = p_H + X_T^T f_c, tau_l = p_l + J_T^T f_c, added to K q + D v and the
-    armature's share. A floating base adds its own I_0 a_0 - ad* I_0 eta to f_H of the
-    first link, a_0 = v'_b - (0, R^T g).
+    on the tip: f_H = p_H + X_T^T f_c, tau_l = p_l + J_T^T f_c, added to K q + D v, the
+    joints' Coulomb friction (``mechanics.friction``) and the armature's share. A floating
+    base adds its own I_0 a_0 - ad* I_0 eta to f_H of the first link,
+    a_0 = v'_b - (0, R^T g).
     """
     model, data = unpack(model_table, MODEL_TYPE), unpack(data_table, DATA_TYPE)
     nv = model.stiffness.shape[0]
@@ -205,7 +213,8 @@ def inverse_dynamics(model_table, data_table, q, v, a):
     J, cols, alpha = data.J, data.cols, data.alpha
     for r in range(nv):
         data.given[r] = a[r]
-        data.bias[r] = model.stiffness[r] * q[r] + model.damping[r] * v[r]
+        data.bias[r] = (model.stiffness[r] * q[r] + model.damping[r] * v[r]
+                        + model.friction[r] * smooth_sign(v[r], model.friction_velocity[r]))
     for r in range(6):
         for c in range(nv):
             J[r, c] = 0.0

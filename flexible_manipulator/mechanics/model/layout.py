@@ -37,6 +37,8 @@ MODEL = (
     ('gravity', 'f8 3', 'gravity in the world [m/s^2]'),
     ('stiffness', 'f8 nv', 'diagonal of K (zero on joints) [N m/rad, N m^2, ...]'),
     ('damping', 'f8 nv', 'diagonal of D: joint damping and Kelvin-Voigt strain damping'),
+    ('friction', 'f8 nv', 'Coulomb friction level F_c of each joint, 0 off the joints [N m, N]'),
+    ('friction_velocity', 'f8 nv', 'its regularization velocity v_s (> 0) [rad/s, m/s]'),
 ) + sum((kind.MODEL for kind in KIND_LAYOUTS), ())
 Model = record('Model', MODEL, 'Constant arrays of a Cosserat chain (`MODEL`).', __name__)
 
@@ -64,7 +66,8 @@ WORKSPACE = (
     ('t2', 'f8 6', 'scratch'),
     ('t3', 'f8 6', 'scratch'),
     ('stiff_M', 'f8 nv nv', 'M kept by the implicit stepper'),
-    ('stiff_W', 'f8 nv nv', 'M + gh D + gh^2 K'),
+    ('stiff_W', 'f8 nv nv', 'M + gh (D + C_f) + gh^2 K'),
+    ('velocity', 'f8 nv', 'v of the last h(q, v) (the Coulomb friction in W)'),
     ('stiff_chol', 'f8 nv nv', 'its Cholesky factor'),
     ('stiff_rhs', 'f8 nv', 'right-hand side of the implicit stage'),
     ('stiff_sol', 'f8 nv', 'its solution'),
