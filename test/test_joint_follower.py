@@ -139,3 +139,32 @@ def test_the_damping_margin_is_the_least_damping_ratio_of_the_poles(arm):
     for margin, admitted in [(least / 2, True), (2 * least, False), (least - 1e-6, True),
                              (least + 1e-6, False)]:
         assert (loop.dynamic_radius(system, 0, margin) <= 1.0) == admitted, margin
+
+
+def test_a_law_taking_over_goes_on_with_the_payload_and_the_integral():
+    """A program switch whose check chose other gains (model_following.set_follower): the
+    new filtered law takes over the integral (a torque), the low pass's states and the
+    payload's factor (its Phi rescaled to the new integral gain), so its payload torque
+    Y p is the old one; from computed torque (no such states) it starts from rest."""
+    model = load_model(f'{CONFIG}/models/ur5e_flexible_forearm.yaml')
+    twin = model.rigid_twin()
+    theta_m = static_equilibrium(twin, POSE.copy())
+    rest = np.zeros(6)
+    old = joint_follower.FilteredFollower(twin, PERIOD, (0.5, 2.0))
+    old.set_bandwidth(6.0)
+    rng = np.random.default_rng(5)
+    for _ in range(50):
+        old.effort(rest, theta_m - 1e-3 * np.abs(rng.normal(size=6)), rest, theta_m, rest,
+                   rest)
+    assert old.payload_factor != 1.0
+    new = joint_follower.FilteredFollower(twin, PERIOD, (0.5, 2.0))
+    new.set_bandwidth(4.8)
+    new.set_damper((400.0, 5.0))
+    new.take_over(old)
+    assert new.payload_factor == old.payload_factor
+    np.testing.assert_array_equal(new._integral, old._integral)
+    np.testing.assert_array_equal(new._stages, old._stages)
+    gain = joint_follower.INTEGRAL_RATIO * 4.8 ** 3
+    assert -gain * new._payload_integral == pytest.approx(new.payload_factor - 1.0, rel=1e-12)
+    new.take_over(joint_follower.ComputedTorqueFollower(twin, PERIOD, 36.0, 12.0))
+    assert new.payload_factor == 1.0 and not new._integral.any()

@@ -35,6 +35,10 @@ from .zero_dynamics import analyze_output, link_angle_output, stable_fraction
 
 # Program times sampled along the reference by `check_along_reference`.
 ALONG_SAMPLES = 48
+# Poses along the reference (besides its start) where the follower's loop is checked
+# (`following_check`), and how far [rad] a pose must be from those chosen to count.
+FOLLOWER_POSES = 2
+DISTINCT_POSE = 1e-3
 # Largest joint change per Gauss-Newton iteration of `solve_rows` [rad or m].
 MAX_JOINT_STEP = 0.5
 
@@ -118,8 +122,10 @@ def check_along_reference(law, entry, field, q0, start_rank, samples=ALONG_SAMPL
         return
     q = q0.copy()
     worst = (0.0, 0.0)                      # (condition number, time) of the joint columns
+    entry.along = []
     for t in np.linspace(0.0, span, samples + 1)[1:]:
         q, met = solve_rows(law, entry, t, q)
+        entry.along.append(q[:law.n_joints].copy())
         where = f't = {t:.4g} s of {span:.4g} s'
         if not met:
             raise ConfigError(
@@ -454,7 +460,8 @@ def following_check(law, entry, q0):
     rates = np.where(stabilization.k1 > 0.0, 0.5 * stabilization.k1, stabilization.k0)
     top = float(np.min(rates))
     check = FollowerCheck(law.model, law.rigid_twin, q0[:n], law.period, law.delay_periods,
-                          None, ranges.get('payload', (1.0, 1.0)))
+                          None, ranges.get('payload', (1.0, 1.0)),
+                          spread_poses(q0[:n], entry.along or (), FOLLOWER_POSES))
     free = elastic_modes(law.model, q0[:n]).free
     if free.size:
         first = 2.0 * math.pi * float(free[0])
@@ -475,6 +482,22 @@ def following_check(law, entry, q0):
         if check.follower[0] == 'filtered' and check.band is not None:
             _inject_damping(check, ranges, first)
     return check
+
+
+def spread_poses(start, along, count):
+    """Return up to ``count`` of the poses ``along`` farthest from ``start`` and each other.
+
+    Each next pose is the one whose least distance (max |joint difference| [rad]) to the
+    start and the poses already chosen is largest, while it exceeds `DISTINCT_POSE`.
+    """
+    chosen, others = [np.asarray(start, dtype=float)], [np.asarray(q) for q in along]
+    while others and len(chosen) <= count:
+        distances = [min(np.max(np.abs(q - c)) for c in chosen) for q in others]
+        best = int(np.argmax(distances))
+        if distances[best] <= DISTINCT_POSE:
+            break
+        chosen.append(others.pop(best))
+    return chosen[1:]
 
 
 def _inject_damping(check, ranges, first):

@@ -218,6 +218,23 @@ class FilteredFollower:
             self._bandpass = bandpass(self.damper[0], self.period)
         self._damper_states[:] = 0.0
 
+    def take_over(self, other):
+        """Go on from ``other``'s states (a program switch that changed the law's gains).
+
+        The integral, the payload's estimate and the low pass carry over (they are torques
+        and a factor, whatever the gains); the damper's band-pass starts at rest. From a
+        law without these states (computed torque), a reset.
+        """
+        if not isinstance(other, FilteredFollower):
+            self.reset()
+            return
+        self._integral[:] = other._integral
+        self._stages[:] = other._stages
+        self._damper_states[:] = 0.0
+        self._largest_yy, self.payload_factor = other._largest_yy, other.payload_factor
+        gain = INTEGRAL_RATIO * self.bandwidth ** 3
+        self._payload_integral = -(self.payload_factor - 1.0) / gain if gain > 0.0 else 0.0
+
     def reset(self):
         """Forget the integral, the payload and the filters (the arm starts on the model)."""
         self._integral[:] = 0.0

@@ -79,9 +79,13 @@ class ModelFollowing:
         if follower not in self._followers:
             self._followers[follower] = make_follower(self.twin, self.period, follower,
                                                       self.payload_range)
-        if self._followers[follower] is not self.follower:
-            self.follower = self._followers[follower]
-            self.follower.reset()
+        law = self._followers[follower]
+        if law is not self.follower:
+            if self.follower is not None and hasattr(law, 'take_over'):
+                law.take_over(self.follower)      # the estimates go on
+            else:
+                law.reset()
+            self.follower = law
 
     def reset(self, t, joint_positions, joint_velocities, in_flight=()):
         """Start the internal model at the measured joints (modes at rest).

@@ -301,6 +301,7 @@ class ProgramEntry:
     model_test_gain: object = None      # the same, for the model test only (modes measured)
     lambda_limit: float = None          # offered lambda* when the program was refused
     follower: tuple = None              # model following's joint law (admission.following_check)
+    along: list = None                  # joints at the reference's samples (admission)
     notes: list = field(default_factory=list)
     reference: np.ndarray = None        # r, r', r'' of every row (filled per tick)
     reference_rate: np.ndarray = None

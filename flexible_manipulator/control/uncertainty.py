@@ -190,34 +190,69 @@ class RobustnessCheck:
 
 
 class FollowerCheck(RobustnessCheck):
-    """Model following's joint law (`joint_follower`) on the plants of a set.
+    """Model following's joint law (`joint_follower`) on the plants of a set, at poses.
 
     The figure is `loop_checks.LinearLoop.dynamic_radius` with the follower's damping
     margin: at most 1 when every pole of the loop (plant, the law's states, input delay)
-    is damped by at least `joint_follower.DAMPING_MARGIN`. ``follower`` is the law
-    checked, changed by the search (`admission.following_check`): ``('computed_torque',
-    K_p, K_d)`` or ``('filtered', w)``; the plants' linearizations are kept across its
-    changes.
+    is damped by at least `joint_follower.DAMPING_MARGIN`, the largest over the poses
+    checked (the program's start and ``along``: poses the reference passes through). The
+    follower's gains are the same at every pose; the plant's inertia and gravity, the
+    payload's regressor and the arm's modes are not. ``follower`` is the law checked,
+    changed by the search (`admission.following_check`): ``('computed_torque', K_p,
+    K_d)``, ``('filtered', w)`` or ``('filtered', w, centre, gain)``; the plants'
+    linearizations are kept across its changes.
     """
 
-    def __init__(self, model, twin, joints, period, delay, follower, payload_range=(1.0, 1.0)):
-        """Hold the follower on the rigid twin ``twin`` at ``joints`` to check.
+    def __init__(self, model, twin, joints, period, delay, follower, payload_range=(1.0, 1.0),
+                 along=()):
+        """Hold the follower on the rigid twin ``twin`` at ``joints`` (and ``along``).
 
         ``payload_range``: the payload factors the filtered law estimates within (its
-        regressor at ``joints`` enters the check: `joint_follower.state_space`).
+        regressor at each pose enters the check: `joint_follower.state_space`).
         """
         super().__init__(model, twin, joints, period, 'ideal', None, None, None, delay, None)
         self.follower = follower
-        self.payload = joint_follower.payload_gravity(twin, joints, payload_range)
+        self.poses = [np.asarray(q, dtype=float) for q in [joints, *along]]
+        self._payloads = [joint_follower.payload_gravity(twin, q, payload_range)
+                          for q in self.poses]
+        self._pose_laws = [None] * len(self.poses)   # each pose's loop on the model
+        self._pose_loops = {}          # (pose, plant) -> LinearLoop
         self.band = None               # (low, high) [rad/s]: the poles `mode_damping` reads
-        self._mode_damping = {}        # (follower, loop) -> least damping ratio in the band
+        self._mode_damping = {}        # (follower, plant) -> least damping ratio in the band
 
     def _law_key(self):
         """Return the follower checked: the radius depends on it."""
         return self.follower
 
-    def _loop_radius(self, loop):
-        """Return the follower's margin radius on ``loop``."""
+    def radius(self, factors):
+        """Return the largest margin radius over the poses on the plant with ``factors``."""
+        key = (self._law_key(), tuple(sorted(factors.items())))
+        if key not in self._cache:
+            figure, least = 0.0, math.inf
+            try:
+                for pose in range(len(self.poses)):
+                    here, damping = self._pose_radius(self._loop_at(pose, factors),
+                                                      self._payloads[pose])
+                    figure, least = max(figure, here), min(least, damping)
+            except (ValueError, np.linalg.LinAlgError):
+                figure, least = math.inf, -math.inf
+            self._cache[key], self._mode_damping[key] = figure, least
+        return self._cache[key]
+
+    def _loop_at(self, pose, factors):
+        """Return the `LinearLoop` at pose number ``pose`` on the plant with ``factors``."""
+        key = (pose, tuple(sorted(factors.items())))
+        if key not in self._pose_loops:
+            if self._pose_laws[pose] is None:
+                self._pose_laws[pose] = LinearLoop(self.model, self.control, self.poses[pose],
+                                                   self.period, self.realization)
+            law = self._pose_laws[pose]
+            self._pose_loops[key] = (law if not factors else
+                                     law.for_plant(perturbed(self.model, **factors)))
+        return self._pose_loops[key]
+
+    def _pose_radius(self, loop, payload):
+        """Return (margin radius, least damping ratio of the poles in ``band``) on ``loop``."""
         kind, *gains = self.follower
         n = loop.n
         if kind == 'computed_torque':
@@ -225,7 +260,7 @@ class FollowerCheck(RobustnessCheck):
             system = loop.joint_feedback(np.eye(n) * kp, np.eye(n) * kd)
         else:
             system = joint_follower.state_space(loop.Mc, loop.Kc, self.period, gains[0],
-                                                self.payload,
+                                                payload,
                                                 joint_follower.damper_of(self.follower))
         figure, least = 0.0, math.inf
         for poles in loop.dynamic_poles(system, self.delay):
@@ -236,8 +271,7 @@ class FollowerCheck(RobustnessCheck):
                 near = (np.abs(s) >= self.band[0]) & (np.abs(s) <= self.band[1])
                 if near.any():
                     least = min(least, float(np.min(-s.real[near] / np.abs(s[near]))))
-        self._mode_damping[(self._law_key(), id(loop))] = least
-        return figure
+        return figure, least
 
     def mode_damping(self, ranges):
         """Least damping ratio over the plants of ``ranges`` of the poles within ``band``.
@@ -248,8 +282,8 @@ class FollowerCheck(RobustnessCheck):
         least = math.inf
         for factors in [{}] + plants(ranges, 1.0):
             self.radius(factors)
-            least = min(least, self._mode_damping.get(
-                (self._law_key(), id(self._plant_loop(factors))), math.inf))
+            least = min(least, self._mode_damping[(self._law_key(),
+                                                   tuple(sorted(factors.items())))])
         return least
 
 
