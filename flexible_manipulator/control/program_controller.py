@@ -74,10 +74,13 @@ Checks at construction (each refused with a `ConfigError` naming the program):
   ``delay_periods`` periods late (transport and computation delay: 0 in lockstep, 1 for a
   real-time plant that applies a command from the next period on): its spectral radius
   must be < 1 (for other hold schemes, the continuous closed loop must be stable). A
-  program failing (a) or (b) is refused (``non_minimum_phase: refuse``, the default) with
-  the limit lambda* below which the redefined output (``lambda_point``) passes (b),
-  replaced by that output at lambda = ``redefine_margin`` * lambda* (``redefine``; point
-  rows only), or run anyway (``allow``: for experiments; its internal dynamics diverge);
+  program failing (a) or (b) is refused (``non_minimum_phase: refuse``) with the limit
+  lambda* below which the redefined output (``lambda_point``) passes (b), rebuilt with
+  its point and tcp rows replaced by that output at lambda = ``redefine_margin`` *
+  lambda*, its joint and hold rows kept (``redefine``), or run anyway (``allow``: for
+  experiments; its internal dynamics diverge); not given, it is ``redefine`` with
+  ``realization`` and ``control_model`` both ``auto``, else ``refuse``
+  (`admission.non_minimum_phase_policy` says why);
 * robustness (sampled loops of flexible models): the loop of (b) on every plant of the
   declared ``uncertainty`` (factor ranges on stiffness, damping, payload, friction and
   armature; `uncertainty.DEFAULT_UNCERTAINTY` when None, `uncertainty.EXACT_MODEL` for a
