@@ -22,6 +22,7 @@ import numpy as np
 import pytest
 import transforms3d
 
+from flexible_manipulator.control.arm_defaults import analysis_pose
 from flexible_manipulator.control.lockstep import run_lockstep
 from flexible_manipulator.control.program_config import parse_program
 from flexible_manipulator.control.program_controller import (ControllerSettings,
@@ -287,3 +288,34 @@ def test_a_tcp_line_without_lambda_is_redefined_by_auto_and_tracked():
     assert lam == pytest.approx(0.8 * limit, rel=1e-3) and 0.05 < lam < 0.1
     assert entry.row_names[3:] == ['wrist_1_joint', 'wrist_2_joint', 'wrist_3_joint']
     assert_on_the_line(hold, run, sag)
+
+
+def test_auto_names_the_program_an_alternative_law_refuses():
+    """Two programs on the UR5e at 2 ms, 1 period of delay: every joint held (refused by
+    the servo law on the flexible model: its sampled loop unstable) and the TCP on a line
+    with ``non_minimum_phase: refuse`` (refused under every law auto knows: its output is
+    non-minimum phase). Auto's alternatives admit the first; model following refuses the
+    second: the refusal leads with that program and its reason, not the first's.
+    """
+    model = load_model(os.path.join(CONFIG, 'models', 'ur5e_flexible_forearm.yaml'))
+    joints = list(model.joint_names)
+    q = model.neutral_configuration().astype(float)
+    q[:model.n_joints] = analysis_pose(model)       # where the checks solve the start
+    tcp = FramePointProgram(model, *frame_on_link(model, model.tool_frame, 'tcp'),
+                            ConstantReference(np.zeros(3)))
+    start = tcp.evaluate(0.0, q, np.zeros(model.nv)).phi
+    line = {'type': 'line', 'start': start.tolist(), 'end': (start + [0.0, 0.03, 0.0]).tolist(),
+            'duration': 2.0}
+    programs = {'hold': {'gains': {'alpha': 6.0}, 'rows': [{'type': 'hold',
+                                                            'joints': joints}]},
+                'line': {'gains': {'alpha': 6.0}, 'non_minimum_phase': 'refuse',
+                         'rows': [{'type': 'tcp', 'reference': line},
+                                  {'type': 'hold', 'joints': joints[3:]}]}}
+    with pytest.raises(ConfigError) as refused:
+        ProgramController(model, programs, ControllerSettings(period=0.002,
+                                                              delay_periods=1))
+    text = str(refused.value)
+    assert text.startswith('programs: line: refused'), text
+    assert 'NON-MINIMUM PHASE' in text.split('; auto:')[0]
+    assert '(auto: under model following' in text
+    assert 'programs: hold: refused' in text.split('the others refused: ')[1]
