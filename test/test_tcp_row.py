@@ -22,6 +22,7 @@ import numpy as np
 import pytest
 import transforms3d
 
+from flexible_manipulator.control.arm_defaults import analysis_pose
 from flexible_manipulator.control.lockstep import run_lockstep
 from flexible_manipulator.control.program_config import parse_program
 from flexible_manipulator.control.program_controller import (ControllerSettings,
@@ -148,8 +149,9 @@ def test_a_frame_the_model_does_not_move_is_refused_listing_the_frames(frame):
 def test_a_tcp_past_a_flexible_link_is_redefined_on_request():
     """The demo's tool0 on its flexible forearm's tip (a servo realization, as
     test_program_controller.py's tip point): refused as non-minimum phase with the lambda
-    limit; ``non_minimum_phase: redefine`` substitutes the frame's redefined output at 0.8
-    lambda*, on the same frame, path and axes."""
+    limit under ``non_minimum_phase: refuse``; ``redefine``, and the policy not given
+    under realization auto, substitute the frame's redefined output at 0.8 lambda*, on the
+    same frame, path and axes."""
     flexible = load_model(os.path.join(CONFIG, 'models', 'two_link_flexible.yaml'))
     circle = {'type': 'circle', 'center': [0.55, 0.25], 'radius': 0.1, 'rate': 2.0}
     program = {'gains': {'alpha': 10.0},
@@ -157,17 +159,19 @@ def test_a_tcp_past_a_flexible_link_is_redefined_on_request():
     settings = ControllerSettings(period=0.002, control_modes=1, uncertainty=EXACT_MODEL,
                                   analysis_positions=[-0.3, 1.5])
     with pytest.raises(ConfigError) as refused:
-        ProgramController(flexible, {'tip': program}, settings)
+        ProgramController(flexible, {'tip': dict(program, non_minimum_phase='refuse')},
+                          settings)
     text = str(refused.value)
     assert 'NON-MINIMUM PHASE' in text
     limit = float(text.split('for lambda < ')[1].split(':')[0])
-    controller = ProgramController(flexible, {'tip': dict(program,
-                                                          non_minimum_phase='redefine')},
-                                   settings)
-    entry = controller.entry
-    assert entry.row_names == ['tool0_lambda_x', 'tool0_lambda_y']
-    assert entry.program.lambdas[0] == pytest.approx(0.8 * limit, rel=1e-3)
-    assert entry.program.point.offset.tolist() == [0.0, 0.0, 0.0]
+    for policy, automatic in (('redefine', False), (None, True)):
+        spec = program if policy is None else dict(program, non_minimum_phase=policy)
+        entry = ProgramController(flexible, {'tip': spec}, settings).entry
+        assert entry.row_names == ['tool0_lambda_x', 'tool0_lambda_y']
+        assert entry.program.lambdas[0] == pytest.approx(0.8 * limit, rel=1e-3)
+        assert entry.program.point.offset.tolist() == [0.0, 0.0, 0.0]
+        assert ('substituted (auto: non_minimum_phase not given) for the tcp row (rows[0])'
+                in entry.notes[0]) == automatic, entry.notes
     written = parse_program(flexible, dict(program, rows=[dict(program['rows'][0],
                                                                **{'lambda': 0.3})]), 'p')
     row, = written.rows
@@ -178,24 +182,13 @@ def test_a_tcp_past_a_flexible_link_is_redefined_on_request():
     assert scaled.program.reference is row.program.reference
 
 
-@pytest.mark.parametrize('name', sorted(ARMS))
-def test_a_flexible_arm_keeps_its_tcp_on_a_line_with_the_default_settings(name):
-    """UR5e and Panda model files at 2 ms, 1 period of input delay, default settings (auto:
-    the checks pick the law): 1 s held, then the TCP on a 36 mm line (3 cm sideways, 2 cm
-    down) in 2 s of quintic timing (peak speed 34 mm/s, under 0.1 rad/s at the joints: a
-    tenth of the URDFs' velocity limits and far below the forearm's first mode, 23 Hz) with
-    the wrist joints (UR5e; the Panda's joints 3, 5-7) held, then 1 s at the end.
+def tcp_line(name, row, **settings):
+    """Close the loop on the line of `test_a_flexible_arm_keeps_its_tcp_on_a_line_with_the_
+    default_settings` with its tcp row's other keys ``row`` and the controller's
+    ``settings`` (beside 2 ms and 1 period of delay); return (law, hold run, line run,
+    sag offset [m] of the redefined output at the lambda admitted), printing the figures.
 
-    The TCP past the flexible forearm is non-minimum phase, refused as is (its admission
-    message offers lambda < ~0.09 at 2 ms): the row gives its redefined output, lambda =
-    0.07. That output is the rigid twin's TCP at y = C q, which does not see the forearm's
-    static sag under the wrist and tool: at rest the plant's TCP is off it by
-    |p(q) - p_twin(C q)|, ~0.6 mm (F L^3 / 3 EI ~ 0.3 mm at the forearm's tip, its slope F
-    L^2 / 2 EI ~ 1.2 mrad over the ~0.2 m to the TCP). Asserted, on the plant's own state
-    (not the controller's residual): no fault; at the end the TCP's error is that sag
-    offset to 0.1 mm; and over the run its RMS against the path is below 2e-3 m, the sag
-    plus the tracking of a slow path (test_arms.py's 2e-3 rad joint residual, for faster
-    sinusoids, is ~1 mm at this reach).
+    The line's path is evaluated on the plant's TCP, the sag as that test's docstring says.
     """
     model = load_model(os.path.join(CONFIG, 'models', f'{name}.yaml'))
     rest, n, period, duration = np.array(ARMS[name]), model.n_joints, 0.002, 2.0
@@ -213,12 +206,13 @@ def test_a_flexible_arm_keeps_its_tcp_on_a_line_with_the_default_settings(name):
     programs = {'hold': {'gains': {'alpha': 6.0}, 'rows': [{'type': 'hold',
                                                             'joints': joints}]},
                 'line': {'gains': {'alpha': 6.0}, 'rows': [
-                    {'type': 'tcp', 'lambda': 0.07, 'reference': line},
+                    dict(row, type='tcp', reference=line),
                     {'type': 'hold', 'joints': held}]}}
     law = ProgramController(model, programs, ControllerSettings(
-        period=period, delay_periods=1, analysis_positions=rest.tolist()), 'hold')
+        period=period, delay_periods=1, **settings), 'hold')
     assert law.entries['line'].row_names[:3] == [f'{model.tool_frame}_lambda_{a}'
                                                  for a in 'xyz']
+    lam = float(law.entries['line'].program.programs[0].lambdas[0])
     sim = Simulation(model, period / 4, 'rk4', q0=q0)
     law.enable()
     delay = DelayLine(model.nu, 1)
@@ -232,13 +226,96 @@ def test_a_flexible_arm_keeps_its_tcp_on_a_line_with_the_default_settings(name):
                                                   simulation.v).phi))
     run = run_lockstep(law, sim, duration + 1.0, period, True, residual=tcp_error,
                        input_delay=delay)
-    assert not hold.fault and not run.fault, (hold.fault, run.fault)
     twin = FramePointProgram(model.rigid_twin(), *where, ConstantReference(np.zeros(3)))
-    sag = np.linalg.norm(twin.evaluate(0.0, link_angle_output(model, 0.07) @ sim.q,
+    sag = np.linalg.norm(twin.evaluate(0.0, link_angle_output(model, lam) @ sim.q,
                                        np.zeros(n)).phi
                          - tcp.evaluate(0.0, sim.q, np.zeros(model.nv)).phi)
-    print(f'{name}: TCP error RMS {run.rms * 1e3:.3f} mm, peak {run.peak * 1e3:.3f} mm, '
-          f'final {run.residual[-1] * 1e3:.3f} mm, sag offset {sag * 1e3:.3f} mm')
+    print(f'{name}: lambda {lam:.4g}, TCP error RMS {run.rms * 1e3:.3f} mm, peak '
+          f'{run.peak * 1e3:.3f} mm, final {run.residual[-1] * 1e3:.3f} mm, sag offset '
+          f'{sag * 1e3:.3f} mm')
+    return law, hold, run, sag
+
+
+def assert_on_the_line(hold, run, sag):
+    """No fault; the final TCP error is the sag offset to 0.1 mm, its RMS below 2 mm."""
+    assert not hold.fault and not run.fault, (hold.fault, run.fault)
     assert 2e-4 < sag < 1.5e-3
     assert abs(run.residual[-1] - sag) < 1e-4
     assert run.rms < 2e-3, run.rms
+
+
+@pytest.mark.parametrize('name', sorted(ARMS))
+def test_a_flexible_arm_keeps_its_tcp_on_a_line_with_the_default_settings(name):
+    """UR5e and Panda model files at 2 ms, 1 period of input delay, default settings (auto:
+    the checks pick the law): 1 s held, then the TCP on a 36 mm line (3 cm sideways, 2 cm
+    down) in 2 s of quintic timing (peak speed 34 mm/s, under 0.1 rad/s at the joints: a
+    tenth of the URDFs' velocity limits and far below the forearm's first mode, 23 Hz) with
+    the wrist joints (UR5e; the Panda's joints 3, 5-7) held, then 1 s at the end.
+
+    The TCP past the flexible forearm is non-minimum phase (its admission message offers
+    lambda < ~0.09 at 2 ms): the row gives its redefined output, lambda = 0.07. That output
+    is the rigid twin's TCP at y = C q, which does not see the forearm's static sag under
+    the wrist and tool: at rest the plant's TCP is off it by |p(q) - p_twin(C q)|, ~0.6 mm
+    (F L^3 / 3 EI ~ 0.3 mm at the forearm's tip, its slope F L^2 / 2 EI ~ 1.2 mrad over the
+    ~0.2 m to the TCP). Asserted, on the plant's own state (not the controller's residual):
+    no fault; at the end the TCP's error is that sag offset to 0.1 mm; and over the run its
+    RMS against the path is below 2e-3 m, the sag plus the tracking of a slow path
+    (test_arms.py's 2e-3 rad joint residual, for faster sinusoids, is ~1 mm at this reach).
+    """
+    law, hold, run, sag = tcp_line(name, {'lambda': 0.07},
+                                   analysis_positions=ARMS[name])
+    assert law.entries['line'].program.programs[0].lambdas[0] == 0.07
+    assert_on_the_line(hold, run, sag)
+
+
+def test_a_tcp_line_without_lambda_is_redefined_by_auto_and_tracked():
+    """The UR5e's line of the test above with nothing but the period and the delay given:
+    no ``lambda`` on the row, no ``non_minimum_phase``, no analysis_positions (the checks
+    solve the program's start from the default analysis pose). Under realization auto the
+    program, refused as is (its TCP non-minimum phase), is redefined: its tcp row only, at
+    0.8 x the limit the check computes (the limit ~0.1 there: lambda ~0.08; model
+    following, as the servo law refuses the hold program), the hold row kept; the note says
+    which rows. Tracked as the test above, to the same bounds.
+    """
+    law, hold, run, sag = tcp_line('ur5e_flexible_forearm', {})
+    entry = law.entries['line']
+    note, = [note for note in entry.notes if 'Redefined output substituted' in note]
+    assert ('(auto: non_minimum_phase not given) for the tcp row (rows[0]) with lambda = '
+            in note and 'the hold row (rows[1]) kept' in note), note
+    assert 'lambda_point' not in note.split('Redefined output substituted')[1]
+    lam = entry.program.programs[0].lambdas[0]
+    limit = float(note.split('the limit ')[1].split(')')[0])
+    assert lam == pytest.approx(0.8 * limit, rel=1e-3) and 0.05 < lam < 0.1
+    assert entry.row_names[3:] == ['wrist_1_joint', 'wrist_2_joint', 'wrist_3_joint']
+    assert_on_the_line(hold, run, sag)
+
+
+def test_auto_names_the_program_an_alternative_law_refuses():
+    """Two programs on the UR5e at 2 ms, 1 period of delay: every joint held (refused by
+    the servo law on the flexible model: its sampled loop unstable) and the TCP on a line
+    with ``non_minimum_phase: refuse`` (refused under every law auto knows: its output is
+    non-minimum phase). Auto's alternatives admit the first; model following refuses the
+    second: the refusal leads with that program and its reason, not the first's.
+    """
+    model = load_model(os.path.join(CONFIG, 'models', 'ur5e_flexible_forearm.yaml'))
+    joints = list(model.joint_names)
+    q = model.neutral_configuration().astype(float)
+    q[:model.n_joints] = analysis_pose(model)       # where the checks solve the start
+    tcp = FramePointProgram(model, *frame_on_link(model, model.tool_frame, 'tcp'),
+                            ConstantReference(np.zeros(3)))
+    start = tcp.evaluate(0.0, q, np.zeros(model.nv)).phi
+    line = {'type': 'line', 'start': start.tolist(), 'end': (start + [0.0, 0.03, 0.0]).tolist(),
+            'duration': 2.0}
+    programs = {'hold': {'gains': {'alpha': 6.0}, 'rows': [{'type': 'hold',
+                                                            'joints': joints}]},
+                'line': {'gains': {'alpha': 6.0}, 'non_minimum_phase': 'refuse',
+                         'rows': [{'type': 'tcp', 'reference': line},
+                                  {'type': 'hold', 'joints': joints[3:]}]}}
+    with pytest.raises(ConfigError) as refused:
+        ProgramController(model, programs, ControllerSettings(period=0.002,
+                                                              delay_periods=1))
+    text = str(refused.value)
+    assert text.startswith('programs: line: refused'), text
+    assert 'NON-MINIMUM PHASE' in text.split('; auto:')[0]
+    assert '(auto: under model following' in text
+    assert 'programs: hold: refused' in text.split('the others refused: ')[1]

@@ -71,10 +71,11 @@ ROBUST_LAMBDA_FACTOR = 0.8
 ROBUST_LAMBDA_STEPS = 6
 # A refusal offers the largest gains on the ladder alpha x 0.8^k, k <= GAIN_STEPS, that pass.
 GAIN_STEPS = 12
-Redefinition = namedtuple('Redefinition', 'rows note')
-Redefinition.__doc__ = ('A program to build instead of a refused one: its ``rows`` (built '
-                        'lambda_point rows, `rows.LambdaPointRow`) and the ``note`` that says '
-                        'why.')
+Redefinition = namedtuple('Redefinition', 'rows note swapped')
+Redefinition.__doc__ = ('A program to build instead of a refused one: its ``rows`` (built, '
+                        '`rows.Row`: the redefined outputs of the redefinable rows, the others '
+                        'as they were), the ``note`` that says why and the indices of the '
+                        'rows ``swapped``.')
 
 
 def check_discrete_bound(stabilization, period, hold, field):
@@ -228,16 +229,51 @@ def solve_rows(law, entry, t, guess, iterations=50, tolerance=1e-10):
     return guess.copy(), False
 
 
+def non_minimum_phase_policy(law, policy):
+    """Return (policy, automatic): the program's ``non_minimum_phase`` as the checks apply it.
+
+    Given (refuse, redefine, allow), it is applied as written. Not given (None): refuse,
+    except under ``realization`` and ``control_model`` both ``auto`` (the checks pick the
+    law), where it is redefine and ``automatic`` is True. Why auto redefines: a
+    non-minimum-phase output has no law that tracks it; model following inverts the same
+    output on its internal model, and computed torque on the rigid twin tracks the twin's
+    point at the joint angles, the redefined output at lambda = 0, blind to every
+    deflection. The redefined output at the largest lambda the sampled loop admits (its
+    rows only: joint and hold rows, collocated with the inputs, stay as written) is the
+    closest output that can be tracked, so it is auto's candidate before another law; the
+    note says so. A law chosen by hand leaves the output to the program (refused, with
+    the offer).
+    """
+    if policy is not None:
+        return policy, False
+    settings = law.settings
+    if settings.realization == settings.control_model == 'auto':
+        return 'redefine', True
+    return 'refuse', False
+
+
+def _rows_text(rows, indices):
+    """Say which rows ``indices`` are: their types in order and their indices."""
+    kinds = list(dict.fromkeys(rows[i].row_type for i in indices))
+    return (f'{" and ".join(kinds)} row{"s" if len(indices) > 1 else ""} '
+            f'({", ".join(f"rows[{i}]" for i in indices)})')
+
+
 def check_internal_dynamics(law, entry, rows, policy, field, redefined, q0, solved):
     """Zero dynamics and sampled closed loop; refuse, redefine or allow (module doc).
 
-    ``rows``: the program's built rows (`rows.Row`); ``q0``, ``solved``: its rest
+    ``rows``: the program's built rows (`rows.Row`); ``policy``: its ``non_minimum_phase``
+    (None: not given, `non_minimum_phase_policy`); ``q0``, ``solved``: its rest
     configuration (`rest_configuration`); ``redefined``: the note of a program that is
     already a substitute (never redefined twice). Returns None (admitted, perhaps with a
-    note) or a `Redefinition` (every row swapped for its redefined output, when every row
-    has one) for the caller to build instead; raises `ConfigError` when the program is
-    refused.
+    note) or a `Redefinition` for the caller to build instead: every redefinable row
+    (``Row.redefinable``: point, tcp) swapped for its redefined output, when there is one
+    and every other row is minimum phase as it is (``Row.minimum_phase``: joint
+    coordinates). Raises `ConfigError` when the program is refused; `UnstableLoopError`
+    when another law may pass: the output is minimum phase, or it is to be redefined and
+    no lambda passes under this law.
     """
+    policy, automatic = non_minimum_phase_policy(law, policy)
     full, cm, n = law.model, law.control_model, law.n_joints
     where = (f'linearized at rest at the program start (joints '
              f'{np.round(q0[:n], 4).tolist()}'
@@ -293,14 +329,20 @@ def check_internal_dynamics(law, entry, rows, policy, field, redefined, q0, solv
     entry.lambda_limit = limit
     what = ('keeps the sampled closed loop stable (spectral radius < 1 at this period, '
             'ZOH)' if sampled else 'keeps the closed loop stable')
-    if policy == 'redefine' and limit > 0.0 and not redefined and all(
-            row.redefinable for row in rows):
+    swapped = [i for i, row in enumerate(rows) if row.redefinable]
+    redefinable = (policy == 'redefine' and not redefined and bool(swapped)
+                   and all(row.redefinable or row.minimum_phase for row in rows))
+    if redefinable and limit > 0.0:
         lam = law.redefine_margin * limit
-        note = (f'{"; ".join(problems)} ({where}). Redefined output substituted: '
-                f'lambda_point rows with lambda = {lam:.4g} ({law.redefine_margin:g} x '
-                f'the limit {limit:.4g})')
-        return Redefinition(_swapped(law, rows, field, lambda row, model, at, twin:
-                                     row.redefined(lam, model, at, twin)), note)
+        kept = [i for i in range(len(rows)) if i not in swapped]
+        note = (f'{"; ".join(problems)} ({where}). Redefined output substituted'
+                f'{" (auto: non_minimum_phase not given)" if automatic else ""} for the '
+                f'{_rows_text(rows, swapped)} with lambda = {lam:.4g} '
+                f'({law.redefine_margin:g} x the limit {limit:.4g})'
+                + (f', the {_rows_text(rows, kept)} kept (joint outputs: minimum phase)'
+                   if kept else ''))
+        return Redefinition(_swapped(law, rows, field, swapped, lambda row, model, at, twin:
+                                     row.redefined(lam, model, at, twin)), note, swapped)
     offer = (f'the redefined output (lambda_point row) {what} for lambda < {limit:.4g}: '
              f'use e.g. lambda: {law.redefine_margin * limit:.3g}, or '
              'non_minimum_phase: redefine to substitute it' if limit > 0.0 else
@@ -308,34 +350,43 @@ def check_internal_dynamics(law, entry, rows, policy, field, redefined, q0, solv
     if sampled and limit == 0.0 and cm.n_modes:
         offer += '; ' + loop.mode_hint()
     message = f'{field}: refused ({where}): {"; ".join(problems)}; {offer}'
-    if entry.zero_dynamics is not None and not entry.zero_dynamics.minimum_phase:
+    non_minimum = entry.zero_dynamics is not None and not entry.zero_dynamics.minimum_phase
+    if non_minimum and not redefinable:
         # The output itself is the problem: another law on the same output is no answer.
         raise ConfigError(message)
-    raise UnstableLoopError(message, entry.sampled_radius if sampled else None)
+    # A minimum-phase output, or one to be redefined that no lambda passes under this law:
+    # another law may pass (the radius compared: the loop's, when it is what refused).
+    raise UnstableLoopError(message, entry.sampled_radius if sampled and not non_minimum
+                            else None)
 
 
 def smaller_lambda(law, redefinition, field, factor=ROBUST_LAMBDA_FACTOR):
-    """Return the `Redefinition` with every row's lambda times ``factor`` (robustness).
+    """Return the `Redefinition` with every swapped row's lambda times ``factor``.
 
     A redefined output admitted on the model may not be robust over the declared
     uncertainty (a longer lever of the modes in the output); a smaller lambda moves it
     toward the joints, whose loop is the robust one. ``field``: the program's, in messages.
     """
-    rows = _swapped(law, redefinition.rows, field, lambda row, model, at, twin:
+    swapped = redefinition.swapped
+    rows = _swapped(law, redefinition.rows, field, swapped, lambda row, model, at, twin:
                     row.scaled(factor, model, at, twin))
-    lam = rows[0].program.lambdas[0]
+    lam = rows[swapped[0]].program.lambdas[0]
     note = (f'{redefinition.note.split("; lambda reduced")[0]}; lambda reduced to '
             f'{lam:.4g} to be robust over the declared uncertainty')
-    return Redefinition(rows, note)
+    return Redefinition(rows, note, swapped)
 
 
-def _swapped(law, rows, field, swap):
-    """Return ``swap(row, control model, row field, rigid twin)`` of every row, gains kept."""
-    swapped = []
-    for i, row in enumerate(rows):
+def _swapped(law, rows, field, indices, swap):
+    """Return the rows, ``swap(row, control model, row field, rigid twin)`` at ``indices``.
+
+    The swapped rows keep their gains; the others are the same rows.
+    """
+    swapped = list(rows)
+    for i in indices:
+        row = rows[i]
         new = swap(row, law.control_model, program_row_field(field, i), law.rigid_twin)
         new.gains = row.gains
-        swapped.append(new)
+        swapped[i] = new
     return swapped
 
 

@@ -3,7 +3,8 @@
 The format is doc/programs.md: a file names its programs (``programs``, ``default``;
 ``load_program_file`` reads it, ``resolve_program_path`` finds it); a program has
 ``gains`` {alpha, beta, gamma} [1/s], ``rows``, and optionally ``non_minimum_phase``
-(refuse | redefine | allow) and a ``description``. Each row is built by its registered
+(refuse | redefine | allow; not given: `admission.non_minimum_phase_policy`) and a
+``description``. Each row is built by its registered
 row type (`rows`: its keys, units, defaults and parser, and the documentation's tables);
 `parse_program` adds the gains and stacks the rows (`assemble`).
 
@@ -32,7 +33,7 @@ class ProgramSpec:
     row_names: list                     # one label per constraint row (topics, messages)
     references: list                    # (slice of rows, reference object) per file row
     holds: list                         # HoldProgram rows (captured where the program starts)
-    non_minimum_phase: str              # refuse | redefine | allow
+    non_minimum_phase: str              # refuse | redefine | allow; None: not given
     rows: list                          # the built rows (`rows.Row`), in file order
 
 
@@ -61,8 +62,8 @@ def parse_program(model, spec, field='', rigid_twin=None):
     """
     check_keys(spec, field, ('rows', 'gains'), ('non_minimum_phase', 'description'))
     gains = parse_gains(spec['gains'], sub(field, 'gains'))
-    policy = spec.get('non_minimum_phase', 'refuse')
-    if policy not in NON_MINIMUM_PHASE:
+    policy = spec.get('non_minimum_phase')
+    if policy is not None and policy not in NON_MINIMUM_PHASE:
         raise ConfigError(f'{sub(field, "non_minimum_phase")}: must be one of '
                           f'{", ".join(NON_MINIMUM_PHASE)}, got {policy!r}')
     rows = spec['rows']

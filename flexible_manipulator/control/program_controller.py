@@ -74,10 +74,13 @@ Checks at construction (each refused with a `ConfigError` naming the program):
   ``delay_periods`` periods late (transport and computation delay: 0 in lockstep, 1 for a
   real-time plant that applies a command from the next period on): its spectral radius
   must be < 1 (for other hold schemes, the continuous closed loop must be stable). A
-  program failing (a) or (b) is refused (``non_minimum_phase: refuse``, the default) with
-  the limit lambda* below which the redefined output (``lambda_point``) passes (b),
-  replaced by that output at lambda = ``redefine_margin`` * lambda* (``redefine``; point
-  rows only), or run anyway (``allow``: for experiments; its internal dynamics diverge);
+  program failing (a) or (b) is refused (``non_minimum_phase: refuse``) with the limit
+  lambda* below which the redefined output (``lambda_point``) passes (b), rebuilt with
+  its point and tcp rows replaced by that output at lambda = ``redefine_margin`` *
+  lambda*, its joint and hold rows kept (``redefine``), or run anyway (``allow``: for
+  experiments; its internal dynamics diverge); not given, it is ``redefine`` with
+  ``realization`` and ``control_model`` both ``auto``, else ``refuse``
+  (`admission.non_minimum_phase_policy` says why);
 * robustness (sampled loops of flexible models): the loop of (b) on every plant of the
   declared ``uncertainty`` (factor ranges on stiffness, damping, payload, friction and
   armature; `uncertainty.DEFAULT_UNCERTAINTY` when None, `uncertainty.EXACT_MODEL` for a
@@ -86,8 +89,10 @@ Checks at construction (each refused with a `ConfigError` naming the program):
   ``realization`` and ``control_model`` both ``auto``, a servo law on the flexible model
   refused by (b) (a minimum-phase output: `admission.UnstableLoopError`) or by this check
   gives way to model following, else to computed torque on the rigid twin, with a note
-  saying why; when all are refused, the refusal names the one that came closest (its
-  worst spectral radius) and the others';
+  saying why; when all are refused, the refusal leads with one that no spectral radius
+  ranks (a program an alternative refuses for its own reason: that program and its
+  refusal), else names the one that came closest (its worst spectral radius), and the
+  others';
 * a control model with modes under the ideal realization is refused (it would need forces
   on the modes).
 
@@ -459,7 +464,14 @@ class ProgramController(LatchedSafety):
         self._setup_safety(hold_law)
 
     def _construct(self, model, programs, settings, default, source):
-        """Build with ``settings`` or, refused under ``auto``, an alternative (`__init__`)."""
+        """Build with ``settings`` or, refused under ``auto``, an alternative (`__init__`).
+
+        Every alternative's refusal is kept: a plain `ConfigError` (one no comparison of
+        loops ranks, e.g. a program another law refuses for its own reason) is the
+        blocker the final refusal leads with; else the servo law's, with the one that
+        came closest (`_closest`). An admitted alternative's note names the refusals
+        before it.
+        """
         try:
             self._setup(model, programs, settings, default, source)
         except admission.UnstableLoopError as error:
@@ -471,18 +483,24 @@ class ProgramController(LatchedSafety):
                 try:
                     self._setup(model, programs, replace(settings, **fallback), default,
                                 source)
-                except admission.UnstableLoopError as refusal:
+                except ConfigError as refusal:
                     tried.append((what, refusal))
-                    continue
-                except ConfigError:
                     continue
                 why = 'not robust' if isinstance(error, admission.NotRobustError) else \
                     'refused on the model'
                 note = (f'auto: {what}, because the servo law on the flexible model is '
-                        f'{why}: {error}')
+                        f'{why}: {error}' + ''.join(f'; {w} refused too: {r}'
+                                                    for w, r in tried[1:]))
                 for entry in self.entries.values():
                     entry.notes.insert(0, note)
                 return
+            blockers = [(what, refusal) for what, refusal in tried
+                        if not isinstance(refusal, admission.UnstableLoopError)]
+            if blockers:
+                what, blocker = blockers[0]
+                others = '; '.join(f'{w}: {r}' for w, r in tried if r is not blocker)
+                raise ConfigError(f'{blocker} (auto: under {what}); auto: no law it knows is '
+                                  f'admitted, the others refused: {others}') from None
             raise type(error)(f'{error}; {_closest(tried)}', error.radius) from None
 
     def _setup(self, model, programs, settings, default, source):

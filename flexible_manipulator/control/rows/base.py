@@ -31,6 +31,9 @@ class Row(ABC):
     # Whether `redefined(lambdas, model, field, rigid_twin)` gives this row's redefined,
     # minimum-phase output (admission substitutes it under ``non_minimum_phase: redefine``).
     redefinable = False
+    # Whether this row's output is minimum phase as it is, on any model: joint coordinates,
+    # collocated with the joint inputs; a redefinition of the program keeps such rows.
+    minimum_phase = False
 
     def __init__(self, program, labels):
         """Keep the row's ``program`` and one label per constraint row (topics, messages)."""

@@ -10,6 +10,7 @@ class HoldRow(Row):
 
     row_type = 'hold'
     program_class = HoldProgram
+    minimum_phase = True
     keys = (Key('joints', 'list of joint names or indices', '', REQUIRED,
                 'the joints held, one row each'),)
 

@@ -20,7 +20,9 @@ class JointRow(Row):
         """Build the row on ``model`` (see `Row.from_spec`)."""
         names = list(model.coordinate_names)
         indices = joints(spec, names, field, 'coordinate')
-        return cls(JointProgram(model.nv, indices,
-                                vector_reference(spec['reference'], sub(field, 'reference'),
-                                                 len(indices))),
-                   [names[j] for j in indices])
+        row = cls(JointProgram(model.nv, indices,
+                               vector_reference(spec['reference'], sub(field, 'reference'),
+                                                len(indices))),
+                  [names[j] for j in indices])
+        row.minimum_phase = all(j < model.n_joints for j in indices)    # no modes
+        return row
