@@ -28,8 +28,8 @@ controller, ...); every figure is reported as the median of the runs and their r
 
 Each run also reads the CPU time of the plant's and the controller's processes
 (``/proc/<pid>/stat``: user + system) at both ends of the measured window: CPU per answered
-state, i.e. per tick of each node, and its share of the update period (the soft-arm issue's
-budget: each tick <= 25 % of its period).
+state, i.e. per tick of each node, and its share of the update period (the budget: each
+tick <= 25 % of its period).
 
 Target: the controller's loop sustains at least 500 ticks per wall second.
 Run: ``.venv/bin/python bench/bench_closed_loop.py [PARAMS]`` (about 2 min; PARAMS a

@@ -1,8 +1,9 @@
 """A program-constraint controller closing the loop on the simulated flexible arm, no ROS.
 
-The demo's program: a point at 0.45 of the forearm (the lambda-point) follows a circle,
-realized as a servo constraint on the joints; the elastic state is measured (a real arm
-would use ``elastic_state='estimated'``). Prints the tracking residual over 2 s.
+The demo's program: the forearm's lambda-point (lambda_circle in
+config/programs_two_link_flexible.yaml) follows a circle, realized as a servo constraint on
+the joints; the elastic state is measured (a real arm would use
+``elastic_state='estimated'``). Prints the tracking residual over 2 s.
 """
 import numpy as np
 

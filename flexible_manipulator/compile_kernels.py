@@ -10,8 +10,8 @@ numba compiles each compiled function once, plus the LLVM optimization of what a
 links in. So an algorithm is a compiled unit on the model's and workspace's tables
 (`tuple_tables`), and the kernels built on it (steppers, forward dynamics, section
 kinematics) call it instead of inlining it: a call passes two tables, not the ~130 arrays
-of the tuples. (When every kernel inlined its whole recursion, the set took ~440 s one
-after another, the rk4 stepper alone ~110 s.) What this module does:
+of the tuples (inlining a whole recursion into every kernel would compile it once per
+kernel: bench/README.md, bench_compile.py). What this module does:
 
 * a kernel is one job, run in its own process, as many at once as there are CPUs, in
   the order of `JOBS`; a job that calls a unit another job compiles (the walk) starts

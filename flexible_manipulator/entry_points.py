@@ -1,7 +1,7 @@
 """Console-script entry points that catch Ctrl-C from their first instant.
 
-Importing a node module takes 1.5 s or more (numpy, the numba kernels, rclpy), several
-seconds on a loaded machine; a SIGINT meanwhile ended the process with a KeyboardInterrupt
+Importing a node module takes seconds (numpy, the numba kernels, rclpy); without a flag
+installed first, a SIGINT meanwhile would end the process with a KeyboardInterrupt
 traceback ("process has died [exit code -2]" under ``ros2 launch``). Each entry point here
 installs the shutdown flag (`ShutdownRequest`) before that import, and `nodes.common.run`
 takes it over: a request made during the import ends the process with 0 before rclpy

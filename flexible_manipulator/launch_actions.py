@@ -1,7 +1,7 @@
 """Launch actions the package's launch files share (imported by launch files only).
 
 * `optional_rviz`: RViz when ``rviz:=true`` and the ``rviz2`` package is installed; a
-  warning, and the rest of the graph, when it is not (it used to fail the whole launch:
+  warning, and the rest of the graph, when it is not (not the whole launch failing on
   "package 'rviz2' not found");
 * `given_overrides`: the launch arguments the user gave, so that an argument left empty
   leaves the parameter file in charge;

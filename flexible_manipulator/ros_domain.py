@@ -38,7 +38,7 @@ def claim_domain_id(start=None):
 
 
 def claims_in_turn(start):
-    """Return a function claiming ids in turn from ``start`` (a test session's order)."""
+    """Return a function claiming ids in turn from ``start`` (the order of a test run)."""
     counter = itertools.count(start)
 
     def claim():

@@ -10,7 +10,7 @@ assume.
 
 Expected values: admission (every case is refused before the filtered follower of
 control/joint_follower.py exists: spectral radii 1.0006-1.47, the 'closest' of
-test_program_controller.py), and the issue's figures for the closed loop: residual RMS at
+test_program_controller.py), and the required figures for the closed loop: residual RMS at
 most 2e-3 rad on the nominal plant for joint sinusoids of 0.1 rad at 0.5 Hz (a fortieth
 of the first mode, 0.31 rad/s: a tenth of the URDFs' velocity limits) started from a held
 arm (1 s on a hold program, as a real arm is held before its program starts). On plants
@@ -99,7 +99,7 @@ def test_the_defaults_admit_the_arm_and_track_it_on_its_model(arm, period, delay
                                      for p in (0.5, 2.0)])
 def test_on_every_vertex_of_the_set_the_admitted_law_holds_the_arm(arm, factors):
     """At 2 ms with 2 periods of delay, on the plants at the vertices of the default set:
-    no fault and no growth (the check's verdict, simulated); the residual within the issue's
+    no fault and no growth (the check's verdict, simulated); the residual within the required
     1e-2 rad RMS on every plant: the payload, off its model by x0.5 or x2 at each vertex,
     is estimated by the follower
     (control/joint_follower.py: its integral's part along the payload's regressor) and its

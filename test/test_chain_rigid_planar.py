@@ -664,7 +664,7 @@ def test_unknown_integrator_is_refused():
 
 
 def test_the_old_integrator_name_ros2_still_runs_with_a_warning():
-    """'ros2' (renamed 'rosenbrock2': it read as ROS 2) is kept for one release: a
+    """'ros2' (renamed 'rosenbrock2': it read as ROS 2) still runs, deprecated: a
     FutureWarning names the new value, and the run is the same, bit for bit."""
     model = damped_disc()
     new = Simulation(model, 1e-3, 'rosenbrock2', v0=[1.0])

@@ -1,9 +1,9 @@
 """Tests of the sinusoidal joint program (pure Python, no ROS).
 
-Expected values: the closed-form sinusoid and its finite differences. (The control law
-that used to live next to it, rigid computed torque, is now the ideal realization of a
-joint program in control.program_controller: test_program_controller checks it against
-the classical computed-torque law and the designed error decay.)
+Expected values: the closed-form sinusoid and its finite differences. (Rigid computed
+torque is the ideal realization of a joint program in control.program_controller:
+test_program_controller checks it against the classical computed-torque law and the
+designed error decay.)
 """
 
 import math

@@ -373,8 +373,8 @@ def test_the_spatial_soft_arm_bends_in_both_planes_and_twists():
 @pytest.mark.parametrize('tilt', [0.3, 0.9])
 def test_a_soft_spatial_rod_under_a_tilted_dead_moment_meets_the_promised_residual(tilt):
     """A soft rod (EI = 2e-3 N m^2, isotropic bending, torsion) under a dead end moment
-    about an axis tilted by ``tilt`` rad in its cross-section (issue: MINPACK stopped "not
-    making good progress" at 5e-9 of the elastic forces and no error was raised). A dead
+    about an axis tilted by ``tilt`` rad in its cross-section (where MINPACK can stop "not
+    making good progress" at 5e-9 of the elastic forces: the solve must still converge). A dead
     moment M with no force gives the internal moment M at every section: with isotropic
     bending the rod is the circle of curvature |M| / EI in the plane normal to M. The
     result must meet the docstring's promise, a strain residual at most 1e-9 of the

@@ -84,8 +84,9 @@ def test_every_model_and_program_file_parses_unmutated():
 
 
 def test_an_axis_that_is_not_a_name_is_a_config_error():
-    """Found by the fuzzer (mutated lambda_circle of programs_two_link_flexible.yaml): a
-    list among a point row's axes raised TypeError (unhashable) out of the parser."""
+    """A list among a point row's axes (a mutated lambda_circle of
+    programs_two_link_flexible.yaml) is a config error, not a TypeError (unhashable) out of
+    the parser."""
     model = load_model(str(CONFIG / 'models' / 'two_link_flexible.yaml'))
     row = {'type': 'point', 'link': 'forearm', 'axes': [[], 'y'],
            'reference': {'type': 'constant', 'value': [0.5, 0.2]}}

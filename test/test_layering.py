@@ -109,8 +109,8 @@ print(len(names))
 def test_no_run_time_module_imports_the_reference_code():
     """Every module of the package but `mechanics.reference` (nodes, plant, controller,
     kernels) imports without loading the reference implementations: what the tests check
-    the kernels against stays off the tick path (issue: the NumPy reference ran in the
-    soft arm's plant)."""
+    the kernels against stays off the tick path (the NumPy reference must not run in a
+    plant)."""
     missing = [m for m in PIP_ONLY if importlib.util.find_spec(m) is None]
     result = subprocess.run([sys.executable, '-c', f'MISSING = {missing!r}\n' + RUN_TIME],
                             cwd=REPO, capture_output=True, text=True, timeout=300)

@@ -3,7 +3,7 @@
 Expected values: the model files' own keys (a link with ``rod:`` is a rod, ``beam:`` a
 beam, neither rigid); the class a chain needs (a rod only runs in a Cosserat chain); the
 closed forms the kinds state (a beam's clamped sag w L^4/8EI + P L^3/3EI; a rod's range of
-curvature 4 pi / L). And the structural rule of the one-chain-model issue: outside the
+curvature 4 pi / L). And the structural rule of the one chain model: outside the
 link kinds, the chain classes and the reference code no module tells kinds apart by
 ``link.rod`` / ``link.beam`` or by the chain's class name.
 """
@@ -90,7 +90,7 @@ def test_the_kinds_state_their_own_closed_forms():
 
 def test_no_module_outside_the_link_kinds_tells_kinds_apart():
     """``link.rod`` / ``link.beam`` tests and the chain class's name decide nothing outside
-    `KIND_AWARE` (the issue: a link kind was an ``if`` in about eight modules)."""
+    `KIND_AWARE` (a link kind is not an ``if`` spread over modules)."""
     pattern = re.compile(r"\.(rod|beam) is (not )?None|'cosserat_chain'")
     found = []
     for path in glob.glob(os.path.join(PACKAGE, '**', '*.py'), recursive=True):

@@ -1,7 +1,7 @@
 """The Python entry of the model API: argument sizes, results the caller owns, the workspace.
 
-Expected behaviour (issue: a 3-entry acceleration on an nv = 8 model returned zeros, and
-5 inputs on nu = 2 went onto the modal equations): an array of the wrong size is a
+Expected behaviour (a 3-entry acceleration on an nv = 8 model must not return zeros, nor
+5 inputs on nu = 2 go onto the modal equations): an array of the wrong size is a
 ValueError naming the argument and the size the model expects; a result is the caller's
 (a later call does not change it) unless the caller passes ``out=``, which is then
 written and returned; every workspace field is documented with a shape, and

@@ -258,8 +258,8 @@ def test_sections_frames_and_modes_are_one_api(model):
 
 
 def test_a_cosserat_chain_built_from_classes_names_its_joints_as_told():
-    """One set of names (issue: a joint coordinate was named after the joint from a file
-    and ``<link>_joint`` from the classes): a `CosseratLink`'s ``joint_name`` names its
+    """One set of names (a joint coordinate named after the joint from a file is named
+    the same from the classes): a `CosseratLink`'s ``joint_name`` names its
     coordinate; without one it is ``<link>_joint``."""
     from flexible_manipulator.mechanics.model.chain import Chain, CosseratLink
     named = Chain([CosseratLink('upper', None, length=0.3, joint_name='shoulder'),

@@ -427,8 +427,8 @@ def test_demo_program_starts_on_the_plant_state(flexible):
 
 
 def test_absurd_finite_states_latch_a_fault_and_enable_recovers(flexible):
-    """States that are finite but absurd must not raise out of `update` (issue: the node
-    died on them). Modal coordinates of 1e200 m overflow the control model's mass matrix:
+    """States that are finite but absurd must not raise out of `update` (the node
+    must not die on them). Modal coordinates of 1e200 m overflow the control model's mass matrix:
     zero effort and a fault naming the step and the function ('control model failed ...
     mass_matrix: not finite', the model API's contract). With the elastic state
     estimated, a joint at 1e6 rad/s latches the velocity fault; the estimator may have been
@@ -478,7 +478,7 @@ def constant_joint_row(joint, value):
 
 
 def test_a_program_that_cannot_be_met_is_refused_at_start_up(rigid, flexible):
-    """Admission for every model (issue: these started and ran as 'tracking'):
+    """Admission for every model (none of these may start and run as 'tracking'):
     * the rigid arm given the elbow twice at 0.2 and 0.5 rad: the second row adds no rank
       (rank 1 of 2) and the rows cannot both be met: refused, naming the row;
     * the same row twice with the same reference: the ideal realization keeps it (redundant,
@@ -510,7 +510,7 @@ def test_a_program_that_becomes_unrealizable_is_a_fault_not_tracking(rigid):
     """The rigid arm's tip on a point program, met at start-up, then measured with the arm
     stretched out (elbow at 0: the tip Jacobian has rank 1): the rows cannot be realized
     there. The tick latches a fault naming the program and the reason, with zero effort
-    (it used to report the problem every tick with the status 'tracking')."""
+    (not the problem reported every tick with the status 'tracking')."""
     rows = [{'type': 'point', 'link': 'forearm', 'axes': ['x', 'y'], 'reference': CIRCLE}]
     controller = ProgramController(rigid, one_program(rows, 5.0),
                                    ControllerSettings(analysis_positions=[-0.3, 1.5]))
@@ -557,8 +557,8 @@ def test_rows_that_contradict_each_other_later_are_refused(rigid):
 
 
 def test_every_step_of_a_tick_is_guarded_and_names_itself(flexible):
-    """No exception leaves `update`, whichever step fails (issue: the estimator's solve
-    raised out of `update` on one host's LAPACK). Each step is made to fail in turn, as a
+    """No exception leaves `update`, whichever step fails (as the estimator's solve can
+    on a host's LAPACK). Each step is made to fail in turn, as a
     singular solve does: the estimator, the control model's M, the law's realization;
     and states that cannot be taken (wrong length, NaN, a time that is not a number).
     Expected: zero effort (the safe action), a latched fault naming the step, and after

@@ -535,7 +535,7 @@ def test_absurd_states_are_rejected_and_a_fault_recovers_on_enable(probe, start_
 
 
 def test_the_hil_configuration_holds_an_arm_off_its_model(probe, start_node, tmp_path):
-    """The issue's hardware-in-the-loop run over DDS: a lockstep plant whose links are 20 %
+    """A hardware-in-the-loop run over DDS: a lockstep plant whose links are 20 %
     softer than the model (two_link_flexible.yaml with EI x 0.8, written here) under the
     controller of config/hil.yaml (the servo law with its modes observed from the joints
     and the efforts the plant reports, 2 periods allowed), enabled on lambda_circle from

@@ -126,9 +126,9 @@ def flood(probe, publisher, hostile, total, huge=None, every=5000):
 
 @pytest.mark.parametrize('node', ['plant', 'controller'])
 def test_a_hostile_flood_leaves_memory_within_5_percent(probe, start_node, node):
-    """100,000 hostile messages, 20 of them with 10^6-entry arrays (the issue's flood:
-    memory rose from 279 to 333-372 MB and stayed), to the plant's command topic or the
-    controller's joint states. Baseline: the node's memory, settled, once it runs (the
+    """100,000 hostile messages, 20 of them with 10^6-entry arrays (a flood that could
+    raise a node's memory for good), to the plant's command topic or the controller's joint
+    states. Baseline: the node's memory, settled, once it runs (the
     plant publishes, the controller answers) and has had 2,000 hostile messages (so
     first-time allocations, such as the first warning of each kind, are in it); compared
     once the node has drained the flood (up to SETTLE s). Also: alive, and the plant's
@@ -221,7 +221,7 @@ def test_plant_command_intake_fuzz(context):
             assert plant.rejected == rejected
             assert np.isfinite(plant.sim.q).all() and np.isfinite(plant.sim.v).all()
         # Paused, a valid command answers no state: counted as dropped, not as rejected,
-        # and time stands still (issue: a flood showed 'rejected 0' and nothing else).
+        # and time stands still (a flood must not show 'rejected 0' and nothing else).
         plant.on_pause(SetBool.Request(data=True), SetBool.Response())
         time_before, dropped = plant.sim.time, plant.dropped
         for k in range(100):

@@ -90,8 +90,8 @@ def test_ctrl_c_while_the_executable_starts_exits_zero(domain_id, tmp_path, exec
     """The console scripts (`entry_points`, what ``ros2 run`` and ``ros2 launch`` start)
     install the shutdown flag before importing the node (1.5 s or more): SIGINT sent as
     soon as the process catches SIGTERM (which Python alone never does: the flag is
-    installed) ends it with 0, no traceback, before the node starts. It used to die of
-    KeyboardInterrupt ("process has died [exit code -2]" under ros2 launch)."""
+    installed) ends it with 0, no traceback, before the node starts (no death by
+    KeyboardInterrupt: "process has died [exit code -2]" under ros2 launch)."""
     from ament_index_python.packages import get_package_prefix
     path = os.path.join(get_package_prefix('flexible_manipulator'), 'lib',
                         'flexible_manipulator', executable)

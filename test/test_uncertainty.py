@@ -2,7 +2,7 @@
 
 Expected verdicts come from the linearized sampled loop (`loop_checks.LinearLoop`); each
 is borne out here by the nonlinear loop in lock-step (`control.lockstep`) on the same
-plant, the way the issue found them: a loop the check calls unstable grows, one it calls
+plant: a loop the check calls unstable grows, one it calls
 stable tracks.
 """
 
@@ -53,7 +53,7 @@ def lockstep(plant, controller, duration, measured=True):
 
 # -- the declared set ------------------------------------------------------------------------
 def test_the_set_is_parsed_with_every_problem_named():
-    """None: the issue's defaults; factors not given: exact; bad ranges name the factor."""
+    """None: the defaults; factors not given: exact; bad ranges name the factor."""
     assert parse_uncertainty(None) == DEFAULT_UNCERTAINTY
     assert parse_uncertainty({'payload': [0.5, 3]})['payload'] == (0.5, 3.0)
     assert parse_uncertainty({'payload': [0.5, 3]})['stiffness'] == (1.0, 1.0)
@@ -109,7 +109,7 @@ def test_the_full_law_is_refused_over_the_default_set_and_the_rigid_twin_admitte
 @pytest.mark.parametrize('program', ['joint_sine', 'lambda_circle'])
 def test_the_mismatched_plant_the_check_refuses_faults_and_the_rigid_twin_tracks(
         flexible, demo_programs, program):
-    """The issue's table, one row: the plant's bending stiffness 20 % below the model's.
+    """bench_mismatch.py's table, one row: the plant's bending stiffness 20 % below the model's.
     The check calls the full law's loop unstable on that plant (modes measured, no delay:
     lock-step) and the rigid twin's stable; in lock-step over 4 s the full law faults or
     leaves the reference by more than 10x its residual on the exact plant, and the rigid

@@ -271,7 +271,7 @@ def largest_differences(twin, seed=0):
     return worst, links
 
 
-# Largest differences measured (2026-11-28, Pinocchio 4.1, 100 states): 5e-16 to 1e-14
+# Largest differences measured (Pinocchio 4.1, 100 states): 5e-16 to 1e-14
 # (doc/models.md, "Your own robot").
 @pytest.mark.parametrize('name, fields', [
     ('ur5e_like', {}),

@@ -1,7 +1,7 @@
 """Compiled numerical cores of the controller tick: the servo solve and the modal step.
 
-Each is a few small dense solves (nv <= a few tens) that NumPy would run as ~30 calls of
-~2-10 us each, most of it call overhead; compiled, they take a few microseconds. They use
+Each is a few small dense solves (nv <= a few tens) that NumPy would run as ~30 calls,
+each mostly call overhead; compiled, they are one call. They use
 LAPACK through numba (``compiled.allocating``: small temporaries allocated per call), so a
 singular matrix raises ``numpy.linalg.LinAlgError`` as NumPy would. The Python classes
 that own the workspaces and the diagnostics are ``realization.ServoRealization`` and

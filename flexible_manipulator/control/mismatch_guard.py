@@ -6,7 +6,8 @@ measured modal state and the joint motion, and its innovation is the test all th
 stiffness off its model moves the measured modes away from the model's prediction, which
 the joint rows of the step see through the modal inertia coupling (the demo arm at
 stiffness x0.8 under config/sim.yaml's law, which declares the model exact: caught within
-1.1 s, handed over to model following, where it used to fault at the velocity limit).
+1.1 s and handed over to model following, where the law alone faults at the velocity
+limit).
 The observer's normalized innovation squared
 e_k = nu_k^T S^-1 nu_k (``elastic_estimator``; S the innovation covariance of the gain's
 design, ``observer_design``) is chi-square distributed with n degrees of freedom (n

@@ -156,11 +156,11 @@ def SerialChain(name, links, gravity_base=(0.0, 0.0, 0.0), base_frame='base_link
                 geometric_stiffening=True, floating_base=None):
     """Build the chain model of ``links`` (deprecated name: `links.chain_from_links`).
 
-    The chain had its own class and kernels for rigid links and beams; one model now runs
-    every link kind (``model.chain.Chain``). Kept for one release, with the old
-    signature: gravity in base-frame components [m/s^2] (world components for a floating
-    base), the base frame's pose base_xyz, base_rpy [m, rad], the foreshortening of bent
-    beams (``geometric_stiffening``), ``floating_base`` a `RigidBody` or None.
+    One model runs every link kind (``model.chain.Chain``); this deprecated function
+    keeps its own signature: gravity in base-frame components [m/s^2] (world components
+    for a floating base), the base frame's pose base_xyz, base_rpy [m, rad], the
+    foreshortening of bent beams (``geometric_stiffening``), ``floating_base`` a
+    `RigidBody` or None.
     """
     warnings.warn('SerialChain is deprecated: build a chain with '
                   'links.chain_from_links (one model for every link kind)',

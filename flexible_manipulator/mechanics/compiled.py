@@ -144,9 +144,9 @@ def entry_point(kernel, *args):
     """Return a callable running ``kernel``'s machine code for the types of ``args``.
 
     A numba dispatcher resolves the types of every argument on each call, which for a
-    model's constant and workspace tuples (~130 arrays) costs ~9 us. The compiled entry
-    point of the matching overload skips that; it still unboxes each array (~45 ns: a
-    chain's kernels therefore take tables, `tuple_tables`). The
+    model's constant and workspace tuples (~130 arrays) costs more than a small kernel's
+    work. The compiled entry point of the matching overload skips that; it still unboxes
+    each array (a chain's kernels therefore take tables, `tuple_tables`). The
     kernel is compiled (or loaded from the cache) first. The caller must then pass
     arguments of exactly these types (float64 C-contiguous arrays where ``args`` had
     them). If numba's internals ever change shape, the dispatcher itself is returned.

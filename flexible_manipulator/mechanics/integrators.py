@@ -216,7 +216,7 @@ def rosenbrock_steps(rhs, factor, solve, integrate, dexpinv, model, data, x, u, 
 
 
 def renamed_message(field, old, new):
-    """Say that ``old``, a value of ``field``, is now called ``new``."""
+    """Say that ``old``, a value of ``field``, is renamed ``new``."""
     return (f'{field}: {old!r} is renamed {new!r} (the two-stage Rosenbrock method); the old '
             f'name will be refused in the next release')
 

@@ -2,7 +2,7 @@
 
 Calling a numba kernel from Python unboxes every array argument (~45 ns each: a check and
 a reference-count wrapper per array), so a chain model's constant tuple and workspace
-(~130 arrays) cost ~6 us per call, as much as the dynamics of a 6-joint arm. Instead the
+(~130 arrays) cost as much per call as the dynamics of a 6-joint arm. Instead the
 caller passes each tuple as an int64 table built once (`Layout.table`), with one row per field:
 
     array:   [address of the first element, shape_0, shape_1, shape_2]  (C-contiguous)

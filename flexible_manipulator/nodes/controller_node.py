@@ -442,9 +442,8 @@ class ControllerNode(ControllerNodeBase):
 def main(args=None):
     """Entry point of the ``controller`` executable.
 
-    Given a servoconstraint model, the ``controller`` executable used to run the servo
-    controller itself; it still does, with a warning, for one release: that node is now
-    ``servo_controller``.
+    Given a servoconstraint model, the ``controller`` executable runs the servo controller
+    (``servo_controller``'s node) with a deprecation warning.
     """
     common.run(make_node, args, name='ControllerNode')
 

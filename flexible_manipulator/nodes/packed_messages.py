@@ -2,7 +2,7 @@
 
 Publishing a message object costs rclpy a conversion of every field from Python to C and a
 serialization, each time: for the soft arm's TF (14 transforms, each with two frame names)
-about 80 µs a tick, of which the numbers that change are 98 doubles and 14 stamps; and
+every field a tick, of which the numbers that change are 98 doubles and 14 stamps; and
 filling the message objects field by field costs as much again in Python. A
 `PackedMessage` keeps the message serialized (CDR, `rclpy.serialization`) and writes only
 those numbers into the buffer, through NumPy views; `Publisher.publish` sends `bytes` as
@@ -16,8 +16,8 @@ buffer deserialized must equal the message. A message whose strings or sequence 
 change (a controller's row names when its program changes) is rebuilt from a new template.
 
 Taking a message costs rclpy as much the other way: a message object built and filled
-field by field (a `sensor_msgs/JointState` 45-105 µs on a loaded machine, its bytes
-15-19 µs). `JointStateReader` and `Float64ArrayReader` read a raw subscription's bytes
+field by field (for a `sensor_msgs/JointState` several times the cost of reading its
+bytes). `JointStateReader` and `Float64ArrayReader` read a raw subscription's bytes
 (plain CDR, either byte order) into NumPy views: the first message of a layout (its
 strings and sequence lengths) is walked field by field, and the next ones whose layout
 bytes are the same (every byte but the numbers, the stamp and the alignment padding,

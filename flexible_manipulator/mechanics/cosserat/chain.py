@@ -1,4 +1,4 @@
-"""Deprecated: the chain model moved to ``mechanics.model.chain`` (kept for one release).
+"""Deprecated alias of ``mechanics.model.chain``, the chain model.
 
 Every name of ``model.chain`` is served from here with a DeprecationWarning;
 ``CosseratChain`` is the deprecated name of `model.chain.Chain`.

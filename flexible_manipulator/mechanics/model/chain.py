@@ -640,8 +640,8 @@ class Chain:
             for array in (out.R, out.p, out.J, motion):
                 arguments.checked(array, 'section_kinematics')
         # The kernel's own check sums its outputs under fastmath's reassociation, which
-        # let an overflowing twist (|v| ~ 1e162) through once (found by the fuzz test):
-        # the 12 numbers of the motion are checked here too.
+        # can let an overflowing twist (|v| ~ 1e162) through: the 12 numbers of the motion
+        # are checked here too.
         arguments.checked(motion, 'section_kinematics')
         if motion is not out.twist.base:
             out.twist[:] = motion[:6]

@@ -136,7 +136,7 @@ def _link(model_table, data_table, j, q, v, count, bodies):
     return count
 
 
-@_jit        # not inlined: the steppers call one copy (compile time; ~1 us a call)
+@_jit        # not inlined: the steppers call one copy (compile time; a call is cheap)
 def mass_and_bias(model_table, data_table, q, v, gravity):
     """Write M(q) into data.mass and h(q, v) into data.bias (module doc).
 
