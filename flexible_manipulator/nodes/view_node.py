@@ -7,7 +7,9 @@ the arm as it is (`view.scene`: tubes of the links' sections from /tf and
 the controller's reference, a servo plant's markers; a status panel from /diagnostics
 (`view.status`); buttons calling the nodes' services (the plant's ``~/pause``,
 ``~/reset``, the controller's ``~/enable`` and its ``active_program`` parameter), each
-disabled with the reason while its service is not there (a real arm's driver has none);
+disabled with the reason while its service is not there (a real arm's driver has none),
+and only where the access gate lets them act (`view.access`: served beyond loopback the
+page is read-only unless ``access_token`` is set, and then a page acts once it gave it);
 live plots (`view.panel`) of the residuals (``controller/residuals``), the efforts
 against their limits (``joint_states``, else ``effort_controller/commands``) and the
 largest elastic deflection of each link (from /tf).
@@ -41,6 +43,7 @@ from visualization_msgs.msg import Marker, MarkerArray
 from . import common
 from ..settings import positive, Setting
 from ..view import description as robot, status
+from ..view.access import Access, check_token
 from ..view.panel import ControlPanel, History
 from ..view.scene import ArmView, pose_matrix
 
@@ -131,6 +134,10 @@ class ViewNode(Node):
                 'Address the page is served on (loopback; 0.0.0.0 shares it with the '
                 'network).'),
         Setting('port', 8080, 'Port of the page.'),
+        Setting('access_token', '',
+                'Token a page must give before its controls act (at least 12 characters; '
+                'never logged). Empty: the controls act on a loopback host and the page is '
+                'read-only on any other.', check=check_token),
         Setting('draw_period', 0.1,
                 'Wall time between scene updates [s]; the plots and the panel are sampled '
                 'every other update.', check=positive))
@@ -140,9 +147,12 @@ class ViewNode(Node):
         super().__init__('view', **node_options)
         parameters = common.declare_settings(self, self.SETTINGS)
         host, port, period = (parameters[name] for name in ('host', 'port', 'draw_period'))
+        self.access = Access(host, parameters['access_token'],
+                             log=lambda text: self.get_logger().warning(text))
         self.view = ArmView(host, port)
         self.requests = queue.SimpleQueue()     # button presses, from viser's thread
-        self.panel = ControlPanel(self.view.server, lambda *r: self.requests.put(r))
+        self.panel = ControlPanel(self.view.server, lambda *r: self.requests.put(r),
+                                  self.access)
         self.notes = []                 # what was wrong with the input, newest last
         self.controller = self.plant = None      # (status.State, wall time heard)
         self.figures = status.Figures()
@@ -167,7 +177,8 @@ class ViewNode(Node):
         self.create_subscription(MarkerArray, 'markers', self.on_markers, 10)
         self.create_subscription(DiagnosticArray, 'diagnostics', self.on_diagnostics, 20)
         self.create_timer(period, self.on_draw, clock=steady)
-        self.get_logger().info(f'view of the graph at {self.view.url}')
+        self.get_logger().info(f'view of the graph at {self.view.url}; '
+                               f'{self.access.describe()}')
 
     # -- input ------------------------------------------------------------------------------
     def note(self, what, error):

@@ -6,6 +6,12 @@ viser's thread (the node queues it for its own); ``action`` is one of `ACTIONS`.
 group of buttons is disabled, with the reason shown, while the services it calls are not
 there (`set_available`). `History` keeps the plots' sliding windows.
 
+Who may press them is `access.Access`'s: a read-only page (served beyond loopback without
+an access token) has no buttons that act, a note in their place; with a token, each page
+gets its own "Access" field (viser's per-client GUI) and its presses (and its choice of
+program) act only once it has given the token; a refused one is logged by the gate and
+has no effect.
+
 The plots' value axes are laid out here, not by uPlot (whose default labels keep three
 decimals: residuals of 1e-4 read "0, 0, -0"): `value_ticks` puts ticks at multiples of 1,
 2 or 5 times a power of ten over the window's values, `tick_labels` writes them in
@@ -17,6 +23,8 @@ import html
 import math
 
 import numpy as np
+
+from .access import Access, TOKEN
 
 ACTIONS = ('pause', 'resume', 'reset', 'enable', 'disable', 'program')
 WINDOW = 300            # samples per plot (at the node's sampling rate: ~30 s at 10 Hz)
@@ -112,31 +120,26 @@ class ControlPanel:
              ('efforts', 'Effort / limit'),
              ('deflection', 'Largest elastic deflection [m]'))
 
-    def __init__(self, server, request):
-        """Lay the panel out on viser ``server``; ``request(action, argument)`` (module doc)."""
+    def __init__(self, server, request, access=None):
+        """Lay the panel out on viser ``server``; ``request(action, argument)`` (module doc).
+
+        ``access``: the `access.Access` gate of the page's controls (None: open to all).
+        """
         gui = server.gui
         self.gui = gui
         self.request = request
+        self.access = access or Access('127.0.0.1')
+        self.notes = {}                 # page id -> its "Access" note (TOKEN mode)
         with gui.add_folder('Status'):
             self.status = gui.add_html('<div>waiting for the graph\'s diagnostics</div>')
         with gui.add_folder('Controls'):
-            self.pause = gui.add_button('Pause plant')
-            self.resume = gui.add_button('Resume plant')
-            self.reset = gui.add_button('Reset plant')
-            self.plant_reason = gui.add_html('')
-            self.enable = gui.add_button('Enable controller')
-            self.disable = gui.add_button('Disable controller')
-            self.controller_reason = gui.add_html('')
-            self.program = gui.add_dropdown('Program', ('-',))
-            self.switch = gui.add_button('Switch program')
-            self.program_reason = gui.add_html('')
-            self.reply = gui.add_html('')
-        self.pause.on_click(lambda _: request('pause', None))
-        self.resume.on_click(lambda _: request('resume', None))
-        self.reset.on_click(lambda _: request('reset', None))
-        self.enable.on_click(lambda _: request('enable', None))
-        self.disable.on_click(lambda _: request('disable', None))
-        self.switch.on_click(lambda _: request('program', self.program.value))
+            if self.access.controls:
+                self.add_controls(gui)
+            else:
+                self.read_only = gui.add_html(note_html(
+                    f'Read-only page: served on {self.access.host}, beyond loopback, '
+                    'without an access token: no controls here (the view served on '
+                    'loopback, or with the parameter access_token, has them).'))
         self.plot_folder = gui.add_folder('Plots')
         self.plots = {}
         with gui.add_folder('Display'):
@@ -149,6 +152,92 @@ class ControlPanel:
         self.set_available('program', 'no controller heard yet')
         self._programs = None
         self._legend = None
+        if self.access.mode == TOKEN:
+            server.on_client_connect(self.add_access)
+            server.on_client_disconnect(self.drop_access)
+
+    def add_controls(self, gui):
+        """Add the buttons, each press going through the gate (`press`)."""
+        self.pause = gui.add_button('Pause plant')
+        self.resume = gui.add_button('Resume plant')
+        self.reset = gui.add_button('Reset plant')
+        self.plant_reason = gui.add_html('')
+        self.enable = gui.add_button('Enable controller')
+        self.disable = gui.add_button('Disable controller')
+        self.controller_reason = gui.add_html('')
+        self.program = gui.add_dropdown('Program', ('-',))
+        self.switch = gui.add_button('Switch program')
+        self.program_reason = gui.add_html('')
+        self.reply = gui.add_html('')
+        self._choice = self.program.value
+        for button, action in ((self.pause, 'pause'), (self.resume, 'resume'),
+                               (self.reset, 'reset'), (self.enable, 'enable'),
+                               (self.disable, 'disable'), (self.switch, 'program')):
+            button.on_click(self.presser(action))
+        self.program.on_update(self.choose)
+
+    def presser(self, action):
+        """Return the click callback of ``action``'s button (`press`).
+
+        Coroutines: viser runs them on its event loop in the order the pages' messages
+        came (a plain function would run on a thread pool, racing a choice of program).
+        """
+        async def pressed(event):
+            self.press(action, event)
+        return pressed
+
+    def press(self, action, event):
+        """Request ``action`` for a press the gate lets through; say so to a refused page."""
+        if not self.access.check(action, event.client_id):
+            return self.tell(event.client_id, f'{action}: refused (give the access token '
+                                              'first); nothing was done')
+        self.request(action, self._choice if action == 'program' else None)
+
+    async def choose(self, event):
+        """Keep a page's choice of program if the gate lets it; else put the last one back.
+
+        The dropdown is shared by every page: a refused page must not pick what another's
+        Switch sends (a coroutine: `presser`).
+        """
+        if event.client_id is None or self.access.check('choose program', event.client_id):
+            self._choice = self.program.value
+        elif self.program.value != self._choice:
+            self.program.value = self._choice
+            self.tell(event.client_id, 'choosing a program: refused (give the access token '
+                                       'first)')
+
+    def add_access(self, client):
+        """Give page ``client`` its "Access" field (TOKEN mode): the token, and Unlock."""
+        with client.gui.add_folder('Access', order=-1.0):
+            field = client.gui.add_text('Access token', '', hint='The token the view was '
+                                        'started with (parameter access_token).')
+            unlock = client.gui.add_button('Unlock controls')
+            self.notes[client.client_id] = client.gui.add_html(note_html(
+                'The controls act once this page has given the access token.'))
+
+        async def on_unlock(event):
+            presented, field.value = field.value, ''
+            if event.client_id != client.client_id:      # not this page's own field
+                return
+            if self.access.unlock(client.client_id, presented):
+                field.visible = unlock.visible = False
+                self.tell(client.client_id, 'controls unlocked on this page', ok=True)
+            else:
+                self.tell(client.client_id, 'wrong access token: refused')
+        unlock.on_click(on_unlock)
+
+    def drop_access(self, client):
+        """Forget page ``client`` (closed)."""
+        self.access.forget(client.client_id)
+        self.notes.pop(client.client_id, None)
+
+    def tell(self, client, text, ok=False):
+        """Show ``text`` in page ``client``'s own "Access" note (where it has one)."""
+        note = self.notes.get(client)
+        if note is not None:
+            color = '#1a7f37' if ok else '#c53030'
+            note.content = (f'<div style="font-size:0.85em;color:{color}">'
+                            f'{html.escape(text)}</div>')
 
     def set_status(self, content):
         """Show the status panel's HTML (`status.panel_html`)."""
@@ -157,6 +246,8 @@ class ControlPanel:
 
     def set_reply(self, what, ok, text):
         """Show the reply of the service ``what``: success ``ok`` and its message."""
+        if not self.access.controls:
+            return
         color = '#1a7f37' if ok else '#c53030'
         self.reply.content = (f'<div style="font-size:0.85em">{html.escape(what)}: '
                               f'<span style="color:{color}">{html.escape(text)}</span></div>')
@@ -164,8 +255,11 @@ class ControlPanel:
     def set_available(self, group, reason):
         """Enable the buttons of ``group`` ('plant', 'controller', 'program'), or disable them.
 
-        ``reason``: why they are off (shown under them); '' or None: on.
+        ``reason``: why they are off (shown under them); '' or None: on. A read-only
+        page has none.
         """
+        if not self.access.controls:
+            return
         buttons = {'plant': (self.pause, self.resume, self.reset),
                    'controller': (self.enable, self.disable),
                    'program': (self.switch, self.program)}[group]
@@ -174,19 +268,19 @@ class ControlPanel:
                 button.disabled = bool(reason)
         label = {'plant': self.plant_reason, 'controller': self.controller_reason,
                  'program': self.program_reason}[group]
-        content = ('' if not reason else
-                   f'<div style="font-size:0.8em;color:#777777">{html.escape(reason)}</div>')
+        content = note_html(reason) if reason else ''
         if label.content != content:
             label.content = content
 
     def set_programs(self, names, active):
         """Offer the programs ``names`` (the controller's list), ``active`` selected once."""
         names = tuple(names) or ('-',)
-        if names != self._programs:
+        if names != self._programs and self.access.controls:
             self._programs = names
             self.program.options = names
             if active in names:
                 self.program.value = active
+            self._choice = self.program.value
 
     def set_legend(self, content):
         """Show the tubes' colour legend (`geometry.legend_html`)."""
@@ -221,6 +315,11 @@ class ControlPanel:
             scales, axes = value_axis(data[1:], ylabel)
             if axes != handle.axes:         # new ticks: the page draws the chart again
                 handle.scales, handle.axes = scales, axes
+
+
+def note_html(text):
+    """Return a grey note's HTML (under the buttons)."""
+    return f'<div style="font-size:0.8em;color:#777777">{html.escape(text)}</div>'
 
 
 def value_axis(series, label):

@@ -41,6 +41,11 @@ JOINT_COLOR = (70, 70, 80)       # joint cylinders and the base
 PAYLOAD_COLOR = (200, 170, 40)   # payload spheres (green well above 0.6 red: not the arm's)
 WATER = 1000.0                   # density drawing a payload's mass as a sphere [kg/m^3]
 CURVATURE_FLOOR = 0.2            # smallest top of the tubes' colour scale [1/m]
+FOV = math.radians(60.0)         # the camera's vertical field of view [rad]
+ASPECT = 0.75                    # narrowest canvas framed (width over height) [-]
+MARGIN = 1.15                    # room about the arm's sphere in the view [-]
+SKY_LIGHT = 1.5                  # hemisphere light (white above, grey below) [-]
+AMBIENT_LIGHT = 0.8              # ambient light [-]
 
 
 class _Preconnects(logging.Filter):
@@ -140,6 +145,24 @@ def pose_matrix(position, wxyz):
     return matrix
 
 
+def framing(points, direction, fov=FOV, aspect=ASPECT, margin=MARGIN, pad=0.0):
+    """Return (position, look_at) of a camera seeing all ``points`` (n x 3) [m].
+
+    It looks at the middle of their box along the unit vector of ``direction`` (from the
+    point looked at to the camera), from the distance at which the sphere about that
+    middle through the farthest point, grown by ``pad`` [m] and times ``margin``, fits in
+    the narrower of the vertical field of view ``fov`` [rad] and the horizontal one of a
+    canvas of width over height ``aspect``.
+    """
+    points = np.asarray(points, dtype=float).reshape(-1, 3)
+    middle = 0.5 * (points.min(axis=0) + points.max(axis=0))
+    radius = margin * (float(np.max(np.linalg.norm(points - middle, axis=1))) + pad)
+    radius = max(radius, 0.05)
+    half = min(fov / 2.0, math.atan(math.tan(fov / 2.0) * min(aspect, 1.0)))
+    direction = np.asarray(direction, dtype=float)
+    return middle + radius / math.sin(half) * direction / np.linalg.norm(direction), middle
+
+
 def polyline(points):
     """Return the segments (n-1 x 2 x 3) joining consecutive ``points`` (n x 3)."""
     points = np.asarray(points, dtype=float)
@@ -154,12 +177,22 @@ class ArmView:
 
         ``camera``: where pages opened from now on look from, relative to the point they
         look at (the middle of the arm and its base when first drawn), in units of the
-        arm's reach (the length of its links; 1 m until its description is known).
+        arm's reach (the length of its links; 1 m until its description is known); only
+        its direction counts once the arm is known (`aim`).
         """
         self.server = viser.ViserServer(host=host, port=port, verbose=False)
         self.server.gui.configure_theme(control_layout='fixed', control_width='large',
                                         show_logo=False, show_share_button=False)
+        scene = self.server.scene
+        scene.configure_environment_map(None)        # no fade-in from 5 % (module doc)
+        scene.add_light_hemisphere('/lights/sky', sky_color=(255, 255, 255),
+                                   ground_color=(120, 120, 130), intensity=SKY_LIGHT)
+        scene.add_light_ambient('/lights/ambient', intensity=AMBIENT_LIGHT)
         self.camera = np.asarray(camera, dtype=float)
+        initial = self.server.initial_camera
+        initial.fov = FOV
+        initial.look_at = np.zeros(3)
+        initial.position = self.camera       # until the arm is known: 1 m about the origin
         self.aimed = False
         self.server.scene.add_grid('/grid', width=2.0, height=2.0, cell_size=0.1,
                                    section_size=0.5)
@@ -379,19 +412,30 @@ class ArmView:
                                                    position=pose[:3, 3])
 
     def aim(self, base, links):
-        """Point the camera of pages opened from now on at the arm whose base is ``base``.
+        """Point the camera at the arm whose base is ``base``: `framing` of its frames.
 
-        With the links' section poses (`link_poses`) it looks at the middle of the base and
-        the arm from `camera` times the arm's reach (the chords of its sections summed) [m].
+        With the links' section poses (`link_poses`) the camera frames the base and the
+        sections' origins (and the tubes' and joints' girth) from `camera`'s direction: the
+        initial camera of pages opened from now on, and the camera of those open (once,
+        when the arm is first drawn: later the user's own view is left alone). Without
+        them (the frames incomplete), the line of frames meanwhile.
         """
-        camera = self.server.initial_camera
         points = [base] + [pose[:3, 3] for poses, _ in links.values() for pose in poses]
-        reach = sum(np.linalg.norm(b[:3, 3] - a[:3, 3]) for poses, _ in links.values()
-                    for a, b in zip(poses[:-1], poses[1:])) or 1.0
-        middle = 0.5 * (np.min(points, axis=0) + np.max(points, axis=0))
+        if len(points) < 2:
+            points = [base] + [self.frames.pose(f)[:3, 3] for f in self.frames.arm_chain()]
+        pad = max((2.6 * max(outline[1:]) for _, outline in links.values()), default=0.0)
+        position, middle = framing(points, self.camera, pad=pad)
+        camera = self.server.initial_camera
         camera.look_at = middle
-        camera.position = middle + reach * self.camera
+        camera.position = position
         self.aimed = bool(links) or self.draws > AIM_PATIENCE
+        if self.aimed:
+            for client in self.server.get_clients().values():
+                if client.camera.update_timestamp == 0.0:
+                    continue            # its camera not reported yet: the initial one
+                with client.atomic():   # position first: it moves the point looked at
+                    client.camera.position = position
+                    client.camera.look_at = middle
 
     def stop(self):
         """Stop the server."""
