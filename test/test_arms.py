@@ -120,7 +120,7 @@ def test_a_program_switch_to_other_gains_keeps_the_payload_estimate():
     """UR5e at 1 ms with one period of delay: the check gives the sine program a lower
     follower bandwidth than the hold (a pose along the sinusoids is less damped), so the
     switch changes the joint law; the new law takes over the payload's estimate made on
-    hold (control/model_following.py), and a payload x2 is tracked within the issue's
+    hold (control/model_following.py), and a payload x2 is tracked within
     1e-2 rad RMS with the estimate at the plant's factor to 2 % at the end."""
     model = load_model(f'{CONFIG}/models/ur5e_flexible_forearm.yaml')
     offset = np.array(ARMS['ur5e_flexible_forearm'])
