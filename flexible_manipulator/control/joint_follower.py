@@ -52,13 +52,30 @@ Horowitz's desired compensation law) with its gain set by the integral's instead
 free one, and the start-up check analyses it with the rest (`state_space`: Y at the
 check's pose, Phi one more state).
 
+Damping injected at the joints. The filter keeps the loop off the link's modes, so they
+ring with their own damping: with a soft joint law the arm's first mode is the one with
+its joints free (the link swinging against the rotor's armature: 40-50 Hz on the
+package's 6- and 7-axis arms), in which the joints move, at an effective damping ratio of
+0.1-0.3 % (the link's 1-2 % on a mode whose energy is partly the joint's). A collocated
+damper -k M_r(theta_m) H(z) e' reaches it: H a band-pass (`bandpass`: unit gain, no
+phase at its centre w_c) on the joint rate error, centred above the mode so that its
+phase lead there takes back part of the input delay's lag (an unfiltered rate feedback
+past 90 degrees of lag is negative damping, and the band-pass's roll-off keeps the
+higher bending modes, 1000-2000 rad/s, out of its reach). Its effort goes around the low
+pass, from this tick's rate. Centre and gain are chosen at start-up (below) for the
+largest least damping ratio of the poles near that mode over the uncertainty set.
+
 The law and its bandwidth are chosen at start-up (`admission.following_check`): for this
 law and for computed torque on the rigid twin (`ComputedTorqueFollower`, unfiltered, the
 most accurate where it passes), the largest w on a ladder from the program's alpha down by
 `BANDWIDTH_STEP` for which the linearized sampled loop
 (`loop_checks.LinearLoop.dynamic_radius`: the plant, this law's exact discrete states
 (`state_space`), the input delay) has every pole damped by at least `DAMPING_MARGIN` on
-the model and on every plant of the declared uncertainty; the higher of the two wins.
+the model and on every plant of the declared uncertainty, at the program's start and at
+poses along its reference; the higher of the two wins (the filtered law on a tie). Then,
+on the filtered law, the damper: `DAMPER_CENTRES` times the free mode by `DAMPER_GAINS`,
+each admitted by the same check, the one that damps the poles in `DAMPER_BAND` times the
+free mode the most (none when none does better than the law without it).
 """
 
 import math
