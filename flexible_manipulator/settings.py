@@ -21,7 +21,7 @@ its tests.
 from dataclasses import dataclass, field as dataclass_field, fields
 import math
 
-from .model_config import ConfigError
+from .config_checks import ConfigError
 
 # Kinds of value a setting holds; a node maps them onto its parameter types.
 KINDS = ('float', 'int', 'bool', 'str', 'floats', 'strings')

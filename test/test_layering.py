@@ -2,14 +2,16 @@
 
 Expected: every module of `mechanics`, `control`, `description`, `identification` and
 `view` (the browser view's scene, geometry and panel; `nodes.view_node` feeds it),
-plus `model_config`, `settings`, `graph`, `compile_kernels`, `plant_config`, `closed_loop`,
-the learning environments (`envs`), the studies (`studies`: a ROS graph run starts
-bringup as a process) and the recording's reader and
-figures, imports in a fresh interpreter in which importing rclpy, ament_index_python, any
-rosidl package or any message package raises ImportError (so a module-level ROS import
-anywhere in the core fails the test, and a lazily imported one is not loaded). Only
-`nodes` and the recorder may talk to ROS. Where a pip-only requirement is not installed
-(`PIP_ONLY`: a ROS 2 install without requirements-ros.txt), the modules that import it
+plus `model_config` (and the modules it reads model files with: `config_checks`,
+`config_files`, `link_config`, `urdf_config`, `servo_config`), `settings`, `graph`,
+`compile_kernels`, `plant_config`, `closed_loop`, the learning environments (`envs`),
+the studies (`studies`: a ROS graph run starts bringup as a process) and the
+recording's reader and figures, imports in a fresh interpreter in which importing
+rclpy, ament_index_python, any rosidl package or any message package raises ImportError
+(so a module-level ROS import anywhere in the core fails the test, and a lazily imported
+one is not loaded). Only `nodes` and the recorder may talk to ROS. Where a pip-only
+requirement is not installed (`PIP_ONLY`: a ROS 2 install without
+requirements-ros.txt), the modules that import it
 are left out (the view without viser, the studies' table and runner without pyarrow).
 """
 
@@ -23,7 +25,10 @@ CORE = ('flexible_manipulator.mechanics', 'flexible_manipulator.control',
         'flexible_manipulator.description', 'flexible_manipulator.identification',
         'flexible_manipulator.envs', 'flexible_manipulator.studies',
         'flexible_manipulator.view')
-SINGLE = ('flexible_manipulator.model_config', 'flexible_manipulator.settings',
+SINGLE = ('flexible_manipulator.model_config', 'flexible_manipulator.config_checks',
+          'flexible_manipulator.config_files', 'flexible_manipulator.link_config',
+          'flexible_manipulator.urdf_config', 'flexible_manipulator.servo_config',
+          'flexible_manipulator.settings',
           'flexible_manipulator.doc_blocks',
           'flexible_manipulator.graph', 'flexible_manipulator.compile_kernels',
           'flexible_manipulator.plant_config', 'flexible_manipulator.closed_loop',

@@ -135,7 +135,7 @@ import math
 import numpy as np
 
 from ..mechanics.perturbation import FACTORS, SCALES
-from ..model_config import ConfigError, number
+from ..config_checks import ConfigError, number
 from ..settings import check_fields, fraction, group, numbers, positive, Setting
 from . import admission
 from .arm_defaults import analysis_pose, require_limits

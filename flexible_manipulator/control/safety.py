@@ -26,7 +26,7 @@ import math
 import numpy as np
 
 from ..mechanics.arguments import is_real
-from ..model_config import ConfigError
+from ..config_checks import ConfigError
 from ..settings import Setting
 
 SAFE_ACTIONS = ('zero', 'gravity', 'hold')

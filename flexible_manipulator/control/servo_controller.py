@@ -52,7 +52,7 @@ from .safety import LatchedSafety, checked_time, SAFE_ACTION, take
 from .stabilization import (check_delayed_velocity_stability, delayed_velocity_critical_period,
                             Stabilization, velocity_critical_period, velocity_factor)
 from ..mechanics.servo import REALIZABILITY_TOLERANCE, ServoSystem
-from ..model_config import ConfigError
+from ..config_checks import ConfigError
 from ..settings import check_fields, positive, Setting
 
 PROGRAM_NAME = 'servoconstraint'

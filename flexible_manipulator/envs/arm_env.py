@@ -45,7 +45,7 @@ import numpy as np
 from ..closed_loop import build_loop, load_graph
 from ..control.programs import POSITION
 from ..mechanics.simulation import StepFailedError
-from ..model_config import ConfigError
+from ..config_checks import ConfigError
 from ..plant_config import arm_initial_state
 
 ACTIONS = ('effort', 'residual', 'gains')
