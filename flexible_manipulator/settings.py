@@ -3,7 +3,7 @@
 No ROS here. A `Setting` is one parameter of a node: the name a node declares it under,
 its default, a description (units in brackets, SI), its allowed values (``choices``) or a
 check, and whether it may change at run time. A ROS-free settings class
-(`control.program_controller.ControllerSettings`, `control.servo_controller.ServoSettings`)
+(`control.controller_settings.ControllerSettings`, `control.servo_controller.ServoSettings`)
 is a dataclass whose fields are made by `Setting.field` (or `group` for a field that
 gathers several parameters, such as ``uncertainty.<factor>``): its defaults are the
 settings' defaults, `schema` lists its settings, `from_parameters` builds it from
