@@ -3,7 +3,7 @@
 Each field but ``max_gap`` is declared here once (`settings.Setting`: its parameter name,
 default, description and check); the controller node declares them from this class
 (`settings.schema`), the controller runs the same checks on the settings it is given
-(`settings.check_fields`). The law they configure is `program_controller`'s; the per-joint
+(`settings.check_declared`). The law they configure is `program_controller`'s; the per-joint
 arrays (limits, posture) are read by `per_joint`.
 """
 

@@ -55,7 +55,7 @@ from dataclasses import replace
 import numpy as np
 
 from ..config_checks import ConfigError, number
-from ..settings import check_fields
+from ..settings import check_declared
 from . import admission
 from .arm_defaults import analysis_pose, require_limits
 from .controller_settings import per_joint
@@ -125,14 +125,11 @@ class ControllerSetup:
         n, nu = model.n_joints, model.nu
         self.n_joints = n
         # The checks a node runs on these parameters (`settings`), for ROS-free callers.
-        check_fields(settings, 'period', 'hold', 'realization', 'control_model',
-                     'elastic_state', 'condition_limit', 'redefine_margin', 'delay_periods',
-                     'model_following', 'mismatch_action')
+        check_declared(settings)
         self.period = float(settings.period)
         (self.realization_kind, self.control_model_kind, self.rigid_twin,
          self.control_model) = choose_law(model, settings)
         # Errors name the node parameters (effort_limits, ...) these settings come from.
-        check_fields(settings, 'effort_limit_fraction', 'require_limits')
         self.effort_limit = per_joint(settings.effort_limit, nu, 'effort_limits',
                                       settings.effort_limit_fraction * model.effort_limit)
         self.effort_rate_limit = per_joint(settings.effort_rate_limit, nu,

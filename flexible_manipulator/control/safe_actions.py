@@ -26,7 +26,6 @@ action sends zero: what the driver adds stays.
 import numpy as np
 
 from ..config_checks import ConfigError
-from ..settings import check_fields
 from .safety import LatchedSafety
 
 # The hold law of the safe action ``hold``: its bandwidth [rad/s] (alpha of its hold row,
@@ -53,7 +52,6 @@ class SafeActions(LatchedSafety):
     def _setup_safety(self, hold_law):
         """Check the safe action and the driver convention; build what they need."""
         s, model = self.settings, self.model
-        check_fields(s, 'safe_action', 'driver_compensation')
         n, nu = self.n_joints, model.nu
         self.status.safe_action = s.safe_action
         compensation = s.driver_compensation or ()

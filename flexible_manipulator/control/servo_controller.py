@@ -53,7 +53,7 @@ from .stabilization import (check_delayed_velocity_stability, delayed_velocity_c
                             Stabilization, velocity_critical_period, velocity_factor)
 from ..mechanics.servo import REALIZABILITY_TOLERANCE, ServoSystem
 from ..config_checks import ConfigError
-from ..settings import check_fields, positive, Setting
+from ..settings import check_declared, positive, Setting
 
 PROGRAM_NAME = 'servoconstraint'
 # Name of the model's own constraint row (its residual on ~/residuals), per model kind.
@@ -151,8 +151,7 @@ class ServoController(LatchedSafety):
         self.model = self.control_model = model      # the law runs on the plant's model
         self.settings = settings = settings or ServoSettings()
         # The checks a node runs on these parameters (`settings`), for ROS-free callers.
-        check_fields(settings, 'period', 'gain', 'hold', 'delay_periods', 'condition_limit',
-                     'safe_action')
+        check_declared(settings)
         if settings.safe_action == 'hold':
             raise ConfigError('safe_action: hold needs joints to hold; the servo controller '
                               'takes zero or gravity')
