@@ -63,7 +63,7 @@ class ControllerSettings:
         'elastic_state', 'measured',
         'Modal coordinates from modal_states (simulation) or estimated from the joint motion '
         '(real arm).', choices=ELASTIC_SOURCES).field()
-    effort_limit: object = EFFORT_LIMITS.field()     # None: the model's x the fraction
+    effort_limits: object = EFFORT_LIMITS.field()    # None: the model's x the fraction
     effort_limit_fraction: float = Setting(
         'effort_limit_fraction', 1.0,
         'Share of the model\'s effort limits the efforts are clipped to when effort_limits is '
@@ -72,10 +72,10 @@ class ControllerSettings:
         'require_limits', False,
         'Refuse to start unless every joint has a finite effort and velocity limit (given, '
         'or the model\'s): a real arm\'s efforts clipped, its speeds watched.').field()
-    effort_rate_limit: object = Setting(
+    effort_rate_limits: object = Setting(
         'effort_rate_limits', None, 'Effort rate limits per joint [N m/s]; empty: none.',
         kind='floats', check=numbers).field()
-    velocity_limit: object = Setting(
+    velocity_limits: object = Setting(
         'velocity_limits', None,
         'Velocity limits per joint [rad/s]: a faster joint latches a fault; empty: the model.',
         kind='floats', check=numbers).field()

@@ -130,12 +130,12 @@ class ControllerSetup:
         (self.realization_kind, self.control_model_kind, self.rigid_twin,
          self.control_model) = choose_law(model, settings)
         # Errors name the node parameters (effort_limits, ...) these settings come from.
-        self.effort_limit = per_joint(settings.effort_limit, nu, 'effort_limits',
+        self.effort_limit = per_joint(settings.effort_limits, nu, 'effort_limits',
                                       settings.effort_limit_fraction * model.effort_limit)
-        self.effort_rate_limit = per_joint(settings.effort_rate_limit, nu,
+        self.effort_rate_limit = per_joint(settings.effort_rate_limits, nu,
                                            'effort_rate_limits', np.inf)
         self._rate_limits = bool(np.any(np.isfinite(self.effort_rate_limit)))
-        self.velocity_limit = per_joint(settings.velocity_limit, n, 'velocity_limits',
+        self.velocity_limit = per_joint(settings.velocity_limits, n, 'velocity_limits',
                                         model.velocity_limit)
         if settings.require_limits:
             require_limits(model, self.effort_limit, self.velocity_limit)

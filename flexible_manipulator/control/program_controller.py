@@ -365,8 +365,8 @@ def build_hold_law(model, settings, effort_limit=None):
     settings = replace(
         settings, realization='ideal', control_model='rigid_twin', model_following=False,
         safe_action='zero', driver_compensation=None,
-        effort_limit=None if effort_limit is None else list(effort_limit),
-        effort_rate_limit=None, velocity_limit=[math.inf] * n, require_limits=False,
+        effort_limits=None if effort_limit is None else list(effort_limit),
+        effort_rate_limits=None, velocity_limits=[math.inf] * n, require_limits=False,
         posture=None, posture_stiffness=None, posture_damping=None)
     try:
         law = ProgramController(model, {HOLD_PROGRAM: hold_program(model.joint_names[:n])},

@@ -79,7 +79,7 @@ class ServoSettings:
                           check=positive).field()
     hold: str = HOLD.field()
     delay_periods: int = DELAY_PERIODS.field()
-    effort_limit: object = EFFORT_LIMITS.field()     # None: the model's (none)
+    effort_limits: object = EFFORT_LIMITS.field()    # None: the model's (none)
     condition_limit: float = CONDITION_LIMIT.field()
     safe_action: str = SAFE_ACTION.field()
 
@@ -175,7 +175,7 @@ class ServoController(LatchedSafety):
         self.input_matrix = model.input_matrix()
         self.input_pinv = np.linalg.pinv(self.input_matrix)
         self._check_realizable(own)
-        self.effort_limit = self._effort_limit(settings.effort_limit)
+        self.effort_limit = self._effort_limit(settings.effort_limits)
         self.realization = ServoRealization(model.nv, model.nu, program.size, self.effort_limit,
                                             condition_limit=settings.condition_limit)
         self.effort = np.zeros(model.nu)
