@@ -1,4 +1,4 @@
-"""Start-up stability checks of the sampled control loop (``program_controller``).
+"""Start-up stability checks of the sampled control loop (``controller_setup``).
 
 Both run when a program is built, before the first tick:
 

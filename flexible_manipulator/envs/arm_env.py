@@ -66,9 +66,9 @@ import numpy as np
 from ..closed_loop import build_loop, load_graph
 from ..control.mismatch_guard import InnovationTest, MismatchGuard
 from ..control.programs import POSITION
+from ..config_checks import ConfigError
 from ..mechanics.perturbation import perturbed
 from ..mechanics.simulation import Simulation, StepFailedError
-from ..model_config import ConfigError
 from ..plant_config import arm_initial_state
 
 ACTIONS = ('residual', 'effort', 'gains')
