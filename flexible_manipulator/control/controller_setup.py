@@ -33,13 +33,14 @@ Checks at construction (each refused with a `ConfigError` naming the program):
   armature; `uncertainty.DEFAULT_UNCERTAINTY` when None, `uncertainty.EXACT_MODEL` for a
   plant that is the model's own copy) must stay stable; else refused with the margin, the
   worst plant and the robust alternatives (`admission.NotRobustError`). With
-  ``realization`` and ``control_model`` both ``auto``, a servo law on the flexible model
-  refused by (b) (a minimum-phase output: `admission.UnstableLoopError`) or by this check
-  gives way to model following, else to computed torque on the rigid twin, with a note
-  saying why; when all are refused, the refusal leads with one that no spectral radius
-  ranks (a program an alternative refuses for its own reason: that program and its
-  refusal), else names the one that came closest (its worst spectral radius), and the
-  others';
+  ``realization`` and ``control_model`` both ``auto`` (model following tried first when
+  the elastic state is estimated, the input late and the plant uncertain:
+  `following_first`), a servo law on the flexible model refused by (b) (a minimum-phase
+  output: `admission.UnstableLoopError`) or by this check gives way to model following,
+  else to computed torque on the rigid twin, with a note saying why; when all are
+  refused, the refusal leads with one that no spectral radius ranks (a program an
+  alternative refuses for its own reason: that program and its refusal), else names the
+  one that came closest (its worst spectral radius), and the others';
 * a control model with modes under the ideal realization is refused (it would need forces
   on the modes).
 
@@ -71,6 +72,22 @@ from .state_range import StateRange
 from .uncertainty import parse_uncertainty
 
 
+def following_first(model, settings):
+    """Tell whether ``auto`` tries model following before the servo law on ``model``.
+
+    With the elastic state estimated, the input late (``delay_periods`` > 0) and the plant
+    declared uncertain (not `uncertainty.EXACT_MODEL`) on a flexible model: the direct law
+    then cancels the elastic forces of an observer's
+    estimate, as good as the model and one or more periods old, and its accuracy goes
+    with them (bench/README.md, bench_arms.py: the Panda-like arm at 1 ms, one period
+    late), where model following needs no estimate of the arm's modes (its law's modes are
+    the internal model's) and cancels nothing elastic in the arm's loop.
+    """
+    uncertain = any(lo < hi for lo, hi in parse_uncertainty(settings.uncertainty).values())
+    return (settings.elastic_state == 'estimated' and settings.delay_periods > 0
+            and uncertain and model.nv > model.nu)
+
+
 class ControllerSetup:
     """Mixin of `program_controller.ProgramController`: its construction (module doc)."""
 
@@ -83,14 +100,29 @@ class ControllerSetup:
         came closest (`law_choice.closest`). An admitted alternative's note names the refusals
         before it.
         """
+        auto = (settings.realization == settings.control_model == 'auto'
+                and not settings.model_following)
+        first = []                      # model following's refusal when tried first
+        if auto and following_first(model, settings):
+            following, what = ROBUST_ALTERNATIVES[0]
+            try:
+                self._setup(model, programs, replace(settings, **following), default, source)
+            except ConfigError as refusal:
+                first.append((what, refusal))
+            else:
+                for entry in self.entries.values():
+                    entry.notes.insert(0, f'auto: {what}, tried first: the elastic state is '
+                                       'estimated and the input late (`following_first`)')
+                return
         try:
             self._setup(model, programs, settings, default, source)
         except admission.UnstableLoopError as error:
-            if not (settings.realization == settings.control_model == 'auto'
-                    and not settings.model_following):
+            if not auto:
                 raise
-            tried = [('the servo law on the flexible model', error)]
+            tried = [('the servo law on the flexible model', error)] + first
             for fallback, what in ROBUST_ALTERNATIVES:
+                if any(what == w for w, _ in first):
+                    continue
                 try:
                     self._setup(model, programs, replace(settings, **fallback), default,
                                 source)
