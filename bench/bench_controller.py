@@ -343,7 +343,10 @@ def arm_ticks():
                 sim.advance(effort, 0.001)
             cpu.append(spent / DEMO_BATCH / 1e3)
             wall.append((time.perf_counter_ns() - began) / DEMO_BATCH / 1e3)
-        kind = law.entry.follower[0] if law.following is not None else law.realization_kind
+        kind = law.realization_kind
+        if law.following is not None:
+            follower = law.entry.follower
+            kind = follower[0] + (', damper' if len(follower) == 4 else '')
         median = common.spread(cpu).median
         print(f'| {name} | {kind} | {common.with_range(cpu)} | {common.with_range(wall)} '
               f'| {median / 10.0:.1f} |')
