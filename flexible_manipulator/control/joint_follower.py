@@ -279,11 +279,13 @@ class FilteredFollower:
         out = self.out
         out[:] = self._stages[-1]            # y_k: the filter's state, answering tick k - 1
         out += twin.bias_forces(data, theta, self._zero, self._gravity)
-        out -= twin.bias_forces(data, theta_m, self._zero, self._gravity_m)
+        # M_r(theta_m) and g(theta_m) from one walk of the twin.
+        mass, gravity_m = twin.mass_and_bias(data, theta_m, self._zero, self._mass,
+                                             self._gravity_m)
+        out -= gravity_m
         out += feedforward
         # The next filter state: M_r(theta_m) (-w^2 e - 2 w e') - k_i w^3 rho.
         raw, scratch = self._raw, self._scratch
-        mass = twin.mass_matrix(data, theta_m, self._mass)
         gain = INTEGRAL_RATIO * w ** 3
         np.multiply(error, -w * w, out=scratch)
         error_rate *= 2.0 * w
