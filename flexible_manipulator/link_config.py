@@ -16,7 +16,7 @@ from .mechanics.chain import Beam, Joint, Link, RigidBody
 from .mechanics.cosserat.rod import CosseratRod, Section
 from .mechanics.cosserat.strain_basis import StrainBasis
 from .mechanics.friction import FRICTION_VELOCITY
-from .mechanics.links import kind_of
+from .mechanics.links import KINDS, kind_of
 
 
 def _inertia(values, field):
@@ -182,28 +182,33 @@ def parse_rod(spec, field, length):
 
 
 def parse_link(spec, field):
-    """Return the `Link` of one entry of ``links:`` (module doc of `model_config`)."""
+    """Return the `Link` of one entry of ``links:`` (module doc of `model_config`).
+
+    A link kind's block is under its key (``links.KINDS``: ``beam``, ``rod``), at most
+    one per link, parsed by its kind (`LinkKind.parser`).
+    """
+    keys = [kind.key for kind in KINDS if kind.key]
     check_keys(spec, field, required=('name', 'joint', 'length'),
-               optional=('mass', 'com', 'inertia', 'beam', 'rod', 'payload', 'frames'))
+               optional=('mass', 'com', 'inertia', 'payload', 'frames', *keys))
     body = parse_body({k: spec[k] for k in ('mass', 'com', 'inertia') if k in spec}, field)
-    beam = parse_beam(spec['beam'], f'{field}.beam') if 'beam' in spec else None
+    given = [kind for kind in KINDS if kind.key in spec]
+    if len(given) > 1:
+        raise ConfigError(f'{field}.{given[0].key}: a link has one of the blocks '
+                          f'{", ".join(keys)}, got {given[0].key} and {given[1].key}')
+    kind = given[0] if given else None
     # A rigid link may have no length (its tip frame is its joint frame: a URDF's links);
-    # a beam or a rod needs one.
+    # a slender kind (a beam, a rod) needs one.
     length = number(spec['length'], f'{field}.length', 0.0,
-                    strict_minimum='beam' in spec or 'rod' in spec)
-    if 'rod' in spec and beam is not None:
-        raise ConfigError(f'{field}.rod: a link has a beam (floating frame) or a rod '
-                          '(Cosserat), not both')
-    rod = parse_rod(spec['rod'], f'{field}.rod', length) if 'rod' in spec else None
+                    strict_minimum=kind is not None and kind.slender)
+    fields = {} if kind is None else kind.parser(spec[kind.key], f'{field}.{kind.key}')(length)
     frames = spec.get('frames', 0)
     if isinstance(frames, bool) or not isinstance(frames, int) or not 0 <= frames <= 50:
         raise ConfigError(f'{field}.frames: expected an integer from 0 to 50, got {frames!r}')
     link = Link(name=name(spec['name'], f'{field}.name'),
                 joint=parse_joint(spec['joint'], f'{field}.joint'), length=length,
-                body=body, beam=beam,
-                payload=parse_body(spec.get('payload', {}), f'{field}.payload'), frames=frames,
-                rod=rod)
-    if link.joint.type == 'fixed' and rod is None:
+                body=body, payload=parse_body(spec.get('payload', {}), f'{field}.payload'),
+                frames=frames, **fields)
+    if link.joint.type == 'fixed' and kind_of(link).name != 'rod':
         raise ConfigError(f'{field}.joint.type: a fixed joint (a clamp) is for a Cosserat '
                           'link (rod:)')
     check_rigid_body(link, f'{field}.inertia', f'{field}.mass')
@@ -211,11 +216,12 @@ def parse_link(spec, field):
 
 
 def check_rigid_body(link, inertia_field, mass_field):
-    """Refuse a rigid link whose body leaves its joint without inertia.
+    """Refuse a link without a slender element whose body leaves its joint without inertia.
 
-    Otherwise the mass matrix is singular whenever this link's joint moves alone.
+    Otherwise the mass matrix is singular whenever this link's joint moves alone. A link
+    with a slender element (a beam, a rod) has the element's inertia.
     """
-    if kind_of(link).name != 'rigid':
+    if kind_of(link).element(link) is not None:
         return
     axis = np.asarray(link.joint.axis)
     if link.joint.type == 'revolute' and axis @ link.body.inertia_about_origin() @ axis <= 0.0:

@@ -10,11 +10,12 @@ import os
 
 import numpy as np
 
-from .config_checks import check_keys, ConfigError, naming, number
+from .config_checks import check_keys, ConfigError, number
 from .config_files import package_share_directory
 from .description import urdf_reader
-from .link_config import check_rigid_body, parse_beam, parse_body, parse_rod, parse_section
+from .link_config import check_rigid_body, parse_body
 from .mechanics.chain import RigidBody
+from .mechanics.links import KINDS
 
 
 URDF_KEYS = ('urdf', 'xacro_args', 'root', 'tip', 'flexible', 'actuated', 'payload',
@@ -153,27 +154,30 @@ def _per_joint(spec, field, defaults, strict=False):
 
 
 def _elastic(spec, field):
-    """Parse a ``flexible:`` entry: return the function of the length giving Link fields."""
-    check_keys(spec, field, required=(), optional=('beam', 'rod', 'frames', 'hub'))
-    if ('beam' in spec) == ('rod' in spec):
-        raise ConfigError(f'{field}: expected a beam: (floating frame) or a rod: (Cosserat) '
-                          'block, one of the two')
+    """Parse a ``flexible:`` entry: return the function of the length giving Link fields.
+
+    One link kind's block (``links.KINDS``: ``beam``, ``rod``), parsed
+    by its kind, and optionally ``frames`` and ``hub``.
+    """
+    keys = [kind.key for kind in KINDS if kind.key]
+    check_keys(spec, field, required=(), optional=(*keys, 'frames', 'hub'))
+    given = [kind for kind in KINDS if kind.key in spec]
+    if len(given) != 1:
+        raise ConfigError(f'{field}: expected one block of a link kind ({", ".join(keys)}), '
+                          f'got {len(given)}')
     frames = spec.get('frames', 0)
     if isinstance(frames, bool) or not isinstance(frames, int) or not 0 <= frames <= 50:
         raise ConfigError(f'{field}.frames: expected an integer from 0 to 50, got {frames!r}')
     common = dict(frames=frames)
     if 'hub' in spec:
         common['hub'] = parse_body(spec['hub'], f'{field}.hub')
-    if 'beam' in spec:
-        beam = parse_beam(spec['beam'], f'{field}.beam')
-        return lambda length: dict(common, beam=beam)
+    kind, = given
+    fields = kind.parser(spec[kind.key], f'{field}.{kind.key}')
 
-    def rod(length):
-        with naming(f'{field}.rod'):
-            return dict(common, rod=parse_rod(spec['rod'], f'{field}.rod', length))
-    with naming(f'{field}.rod'):
-        parse_section(spec['rod'], f'{field}.rod')       # its errors now, not at the length
-    return rod
+    def make(length):
+        return dict(common, **fields(length))
+    make.slender = kind.slender         # the URDF reader turns a slender link's frame
+    return make
 
 
 def _urdf_text(value, directory, robot_description, args):

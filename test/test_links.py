@@ -36,13 +36,16 @@ def test_every_link_of_every_model_file_has_the_kind_of_its_key(path):
     spec = yaml.safe_load(open(path))
     model = load_model(path)
     # A file of a URDF (urdf:) names its flexible links under flexible: (<link>_beam or
-    # <link>_rod in the model); its other links are rigid.
+    # <link>_rod in the model, a link of a kind that is not slender keeps its name); its
+    # other links are rigid.
+    flexible = spec.get('flexible', {})
     entries = spec['links'] if 'links' in spec else [
-        spec['flexible'].get(link.name.rpartition('_')[0], {})
-        if link.name.endswith(('_beam', '_rod')) else {} for link in model.links]
+        flexible.get(link.name, flexible.get(link.name.rpartition('_')[0], {}))
+        for link in model.links]
     assert len(entries) == len(model.links)
     for entry, link in zip(entries, model.links):
-        expected = 'rod' if 'rod' in entry else 'beam' if 'beam' in entry else 'rigid'
+        keyed = [kind.name for kind in KINDS if kind.key in entry]
+        expected = keyed[0] if keyed else 'rigid'
         assert [kind.name for kind in KINDS if kind.matches(link)][0] == expected
         assert kind_of(link).name == expected
     assert isinstance(model, Chain)

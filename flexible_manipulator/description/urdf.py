@@ -173,14 +173,12 @@ BAR_OUTLINE = ('rectangle', BAR_SIDE, BAR_SIDE)
 def section_outline(link):
     """Return the outline of a link's section: ('circle', r) or ('rectangle', w, h) [m].
 
-    A rod's section is its model file's (``rod.section``), a beam's its optional drawn
-    section (``beam.section``: its dynamics need only rho A and EI); without one, and for a
-    rigid link, a square bar of side `BAR_SIDE`.
+    Its kind's (``LinkKind.outline``): a rod's section is its model file's
+    (``rod.section``), a beam's its optional drawn section (``beam.section``: its dynamics
+    need only rho A and EI); without one, and for a rigid link, a square bar of side
+    `BAR_SIDE`.
     """
-    rod = getattr(link, 'rod', None)
-    shape = getattr(getattr(rod, 'section', None), 'shape', None)
-    if shape is None:
-        shape = getattr(getattr(link, 'beam', None), 'shape', None)
+    shape = kind_of(link).outline(link)
     return shape if shape is not None else BAR_OUTLINE
 
 

@@ -11,6 +11,8 @@ any xacro expansion, done by ``model_config``) with the standard library's ``xml
   ``chain.FixedFrame`` (same link and joint names) for TF and the robot description;
 * a rigid link's frame is its URDF frame and its length is 0 (its tip frame is its frame):
   the next joint's origin is the URDF's, composed through the merged fixed joints;
+* a link of a kind that is not slender (``elastic``, ``LinkKind.slender``) is mapped as
+  a rigid link, its kind's fields added;
 * a flexible link (``elastic``: a beam or a rod, and optionally its own rigid hub in place
   of the URDF inertial) runs along the x axis of the frame
   F = U R, U its URDF frame and R the smallest rotation turning U's x axis toward where the
@@ -42,6 +44,7 @@ import numpy as np
 
 from ..mechanics import lie
 from ..mechanics.chain import FixedFrame, Joint, Link, RigidBody
+from ..mechanics.links import kind_of
 from ..mechanics.model.chain import rigid_inertia
 
 MOVING = ('revolute', 'continuous', 'prismatic')
@@ -442,7 +445,9 @@ def serial_chain(robot, root=None, tip=None, elastic=None, payload=None):
 
     ``root``: default the URDF's root; ``tip``: default the one leaf under the root behind
     the most moving joints. ``elastic``: {URDF link name: function(length [m]) returning the
-    ``chain.Link`` fields that make it flexible (``beam`` or ``rod``, ``frames``) and
+    ``chain.Link`` fields that make it flexible (``beam``, ``rod`` or another kind's
+    ``element``, ``frames``; its attribute ``slender`` False for a kind the reader maps
+    as a rigid link) and
     optionally ``hub``, a `RigidBody` in the URDF link's frame that replaces its
     ``<inertial>`` (the link's rigid part when the URDF's inertia is the whole link's)}.
     ``payload``: a `RigidBody` in the ``tip`` link's frame (a tool or a load the URDF does
@@ -516,7 +521,7 @@ def serial_chain(robot, root=None, tip=None, elastic=None, payload=None):
             end = poses[tip]
         offset = lie.se3_compose(lie.se3_compose(to_tip, previous[joint.parent]), joint.origin)
         geometry = robot.links[owner].geometry
-        if owner in elastic:
+        if owner in elastic and getattr(elastic[owner], 'slender', True):
             length = float(np.linalg.norm(end[:3, 3]))
             if length < 1e-9:
                 where = ('the tip link, where the last link ends, is its own frame: name '
@@ -529,7 +534,7 @@ def serial_chain(robot, root=None, tip=None, elastic=None, payload=None):
             own = changes.pop('hub', None)      # the link's own rigid part, if not the URDF's
             if own is not None:
                 hub[0] = (own, np.eye(4))
-            name = f'{owner}_{"rod" if changes.get("rod") is not None else "beam"}'
+            name = f'{owner}_{kind_of(Link(owner, Joint(owner), length, **changes)).name}'
             in_frame = np.eye(4)            # pose of U in F
             in_frame[:3, :3] = turn.T
             to_tip = lie.se3_compose(lie.se3_from_origin((-length, 0.0, 0.0), (0, 0, 0)),
@@ -548,8 +553,12 @@ def serial_chain(robot, root=None, tip=None, elastic=None, payload=None):
                                                robot.links[member].geometry))
             axis = turn.T @ fields['axis']
             geometry = ''
-        else:
-            name, length, changes, to_tip = owner, 0.0, {}, np.eye(4)
+        else:           # rigid, or of a kind not slender: its URDF frame, length 0
+            changes = dict(elastic[owner](0.0)) if owner in elastic else {}
+            own = changes.pop('hub', None)
+            if own is not None:
+                hub[0] = (own, np.eye(4))
+            name, length, to_tip = owner, 0.0, np.eye(4)
             body, link_payload = _lumped(hub + tip_side), RigidBody()
             frames = [_frame(member, robot.parent_joint[member],
                              robot.joints[robot.parent_joint[member]].parent,

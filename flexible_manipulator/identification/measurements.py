@@ -21,6 +21,7 @@ import os
 
 import numpy as np
 
+from ..mechanics.links import kind_of
 from ..recording import series
 
 
@@ -69,12 +70,14 @@ def joint_units(model):
 
 
 def mode_unit(model, name):
-    """Return the unit of an elastic coordinate: a beam's modal amplitude, a rod's strain."""
-    for link in model.links:
-        if name.startswith(link.name + '_'):
-            if getattr(link, 'beam', None) is not None:
-                return 'm'
-            return '1/m' if ('bending' in name or 'torsion' in name) else '-'
+    """Return the unit of an elastic coordinate: its link kind's (``LinkKind.unit``).
+
+    A beam's modal amplitude 'm', a rod's curvature '1/m' or strain '-'.
+    """
+    for j, link in enumerate(model.links):
+        own = name[len(link.name) + 1:]
+        if name.startswith(link.name + '_') and own in model.modes_of(j)[1]:
+            return kind_of(link).unit(link, own)
     return '-'
 
 

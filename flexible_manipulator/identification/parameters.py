@@ -57,6 +57,7 @@ import yaml
 from ..description.urdf_reader import MOVING
 from ..mechanics.chain import Joint
 from ..config_checks import ConfigError
+from ..mechanics.links import KINDS
 from ..model_config import model_from_dict
 from ..urdf_config import INERTIAL_KEYS, urdf_inertial, urdf_robot
 
@@ -68,7 +69,8 @@ FRICTION_UNIT = 1.0                    # N m or N: the unit of a friction withou
 EFFORT_SHARE = 0.01                    # a friction's unit: this share of its effort limit
 FRICTION_COMMENT = ('# Coulomb friction level per joint [N m] (mechanics.friction), in place of '
                     'the URDF\'s\n# <dynamics friction>.\n')
-FLEXIBLE = ('beam', 'rod', 'hub')      # the blocks of a ``flexible:`` entry
+# the blocks of a ``flexible:`` entry: a link kind's (``links.KINDS``) and the hub
+FLEXIBLE = tuple(sorted(kind.key for kind in KINDS if kind.key)) + ('hub',)
 
 
 class ParameterError(ValueError):

@@ -149,6 +149,9 @@ class Link:
     rod: object = None                        # a cosserat.rod.CosseratRod (Cosserat chains)
     attached: tuple = ()
     geometry: str = ''
+    # The element of a registered kind (``links.KINDS``) without a field of its own here;
+    # None for rigid links, beams and rods.
+    element: object = None
 
 
 def SerialChain(name, links, gravity_base=(0.0, 0.0, 0.0), base_frame='base_link',

@@ -23,11 +23,12 @@ a kernel embeds the code of the helpers and templates it calls from other files.
 this module is imported (before any kernel compiles), a cache file goes if it is older than
 the file that defines its kernel or any package module that file imports, directly or
 through others (`dependencies`: the package's import graph, read from the sources): a
-kernel's code can only come from what its module imports. An edit recompiles what depends
-on the edited file: a link kind's kernels (``links.<kind>.kernels``) recompile the chain
-walk and what is built on it but leave the servo and controller kernels cached, a link
-kind's Python module or a docstring of ``chain`` (which no kernel imports) recompiles
-nothing, an edit of this module recompiles everything.
+kernel's code can only come from what its module imports when it is imported. An edit
+recompiles what depends on the edited file: a link kind's kernels or its ``LinkKind``
+(``links.<kind>``, through which ``model.layout`` reads the kinds' rows of the arrays)
+recompile the chain walk and what is built on it but leave the servo and controller
+kernels cached, a docstring of ``chain`` or the chain model's Python class (which no
+kernel imports) recompiles nothing, an edit of this module recompiles everything.
 """
 
 import ast
@@ -60,15 +61,15 @@ def _module_path(directory, dotted):
 def _imports(path, package):
     """Return the files of ``package`` (its directory) that the module at ``path`` imports.
 
-    Its own import statements, relative or absolute; names imported from a package that
-    are its submodules count as those modules.
+    Its own import statements run at import time (`_module_level`), relative or absolute;
+    names imported from a package that are its submodules count as those modules.
     """
     root = os.path.dirname(package)
     package_name = os.path.basename(package)
     with open(path, encoding='utf-8') as stream:
         tree = ast.parse(stream.read(), path)
     found = set()
-    for node in ast.walk(tree):
+    for node in _module_level(tree):
         if isinstance(node, ast.Import):
             targets = [(root, alias.name, ()) for alias in node.names
                        if alias.name.split('.')[0] == package_name]
@@ -93,6 +94,21 @@ def _imports(path, package):
                 if owner:
                     found.add(owner)
     return found
+
+
+def _module_level(tree):
+    """Yield the statements a module runs when imported (not its functions' or classes').
+
+    An import inside a function runs when the function is called, from Python: a
+    kernel's code (its globals, resolved at compile time) cannot come from it.
+    """
+    pending = list(tree.body)
+    while pending:
+        node = pending.pop()
+        yield node
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            pending.extend(child for child in ast.iter_child_nodes(node)
+                           if isinstance(child, (ast.stmt, ast.excepthandler)))
 
 
 def dependencies(path, memo=None, package=PACKAGE):

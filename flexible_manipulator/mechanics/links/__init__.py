@@ -1,15 +1,18 @@
-"""Link kinds: what each kind of link brings, one module each, and the one dispatch.
+"""Link kinds: what each kind of link brings, one package each, and the one dispatch.
 
 A link (``chain.Link``) is rigid, a floating-frame beam (``beam:`` in a model file,
 ``chain.Beam``) or a geometrically exact rod (``rod:``, ``cosserat.rod.CosseratRod``).
-Each kind's module (`rigid`, `beam`, `rod`) defines its `LinkKind`; `kind_of` finds a
-link's, and whatever differs between kinds outside the kernels (the robot description's
-inertia and frames, the state ranges, the perturbed plants, and the chain model's part:
-its coordinates, stiffness, arrays and section tables) asks it instead of testing
-``link.rod`` or ``link.beam``; `chain_from_links` builds the one chain model of any mix.
+Each kind's package (`rigid`, `beam`, `rod`) defines its `LinkKind`;
+`kind_of` finds a link's, and whatever differs between kinds (the model file's key and
+its parser, the robot description's inertia, frames and outline, the URDF reader's
+frames, the state ranges, the measurement units, the perturbed plants, and the chain
+model's part: its coordinates, stiffness, arrays and section tables, its rows of the
+kernels' arrays) asks it instead of testing ``link.rod`` or ``link.beam``;
+`chain_from_links` builds the one chain model of any mix.
 
-Adding a kind: its module here (a `LinkKind`), its entry in `KINDS`, its parser entry in
-``link_config.parse_link``, its tests; doc/architecture.md, "How to add a link kind".
+Adding a kind: its package here (a `LinkKind`, its ``layout`` and ``kernels``), its
+entry in `KINDS`, its branch in the compiled dispatch (``model.dispatch``), its tests;
+doc/architecture.md, "How to add a link kind".
 """
 
 from typing import Protocol
@@ -20,17 +23,34 @@ from . import beam, rigid, rod
 class LinkKind(Protocol):
     """What a kind of link provides (SI units)."""
 
-    name: str                   # 'rigid', 'beam' or 'rod'
-    code: int                   # its ``link_kind`` in the kernels (``<kind>.layout.CODE``)
+    name: str                   # 'rigid', 'beam', 'rod'
+    key: str                    # its block's key under a link of a model file (None: rigid)
+    layout: object              # its rows of the kernels' arrays (``<kind>.layout``)
+    code: int                   # its ``link_kind`` in the kernels (``layout.CODE``)
+    slender: bool               # runs along the link's x axis to the next joint (URDF)
 
     def matches(self, link):
-        """Return True if ``link`` (a ``chain.Link``) is of this kind."""
+        """Return True if ``link`` (a ``chain.Link`` or a model's part) is of this kind."""
+
+    def parser(self, block, field):
+        """Return a function of the link's length [m] giving its ``chain.Link`` fields.
+
+        ``block``: the mapping under the kind's `key` (a model file's link, a URDF
+        overlay's ``flexible:`` entry), ``field`` its dotted path; a ``ConfigError`` naming
+        the field at fault, raised now for what does not depend on the length.
+        """
 
     def element(self, link):
-        """Return the link's slender beam or rod (None if rigid)."""
+        """Return the link's slender beam or rod (None if it has none)."""
+
+    def outline(self, link):
+        """Return its section's outline drawn by the robot description, or None (a bar)."""
 
     def is_flexible(self, link):
-        """Return True if the link has elastic coordinates (its sections move)."""
+        """Return True if its section frames move in its link frame (TF publishes them)."""
+
+    def unit(self, link, name):
+        """Return the unit of its elastic coordinate ``name`` in a recording ('m', 'rad'...)."""
 
     def amplitude(self, link, name):
         """Return (bound, unit, meaning) of the range of the elastic coordinate ``name``.
@@ -57,12 +77,17 @@ class LinkKind(Protocol):
 
     # The chain model's part (``model.chain.CosseratLink``, built by `part`): what the
     # model and its arrays (``model.arrays``) ask of a kind. A part's kind is
-    # `kind_of(part)` (it has ``rod`` and ``beam`` too).
+    # `kind_of(part)` (it has ``rod``, ``beam`` and ``element`` too).
     frequency_meaning: str      # what `frequencies` (or the chain's) are; None if rigid
     fewer_modes: str            # advice: how to keep fewer coordinates; None if rigid
 
     def part(self, link, stiffening):
-        """Return (rod, modal beam, 6 x 6 inertia added to the hub) of a ``chain.Link``."""
+        """Return the ``model.chain.CosseratLink`` fields of a ``chain.Link``'s kind.
+
+        A dict: ``rod``, ``beam`` or ``element`` (what `matches` the part), ``hub`` (a
+        6 x 6 inertia added to the hub) and ``armature`` (added on the joint coordinate
+        [kg m^2 or kg]), each optional.
+        """
 
     def coordinate_names(self, part):
         """Return the names of the part's elastic coordinates (without the link's prefix)."""
@@ -83,7 +108,11 @@ class LinkKind(Protocol):
         """Return (segments, 6, 6): the section inertia carried at the end of each segment."""
 
     def fill_layout(self, part, arrays, j, segments, points):
-        """Write the part's fields of the model arrays (link j; its slices of segment, point)."""
+        """Write the part's rows of the model arrays (link j; its slices of segment, point).
+
+        Its `layout`'s fields are allocated (zeros) by ``model.arrays``; the kind writes
+        its own rows.
+        """
 
     def bodies(self, part, hub, payload):
         """Return the hub and payload inertias (6 x 6 at the joint and tip frames) it carries.
@@ -96,7 +125,9 @@ class LinkKind(Protocol):
         """Fill a section's kind tables at x [m]; return (whole segments, partial step h)."""
 
 
-KINDS = (rod.KIND, beam.KIND, rigid.KIND)       # the first that matches is the link's
+# The registered kinds: the first that matches is a link's. A kind's place in the
+# compiled walk is its branch in ``model.dispatch`` (numba needs static code).
+KINDS = (rod.KIND, beam.KIND, rigid.KIND)
 
 
 def kind_of(link):

@@ -3,17 +3,26 @@
 import numpy as np
 
 from ..tuple_tables import allocate, spec_fields
-from .layout import MODEL, Model, Workspace, WORKSPACE, data_table
+from .layout import KIND_LAYOUTS, MODEL, Model, Workspace, WORKSPACE, data_table
 
 
 def model_arrays(chain):
-    """Build the ``Model`` of a ``chain.Chain`` (K and D must be diagonal)."""
+    """Build the ``Model`` of a ``chain.Chain`` (K and D must be diagonal).
+
+    The fields every link has, then each kind's rows (``KIND_LAYOUTS``): allocated here
+    (zeros of their extents: n links, m the widest link, S segments, P points), written
+    by each link's kind (``LinkKind.fill_layout``) on its rows and its slices of the
+    segments and points.
+    """
     links = chain.parts
     n = len(links)
     width = max([1] + [link.size for link in links])
     counts, points = zip(*[link.kind.layout_counts(link) for link in links])
-    segments, points = sum(counts), list(points)
-    arrays = dict(
+    sizes = {'n': n, 'm': width, 'S': sum(counts), 'P': sum(points)}
+    arrays = {name: np.zeros([sizes[e] if e in sizes else int(e) for e in extents], dtype=kind)
+              for layout in KIND_LAYOUTS
+              for (name, _, _), (kind, extents) in zip(layout.MODEL, spec_fields(layout.MODEL))}
+    arrays.update(
         joint_motion=np.array([link.motion for link in links]),
         joint_index=np.array(chain.joint_index, dtype=np.int64),
         link_kind=np.array([link.kind.code for link in links], dtype=np.int64),
@@ -24,22 +33,10 @@ def model_arrays(chain):
         armature=np.array([link.armature for link in links]),
         strain_start=np.array(chain.strain_start, dtype=np.int64),
         strain_count=np.array([link.size for link in links], dtype=np.int64),
-        segment_start=np.zeros(n, dtype=np.int64),
-        segment_count=np.array(counts, dtype=np.int64),
-        seg_h=np.zeros(segments), seg_B1=np.zeros((segments, 6, width)),
-        seg_B2=np.zeros((segments, 6, width)), node_inertia=np.zeros((segments, 6, 6)),
-        seg_reference=np.tile([0.0, 0.0, 0.0, 1.0, 0.0, 0.0], (segments, 1)),
         base_R=chain.base[:3, :3].copy(), base_p=chain.base[:3, 3].copy(),
         floating=int(chain.floating_base is not None),
         base_inertia=(np.zeros((6, 6)) if chain.base_inertia is None else chain.base_inertia),
         length=np.array([link.length for link in links]),
-        point_start=np.cumsum([0] + points[:-1]).astype(np.int64),
-        point_count=np.array(points, dtype=np.int64),
-        point_x=np.zeros(sum(points)), point_phi=np.zeros((sum(points), width)),
-        point_g=np.zeros((sum(points), width, width)),
-        point_mass=np.zeros(sum(points)),
-        mode_plane=np.zeros((n, width), dtype=np.int64), tip_phi=np.zeros((n, width)),
-        tip_slope=np.zeros((n, width)), tip_g=np.zeros((n, width, width)),
         gravity=chain.gravity.copy(), stiffness=np.diag(chain.stiffness).copy(),
         damping=np.diag(chain.damping).copy(), friction=chain.friction.copy(),
         friction_velocity=chain.friction_velocity.copy())
@@ -48,15 +45,11 @@ def model_arrays(chain):
         if off > 1e-9 * max(np.abs(K).max(), 1e-300):
             raise ValueError(f'Cosserat chain: the {name} matrix is not diagonal (off-diagonal '
                              f'{off:.3g}); the kernels need Legendre strains on a uniform rod')
-    start = 0
+    segment, point = 0, 0
     for j, link in enumerate(links):
-        count = arrays['segment_count'][j]
-        arrays['segment_start'][j] = start
-        span = slice(start, start + count)
-        arrays['node_inertia'][span] = link.node_inertias()
-        link.kind.fill_layout(link, arrays, j, span, slice(
-            arrays['point_start'][j], arrays['point_start'][j] + points[j]))
-        start += count
+        link.kind.fill_layout(link, arrays, j, slice(segment, segment + counts[j]),
+                              slice(point, point + points[j]))
+        segment, point = segment + counts[j], point + points[j]
     return Model(*[np.ascontiguousarray(arrays[name]) if extents else arrays[name]
                    for (name, _, _), (_, extents) in zip(MODEL, spec_fields(MODEL))])
 

@@ -82,12 +82,14 @@ class CosseratLink:
     [N m s/rad or N s/m] and ``armature`` [kg m^2 or kg] of the joint; ``joint_name``: the
     name of its coordinate (a model file's joint name; ``<name>_joint`` if None);
     ``friction`` [N m or N] and ``friction_velocity`` [rad/s or m/s]: its Coulomb friction
-    level and regularization (``mechanics.friction``).
+    level and regularization (``mechanics.friction``); ``element``: the element of
+    another kind (``chain.Link.element``).
     """
 
     def __init__(self, name, rod, joint=REVOLUTE, axis=(0.0, 0.0, 1.0), offset=None,
                  hub=None, payload=None, damping=0.0, armature=0.0, length=None, beam=None,
-                 joint_name=None, friction=0.0, friction_velocity=FRICTION_VELOCITY):
+                 joint_name=None, friction=0.0, friction_velocity=FRICTION_VELOCITY,
+                 element=None):
         """Check the joint type, the axis and the rod."""
         if rod is not None and not isinstance(rod, CosseratRod):
             raise TypeError(f'link {name!r}: rod must be a CosseratRod or None')
@@ -104,8 +106,9 @@ class CosseratLink:
         self.name, self.rod, self.joint, self.axis = name, rod, joint, axis
         self.joint_name = f'{name}_joint' if joint_name is None else str(joint_name)
         self.beam = beam if beam is not None and beam.count else None
+        self.element = element              # another kind's element (``chain.Link``'s)
         self.length = rod.length if rod is not None else float(length)
-        self.kind = kind_of(self)           # its `links.LinkKind`: rigid, beam or rod
+        self.kind = kind_of(self)           # its `links.LinkKind` (``links.KINDS``)
         self.size = self.kind.size(self)
         self.offset = np.eye(4) if offset is None else np.asarray(offset, dtype=float)
         self.hub, self.payload = self.kind.bodies(
@@ -246,14 +249,15 @@ class Chain:
     def from_links(cls, name, links, gravity_base, base_frame='base_link',
                    base_xyz=(0.0, 0.0, 0.0), base_rpy=(0.0, 0.0, 0.0), tool_frame='tool0',
                    geometric_stiffening=True, floating_base=None):
-        """Build the chain of a model file's ``chain.Link`` list: rigid, beam or rod links.
+        """Build the chain of a model file's ``chain.Link`` list: links of any kinds.
 
-        A link with a ``rod`` is a Cosserat link, one with a ``beam`` a floating-frame link
+        Each link's kind gives its part (``links.LinkKind.part``): a link with a ``rod``
+        is a Cosserat link, one with a ``beam`` a floating-frame link
         (``modal_beam.ModalBeam``; with ``geometric_stiffening`` its foreshortening; a beam
-        without modes is a rigid slender rod), others are
-        rigid. Dynamics in the base frame (``gravity_base`` in its components [m/s^2]; in
-        world components for a ``floating_base``, ``chain.RigidBody``); base_xyz and
-        base_rpy place the base in the world (the initial pose of a floating one).
+        without modes is a rigid slender rod), others are rigid. Dynamics in the base
+        frame (``gravity_base`` in its components [m/s^2]; in world components for a
+        ``floating_base``, ``chain.RigidBody``); base_xyz and base_rpy place the base in
+        the world (the initial pose of a floating one).
         """
         parts = []
         for link in links:
@@ -261,14 +265,18 @@ class Chain:
             offset = np.eye(4)
             offset[:3, :3] = transforms3d.euler.euler2mat(*joint.rpy, axes='sxyz')
             offset[:3, 3] = joint.xyz
-            rod, beam, added = kind_of(link).part(link, geometric_stiffening)
-            hub = rigid_inertia(link.body.mass, link.body.com, link.body.inertia) + added
+            fields = dict(kind_of(link).part(link, geometric_stiffening))
+            hub = (rigid_inertia(link.body.mass, link.body.com, link.body.inertia)
+                   + fields.pop('hub', 0.0))
+            armature = joint.armature + fields.pop('armature', 0.0)
             axis = np.asarray(joint.axis, dtype=float)      # a URDF axis: its direction
             parts.append(CosseratLink(
-                link.name, rod, joint.type, axis / np.linalg.norm(axis), offset, hub,
+                link.name, fields.pop('rod', None), joint.type, axis / np.linalg.norm(axis),
+                offset, hub,
                 rigid_inertia(link.payload.mass, link.payload.com, link.payload.inertia),
-                joint.damping, joint.armature, link.length, beam, joint.name, joint.friction,
-                joint.friction_velocity))
+                joint.damping, armature, link.length, joint_name=joint.name,
+                friction=joint.friction, friction_velocity=joint.friction_velocity,
+                **fields))
         base = np.eye(4)
         base[:3, :3] = transforms3d.euler.euler2mat(*base_rpy, axes='sxyz')
         base[:3, 3] = base_xyz

@@ -9,8 +9,8 @@ acceleration alpha (``frame_steps``), and each body with inertia I adds
 
 on the columns that can be non-zero (the coordinates of the links passed so far;
 ``bodies``). Then v' = M^-1 (B u - h) by Cholesky. Link j: its joint (`_joint`), its hub,
-then its kind's walk from the joint frame to the tip (dispatched on ``link_kind``, as the
-joint on its type: ``links.<kind>.kernels``: a rigid link's translation, a floating-frame
+then its kind's walk from the joint frame to the tip (the one dispatch on ``link_kind``,
+``dispatch``, to ``links.<kind>.kernels``: a rigid link's translation, a floating-frame
 link's mass points and tip, a rod's Magnus steps and node inertias), its payload. A
 free-floating base is the first body (its twist is v's last six entries); the steppers
 then move its pose on SO(3) x R^3 (``chain_kernels.steppers.integrate``). K and D are
@@ -27,17 +27,14 @@ from ..chain_kernels.linalg import cholesky_factor, cholesky_substitute
 from ..chain_kernels.spatial import compose, se3_exp
 from ..friction import smooth_sign
 from ..chain_kernels.steppers import dexpinv, integrate, stiff_factor, stiff_solve, tangent_rates
-from ..links.beam import kernels as beam, layout as beam_layout
-from ..links.rigid import kernels as rigid
-from ..links.rod import kernels as rod, layout as rod_layout
 from ..tuple_tables import unpack
+from . import dispatch
 from .bodies import (accumulate, add_force_to_link, add_potential, body, FRAMES_ONLY,
                      inertial_wrench, INVERSE, MASS_AND_BIAS, POTENTIAL)
 from .frame_steps import add_motion, transport
 from .layout import DATA_TYPE, MODEL_TYPE
 
 _jit, _inline = compiled.jit, compiled.inline
-BEAM, ROD = beam_layout.CODE, rod_layout.CODE
 
 
 @_inline
@@ -120,16 +117,9 @@ def _link(model_table, data_table, j, q, v, count, bodies):
     """
     model, data = unpack(model_table, MODEL_TYPE), unpack(data_table, DATA_TYPE)
     count = _joint(model, data, j, q, v, count, bodies)
-    start, m = model.strain_start[j], model.strain_count[j]
     if bodies:
         body(model_table, model.hub[j], data_table, count, j, bodies)
-    kind = model.link_kind[j]
-    if kind == ROD:
-        rod.walk(model_table, data_table, j, start, m, q, v, count, bodies)
-    elif kind == BEAM:
-        beam.walk(model, model_table, data_table, j, start, m, q, v, count, bodies)
-    else:
-        rigid.walk(model, data, j, count)
+    dispatch.walk(model, data, model_table, data_table, j, q, v, count, bodies)
     data.count[0] = count
     if bodies:
         body(model_table, model.payload[j], data_table, count, j, bodies)
@@ -273,8 +263,8 @@ def section_motion(model_table, data_table, q, v, j, segments, h, B1, B2, phi, s
     for link in range(j):
         count = _link(model_table, data_table, link, q, v, count, np.int64(FRAMES_ONLY))
     count = _joint(model, data, j, q, v, count, np.int64(FRAMES_ONLY))
-    _section_tail(model, data, model_table, data_table, j, count, segments, h, B1, B2, phi,
-                  slope, g, x, q, v)
+    dispatch.to_section(model, data, model_table, data_table, j, count, segments, h, B1, B2,
+                        phi, slope, g, x, q, v)
 
 
 @_jit
@@ -312,24 +302,6 @@ def section_kinematics(model_table, data_table, q, v, j, segments, h, B1, B2, ph
                          + Rb[r, 2] * (cx[2] + alpha[5]))
         total += motion[r] + motion[3 + r] + motion[6 + r] + motion[9 + r]
     return math.isfinite(total)
-
-
-@_inline
-def _section_tail(model, data, model_table, data_table, j, count, segments, h, B1, B2, phi,
-                  slope, g, x, q, v):
-    """Walk from link j's joint frame to its section at x (the tables of `section_motion`).
-
-    ``count``: the active columns, the link's strains the last m of them; ``model``,
-    ``data``: the unpacked tables (inlined: each unpack adds to the caller's compile time).
-    """
-    start, m = model.strain_start[j], model.strain_count[j]
-    kind = model.link_kind[j]
-    if kind == ROD:
-        rod.to_section(model, data, data_table, j, start, m, count, segments, h, B1, B2, q, v)
-    elif kind == BEAM:
-        beam.to_section(model_table, data_table, j, start, m, x, phi, slope, g, q, v, count)
-    else:
-        rigid.to_section(data, count, x)
 
 
 @_jit
@@ -374,17 +346,9 @@ def local_transforms(model_table, data_table, q, v, links, is_section, segments,
             data.pose_p[i] = 0.0
             for c in range(3):
                 data.pose_R[i, c] = 1.0 if i == c else 0.0
-        kind = model.link_kind[j]
-        if is_section[e] and kind == ROD:           # its pose alone
-            rod.section_pose(model, data_table, j, start, m, segments[e], h[e], B1[e], B2[e],
-                             q)
-        elif is_section[e] and kind != BEAM:
-            rigid.section_pose(data, xs[e])
-        elif is_section[e]:
-            for c in range(m):
-                data.cols[c] = start + c
-            _section_tail(model, data, model_table, data_table, j, m, segments[e], h[e], B1[e],
-                          B2[e], phi[e], slope[e], g[e], xs[e], q, v)
+        if is_section[e]:
+            dispatch.section_pose(model, data, model_table, data_table, j, segments[e], h[e],
+                                  B1[e], B2[e], phi[e], slope[e], g[e], xs[e], q, v)
         else:
             transport(model.offset_R[j], model.offset_p[j], data, m - m)   # int64 zero
             ji = model.joint_index[j]
@@ -393,6 +357,7 @@ def local_transforms(model_table, data_table, q, v, links, is_section, segments,
                     data.t2[i] = model.joint_motion[j, i] * q[ji]
                 se3_exp(data.t2, data.R, data.p)
                 transport(data.R, data.p, data, m - m)
+            dispatch.joint_pose(model, data, j, q)
         for i in range(3):
             p_out[e, i] = data.pose_p[i]
             for c in range(3):

@@ -4,17 +4,16 @@ One line per field (the convention of `tuple_tables`: name, kind and extents, me
 n links, nv coordinates, m = the largest strain basis or mode count of a link, k = m + 1
 local coordinates of a link; then each link kind's own rows (``links.<kind>.layout``:
 its extents, S segments of the rods, P mass points of the beams, are stated there),
-registered in `KIND_LAYOUTS`. Python builds them (`arrays`); the kernels take them as
-two tables (`tuple_tables`) and rebuild the tuples of the numba types `MODEL_TYPE` and
-`DATA_TYPE`.
+`KIND_LAYOUTS`: those of the kinds registered in ``links.KINDS``. Python builds them
+(`arrays`); the kernels take them as two tables (`tuple_tables`) and rebuild the tuples
+of the numba types `MODEL_TYPE` and `DATA_TYPE`.
 """
 
-from ..links.beam import layout as beam_layout
-from ..links.rigid import layout as rigid_layout
-from ..links.rod import layout as rod_layout
+from ..links import KINDS
 from ..tuple_tables import record, spec_layout, table_of
 
-KIND_LAYOUTS = (rigid_layout, beam_layout, rod_layout)       # every link kind's rows
+# every registered link kind's rows (``links.KINDS``), in the order of their codes
+KIND_LAYOUTS = tuple(sorted({kind.layout for kind in KINDS}, key=lambda layout: layout.CODE))
 
 MODEL = (
     ('joint_motion', 'f8 n 6', "the joint's twist per unit rate in its frame"),

@@ -150,8 +150,8 @@ def forward_pass(chain, q, v=None, gravity=True):
             steps = zip(*modal_steps(link, q[cols], modes, link.length))
             inertias = [None] * 3
         else:
-            steps = zip(*link_steps(link, q[cols], modes))
-            inertias = [None] if link.rod is None else link.node_inertias()
+            steps = list(zip(*link_steps(link, q[cols], modes)))
+            inertias = [None] * len(steps) if link.rod is None else link.node_inertias()
         for (step, motion, offset), inertia in zip(steps, inertias):
             state = _advance(state, step, _wide(chain, cols, motion), offset, rates)
             if inertia is not None and inertia[5, 5] > 0.0:

@@ -6,6 +6,7 @@ import numpy as np
 
 from ...chain_kernels.spatial import spatial_inertia
 from ...modal_beam import ModalBeam
+from . import layout
 from .layout import CODE
 
 
@@ -13,7 +14,10 @@ class BeamKind:
     """`links.LinkKind` of a link with a ``beam``."""
 
     name = 'beam'
+    key = 'beam'                # its block under a link: ``link_config.parse_beam``
+    layout = layout
     code = CODE                 # its ``link_kind`` in the kernels (``layout``)
+    slender = True
     frequency_meaning = 'clamped-free'
     fewer_modes = 'keep fewer modes per link in the control model (control_modes)'
 
@@ -21,9 +25,23 @@ class BeamKind:
         """Return True for a link with a beam."""
         return link.beam is not None
 
+    def parser(self, block, field):
+        """Return the function of the length giving its ``beam`` (``link_config``'s parser)."""
+        from ....link_config import parse_beam      # the model file's checks, not kernel code
+        beam = parse_beam(block, field)
+        return lambda length: {'beam': beam}
+
     def element(self, link):
         """Return its ``chain.Beam``."""
         return link.beam
+
+    def outline(self, link):
+        """Return its optional drawn section (its dynamics need only rho A and EI)."""
+        return link.beam.shape
+
+    def unit(self, link, name):
+        """Return 'm': a modal amplitude (the tip deflection per W_k(L) = +-2)."""
+        return 'm'
 
     def is_flexible(self, link):
         """Return True if it keeps at least one mode (no modes: a rigid slender rod)."""
@@ -72,16 +90,16 @@ class BeamKind:
 
     # -- the chain model's part (``model.chain.CosseratLink``) --------------------------
     def part(self, link, stiffening):
-        """Return (rod, modal beam, inertia added to the hub) of the model's part.
+        """Return the part's fields: its modal beam, or the rigid rod added to the hub.
 
         Its ``modal_beam.ModalBeam`` (``stiffening``: the foreshortening); a beam without
         modes is a rigid slender rod (``chain.Beam.as_rod``), added to the hub.
         """
         beam = ModalBeam(link.beam, link.length, stiffening)
         if beam.count:
-            return None, beam, np.zeros((6, 6))
+            return {'beam': beam}
         mass, first_moment, inertia = link.beam.as_rod(link.length)
-        return None, None, np.array(spatial_inertia(mass, first_moment, inertia))
+        return {'hub': np.array(spatial_inertia(mass, first_moment, inertia))}
 
     def coordinate_names(self, part):
         """Return its modes' names (``y1``, ``z2``...)."""
@@ -113,6 +131,7 @@ class BeamKind:
         ``segments`` and ``points``: its slices of the segment and point arrays.
         """
         beam, count = part.beam, part.beam.count
+        arrays['point_start'][j], arrays['point_count'][j] = points.start, beam.x.size
         arrays['point_x'][points] = beam.x
         arrays['point_phi'][points, :count] = beam.phi
         arrays['point_g'][points, :count, :count] = beam.g

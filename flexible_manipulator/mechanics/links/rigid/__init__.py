@@ -3,6 +3,7 @@
 import numpy as np
 
 from ... import lie
+from . import layout
 from .layout import CODE
 
 
@@ -10,20 +11,35 @@ class RigidKind:
     """`links.LinkKind` of a link without beam or rod."""
 
     name = 'rigid'
+    key = None                  # a link without another kind's block
+    layout = layout
     code = CODE                 # its ``link_kind`` in the kernels (``layout``)
+    slender = False
     frequency_meaning = fewer_modes = None      # no elastic coordinate
 
     def matches(self, link):
-        """Return True for a link with neither a beam nor a rod."""
-        return link.beam is None and link.rod is None
+        """Return True for a link with neither a beam, a rod nor another kind's element."""
+        return link.beam is None and link.rod is None and link.element is None
+
+    def parser(self, block, field):
+        """Return the fields of no block: none (a rigid link has no key)."""
+        return lambda length: {}
 
     def element(self, link):
         """Return None: no slender element."""
         return None
 
+    def outline(self, link):
+        """Return None: drawn as a bar."""
+        return None
+
     def is_flexible(self, link):
         """Return False: its sections are fixed in its frame."""
         return False
+
+    def unit(self, link, name):
+        """Raise: a rigid link has no elastic coordinate."""
+        raise ValueError(f'link {link.name!r} is rigid: no elastic coordinate {name!r}')
 
     def amplitude(self, link, name):
         """Raise: a rigid link has no elastic coordinate."""
@@ -47,8 +63,8 @@ class RigidKind:
 
     # -- the chain model's part (``model.chain.CosseratLink``) --------------------------
     def part(self, link, stiffening):
-        """Return (rod, modal beam, inertia added to the hub): none, none, nothing."""
-        return None, None, np.zeros((6, 6))
+        """Return the part's fields: none (no rod, beam or element; nothing added)."""
+        return {}
 
     def coordinate_names(self, part):
         """Return []: no elastic coordinate."""

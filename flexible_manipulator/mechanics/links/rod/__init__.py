@@ -2,8 +2,7 @@
 
 import math
 
-import numpy as np
-
+from . import layout
 from .layout import CODE
 
 CURVATURES = ('torsion', 'bending_y', 'bending_z')      # kept by `RodKind.reduced`
@@ -13,7 +12,10 @@ class RodKind:
     """`links.LinkKind` of a link with a ``rod``."""
 
     name = 'rod'
+    key = 'rod'                 # its block under a link: ``link_config.parse_rod``
+    layout = layout
     code = CODE                 # its ``link_kind`` in the kernels (``layout``)
+    slender = True
     frequency_meaning = 'one strain coordinate alone'
     fewer_modes = ('leave the stiff strains out of the control model (control_modes: k keeps '
                    'torsion and bending to k coefficients, drops extension and shear)')
@@ -22,9 +24,32 @@ class RodKind:
         """Return True for a link with a rod."""
         return link.rod is not None
 
+    def parser(self, block, field):
+        """Return the function of the length giving its ``rod`` (``link_config``'s parsers).
+
+        The section's errors are raised now; the strain basis needs the length.
+        """
+        from ....config_checks import naming         # the model file's checks, not kernel code
+        from ....link_config import parse_rod, parse_section
+        with naming(field):
+            parse_section(block, field)
+
+        def rod(length):
+            with naming(field):
+                return {'rod': parse_rod(block, field, length)}
+        return rod
+
     def element(self, link):
         """Return its ``cosserat.rod.CosseratRod``."""
         return link.rod
+
+    def outline(self, link):
+        """Return the outline of its section: the model file's ``section``."""
+        return link.rod.section.shape
+
+    def unit(self, link, name):
+        """Return a strain coefficient's unit: '1/m' for a curvature, '-' for a strain."""
+        return '1/m' if name.startswith(('bending', 'torsion')) else '-'
 
     def is_flexible(self, link):
         """Return True: a rod always has strain coordinates."""
@@ -87,8 +112,8 @@ class RodKind:
 
     # -- the chain model's part (``model.chain.CosseratLink``) --------------------------
     def part(self, link, stiffening):
-        """Return (rod, modal beam, inertia added to the hub): the rod itself."""
-        return link.rod, None, np.zeros((6, 6))
+        """Return the part's fields: the rod itself."""
+        return {'rod': link.rod}
 
     def coordinate_names(self, part):
         """Return its strain coefficients' names (``StrainBasis.names``)."""
@@ -120,6 +145,8 @@ class RodKind:
         ``segments`` and ``points``: its slices of the segment and point arrays.
         """
         rod = part.rod
+        arrays['segment_start'][j], arrays['segment_count'][j] = segments.start, rod.segments
+        arrays['node_inertia'][segments] = self.node_inertias(part)
         arrays['seg_h'][segments] = rod.steps
         arrays['seg_reference'][segments] = rod.reference
         arrays['seg_B1'][segments, :, :rod.size] = rod.B1
