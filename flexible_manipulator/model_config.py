@@ -47,6 +47,16 @@ joint may be ``type: fixed``, a clamp)::
           damping_time: 0.0           # optional: Kelvin-Voigt relaxation time [s]
           rest_curvature: [0, 0, 0]   # optional: torsion, bending_y, bending_z at rest [1/m]
 
+Or a rigid link behind a flexible joint, ``flexible_joint:`` in place of ``beam:`` (Spong's
+elastic gear, ``mechanics.links.flexible_joint``: the joint's coordinate is the motor's
+angle, the link's elastic coordinate ``<link>_deflection`` the gear's)::
+
+        flexible_joint:
+          stiffness: 2.0e4            # gear stiffness k [N m/rad] (> 0)
+          damping: 5.0                # optional: gear damping d [N m s/rad] (default 0)
+          rotor_inertia: 0.2          # reflected rotor inertia J_m [kg m^2] (> 0), on the
+                                      # motor's angle, added to the joint's armature
+
 A chain may instead be a URDF's (``urdf:`` in place of ``links:``, ``tool_frame`` and
 ``base.frame``: the URDF's root and tip links are the base and tool frames), with what
 bends said per URDF link (doc/models.md, "Your own robot: a URDF";
@@ -76,7 +86,9 @@ bends said per URDF link (doc/models.md, "Your own robot: a URDF";
     flexible:
       forearm_link:                 # a URDF link a moving joint of the chain drives
         beam: {...}                 # or rod: {...}, the blocks above; it runs from its
-                                    # joint to the next joint's origin (its length)
+                                    # joint to the next joint's origin (its length);
+                                    # or flexible_joint: {...}: the link stays rigid in
+                                    # its URDF frame, behind an elastic gear
         hub: {mass, com, inertia}   # optional: its rigid part in the link's frame, in
                                     # place of the URDF <inertial> (the whole link's)
         frames: 3                   # optional: section frames on TF

@@ -534,7 +534,7 @@ def test_urdf_paths_name_the_flexible_blocks_the_inertials_payload_and_armature(
              'forearm_link: fit forearm_link.hub.mass'),
             ('forearm_link.beam.modes', 'a count, not a physical parameter'),
             ('forearm_link.stiffness', "forearm_link has no field 'stiffness' (fields there: "
-             'mass, com, inertia, beam, rod, hub)'),
+             'mass, com, inertia, beam, flexible_joint, rod, hub)'),
             ('payload.weight', "payload has no field 'weight'"),
             ('armature.elbow_joint', 'armature is one number for every joint'),
             ('base_link.mass', 'is 0 in the URDF (or the link has no <inertial>)'),

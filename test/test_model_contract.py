@@ -1,7 +1,8 @@
 """The chain model's contract (`mechanics.model_contract.ChainModel`) on every chain model.
 
 Every chain model file of config/models/ and seeded random mixed chains (rigid links,
-floating-frame beams and Cosserat rods, revolute and prismatic joints, in any order) is
+floating-frame beams, Cosserat rods and links behind flexible joints, revolute and
+prismatic joints, in any order) is
 checked against what the contract states, each expected value from mechanics alone:
 
 * sizes: q, v, u, the names, B and the elastic coefficients as the contract gives them;
@@ -31,11 +32,11 @@ STEP = 1e-6                     # central differences: truncation ~1e-12, round-
 
 
 def random_chain(seed):
-    """A seeded mixed chain: 2 to 4 links, each rigid, a modal beam or (even seeds) a
-    Cosserat rod: odd seeds make chains of the floating-frame class, even ones mostly of
-    the Cosserat class."""
+    """A seeded mixed chain: 2 to 4 links, each rigid, a modal beam, a link behind a
+    flexible joint or (even seeds) a Cosserat rod."""
     rng = np.random.default_rng(seed)
-    kinds = ('rigid', 'beam', 'rod') if seed % 2 == 0 else ('rigid', 'beam')
+    kinds = (('rigid', 'beam', 'rod', 'flexible_joint') if seed % 2 == 0
+             else ('rigid', 'beam', 'flexible_joint'))
     links = []
     for j in range(int(rng.integers(2, 5))):
         axis = [0.0, 0.0, 0.0]
@@ -63,6 +64,10 @@ def random_chain(seed):
                                        'bending_z': int(rng.integers(0, 2)),
                                        'torsion': int(rng.integers(0, 2))},
                            'damping_time': 0.01}
+        elif kind == 'flexible_joint':
+            link['flexible_joint'] = {'stiffness': float(rng.uniform(20.0, 200.0)),
+                                      'damping': float(rng.uniform(0.0, 0.5)),
+                                      'rotor_inertia': float(rng.uniform(0.005, 0.05))}
         links.append(link)
     return model_from_dict({'name': f'random{seed}', 'type': 'serial_chain',
                             'gravity': [0.0, 0.0, -9.80665], 'links': links})

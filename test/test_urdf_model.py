@@ -727,8 +727,8 @@ def test_more_refusals_name_the_element():
     refusal(SYNTHETIC, "base.frame: with urdf: the base is the chain's root link",
             base={'frame': 'b'})
     refusal(edit('"camera"', '"l2_tip"'), "urdf: frame name 'l2_tip' is used twice")
-    refusal(SYNTHETIC, 'flexible.l2: expected one block of a link kind (rod, beam), got 0',
-            flexible={'l2': {'frames': 2}})
+    refusal(SYNTHETIC, 'flexible.l2: expected one block of a link kind (rod, beam, '
+            'flexible_joint), got 0', flexible={'l2': {'frames': 2}})
 
 
 LOAD = {'mass': 1.7, 'com': [0.01, -0.02, 0.05], 'inertia': [0.004, 0.005, 0.003, 1e-4, 0.0,

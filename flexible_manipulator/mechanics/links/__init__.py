@@ -1,8 +1,9 @@
 """Link kinds: what each kind of link brings, one package each, and the one dispatch.
 
 A link (``chain.Link``) is rigid, a floating-frame beam (``beam:`` in a model file,
-``chain.Beam``) or a geometrically exact rod (``rod:``, ``cosserat.rod.CosseratRod``).
-Each kind's package (`rigid`, `beam`, `rod`) defines its `LinkKind`;
+``chain.Beam``), a geometrically exact rod (``rod:``, ``cosserat.rod.CosseratRod``) or a
+rigid link behind an elastic gear (``flexible_joint:``, `flexible_joint.FlexibleJoint`).
+Each kind's package (`rigid`, `beam`, `rod`, `flexible_joint`) defines its `LinkKind`;
 `kind_of` finds a link's, and whatever differs between kinds (the model file's key and
 its parser, the robot description's inertia, frames and outline, the URDF reader's
 frames, the state ranges, the measurement units, the perturbed plants, and the chain
@@ -17,13 +18,13 @@ doc/architecture.md, "How to add a link kind".
 
 from typing import Protocol
 
-from . import beam, rigid, rod
+from . import beam, flexible_joint, rigid, rod
 
 
 class LinkKind(Protocol):
     """What a kind of link provides (SI units)."""
 
-    name: str                   # 'rigid', 'beam', 'rod'
+    name: str                   # 'rigid', 'beam', 'rod', 'flexible_joint'
     key: str                    # its block's key under a link of a model file (None: rigid)
     layout: object              # its rows of the kernels' arrays (``<kind>.layout``)
     code: int                   # its ``link_kind`` in the kernels (``layout.CODE``)
@@ -127,7 +128,7 @@ class LinkKind(Protocol):
 
 # The registered kinds: the first that matches is a link's. A kind's place in the
 # compiled walk is its branch in ``model.dispatch`` (numba needs static code).
-KINDS = (rod.KIND, beam.KIND, rigid.KIND)
+KINDS = (rod.KIND, beam.KIND, flexible_joint.KIND, rigid.KIND)
 
 
 def kind_of(link):

@@ -9,8 +9,7 @@ codes, and each function here sends a link to its kind's steps (``links.<kind>.k
   (``model.kernels.section_motion``);
 * `section_pose`: the pose only of the section at x in the link frame, the link frame
   being where `joint_pose` leaves it (``model.kernels.local_transforms``: TF);
-* `joint_pose`: what a kind adds to its joint's transform (rigid links, beams and rods:
-  nothing, their link frame is the joint frame).
+* `joint_pose`: what a kind adds to its joint's transform (a flexible joint's deflection).
 
 Numba compiles static code, so a kind registered in ``links.KINDS`` is also one import
 and one branch per function here; every function is inlined into its caller.
@@ -18,6 +17,7 @@ and one branch per function here; every function is inlined into its caller.
 
 from .. import compiled
 from ..links.beam import kernels as beam, layout as beam_layout
+from ..links.flexible_joint import kernels as flexible_joint, layout as flexible_joint_layout
 from ..links.rigid import kernels as rigid, layout as rigid_layout
 from ..links.rod import kernels as rod, layout as rod_layout
 
@@ -25,6 +25,7 @@ _inline = compiled.inline
 
 # the modes: each kind's ``link_kind``
 RIGID, BEAM, ROD = rigid_layout.CODE, beam_layout.CODE, rod_layout.CODE
+FLEXIBLE_JOINT = flexible_joint_layout.CODE
 
 
 @_inline
@@ -36,6 +37,8 @@ def walk(model, data, model_table, data_table, j, q, v, count, bodies):
         rod.walk(model_table, data_table, j, start, m, q, v, count, bodies)
     elif kind == BEAM:
         beam.walk(model, model_table, data_table, j, start, m, q, v, count, bodies)
+    elif kind == FLEXIBLE_JOINT:
+        flexible_joint.walk(model, data, j, start, q, v, count)
     else:
         rigid.walk(model, data, j, count)
 
@@ -53,6 +56,8 @@ def to_section(model, data, model_table, data_table, j, count, segments, h, B1, 
         rod.to_section(model, data, data_table, j, start, m, count, segments, h, B1, B2, q, v)
     elif kind == BEAM:
         beam.to_section(model_table, data_table, j, start, m, x, phi, slope, g, q, v, count)
+    elif kind == FLEXIBLE_JOINT:
+        flexible_joint.to_section(model, data, j, start, q, v, count, x)
     else:
         rigid.to_section(data, count, x)
 
@@ -62,7 +67,8 @@ def section_pose(model, data, model_table, data_table, j, segments, h, B1, B2, p
                  x, q, v):
     """Move the pose to link j's section at x from its link frame (J, twist: scratch).
 
-    A rod's, a beam's and a rigid link's link frame is the joint frame (`joint_pose`).
+    A rod's and a beam's link frame is the joint frame; a flexible joint's is behind its
+    deflection (`joint_pose`), the section then a translation by x as a rigid link's.
     """
     start, m = model.strain_start[j], model.strain_count[j]
     kind = model.link_kind[j]
@@ -78,7 +84,6 @@ def section_pose(model, data, model_table, data_table, j, segments, h, B1, B2, p
 
 @_inline
 def joint_pose(model, data, j, q):
-    """Move the pose by what link j's kind adds to its joint's transform (TF's link frame).
-
-    Nothing for the kinds here: their link frame is the joint frame.
-    """
+    """Move the pose by what link j's kind adds to its joint's transform (TF's link frame)."""
+    if model.link_kind[j] == FLEXIBLE_JOINT:
+        flexible_joint.joint_pose(model, data, j, model.strain_start[j], q)

@@ -13,7 +13,8 @@ with the body inertia matrices M_b (6 x 6, about the body frame),
 the Poincare (Newton-Euler on SE(3)) equations projected on the coordinates; their cost is
 O(bodies nv^2). A link's steps from its joint frame: a rod's Magnus steps
 (``cosserat_rod.steps_at``), a floating-frame beam's shift and two bending turns
-(``modal_beam``), a rigid link's translation by its length.
+(``modal_beam``), a rigid link's translation by its length, a flexible joint's turn by
+its deflection and translation (its hub carried to its tip: ``links.flexible_joint``).
 """
 
 import numpy as np
@@ -25,11 +26,25 @@ from .. import arguments, lie
 def link_steps(link, q, v=None):
     """Per segment: relative pose (4x4), S_k (6 x size), c_k (6) (`cosserat_rod.steps_at`).
 
-    A rigid link is one segment: the translation by its length, no strain.
+    A rigid link is one segment: the translation by its length, no strain; a link behind
+    a flexible joint two: its turn by the gear's deflection (`gear_turn`), the translation.
     """
+    if link.element is not None:
+        turn, motion = gear_turn(link, q)
+        return (np.array([turn, _translation(link.length)]),
+                np.array([motion, np.zeros((6, 1))]), np.zeros((2, 6)))
     if link.rod is None:
         return _translation(link.length)[None], np.zeros((1, 6, 0)), np.zeros((1, 6))
     return cosserat_rod.steps_at(link.rod, q, v)
+
+
+def gear_turn(link, q):
+    """Return exp(delta a) (4x4) and its twist per unit delta' (6 x 1): a flexible joint's.
+
+    delta = q[0], the gear's deflection; a the joint's motion (the same axis as the
+    motor's joint: the link's angle is theta + delta).
+    """
+    return lie.se3_exp(link.motion * q[0]), link.motion[:, None].copy()
 
 
 def modal_steps(link, q, v, X, tables=None):
@@ -80,6 +95,9 @@ def section_steps(link, q, X, poses=None):
     link.check_abscissa(X)
     if link.beam is not None:
         return modal_steps(link, q, None, X)[:2]
+    if link.element is not None:
+        turn, motion = gear_turn(link, q)
+        return [turn, _translation(X)], [motion, np.zeros((6, 1))]
     if link.rod is None:
         return [_translation(X)], [np.zeros((6, 0))]
     rod = link.rod

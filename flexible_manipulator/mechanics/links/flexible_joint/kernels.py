@@ -1,0 +1,51 @@
+"""The flexible joint's steps in the walk (numba): the gear's deflection, then the rigid link.
+
+After the joint's motion by the motor angle theta (``model.kernels._joint``), the link
+turns by the gear's deflection delta = q[start] about the same axis: a step exp(delta a)
+with a = ``joint_motion`` (so the link's angle is theta + delta), whose column of J is a
+(a is fixed by its own exponential: the theta column, carried through the step, is a
+too) and whose relative twist is a delta'. Then the rigid link's translation by its
+length; its body rides on the tip frame (``FlexibleJointKind.bodies``).
+"""
+
+from ... import compiled
+from ...chain_kernels.spatial import se3_exp
+from ...model.frame_steps import add_motion, compose_pose, transport, translate
+
+_inline = compiled.inline
+
+
+@_inline
+def deflect(model, data, j, start, q, v, count):
+    """Step by the deflection delta = q[start] about link j's joint axis; add its column."""
+    for i in range(6):
+        data.t2[i] = model.joint_motion[j, i] * q[start]
+    se3_exp(data.t2, data.R, data.p)
+    transport(data.R, data.p, data, count)
+    for i in range(6):
+        data.J[i, start] += model.joint_motion[j, i]
+        data.s[i] = model.joint_motion[j, i] * v[start]
+    add_motion(data, data.s)
+
+
+@_inline
+def walk(model, data, j, start, q, v, count):
+    """Step from link j's joint frame to its tip: the deflection, then the link's length."""
+    deflect(model, data, j, start, q, v, count)
+    translate(model.length[j], 0.0, 0.0, data, count)
+
+
+@_inline
+def to_section(model, data, j, start, q, v, count, x):
+    """Step from the joint frame to the section at x [m]: the deflection, then x."""
+    deflect(model, data, j, start, q, v, count)
+    translate(x, 0.0, 0.0, data, count)
+
+
+@_inline
+def joint_pose(model, data, j, start, q):
+    """Move the pose only by the deflection: the link frame behind the gear (TF)."""
+    for i in range(6):
+        data.t2[i] = model.joint_motion[j, i] * q[start]
+    se3_exp(data.t2, data.R, data.p)
+    compose_pose(data.R, data.p, data)
