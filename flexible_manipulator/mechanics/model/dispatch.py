@@ -38,7 +38,7 @@ def walk(model, data, model_table, data_table, j, q, v, count, bodies):
     elif kind == BEAM:
         beam.walk(model, model_table, data_table, j, start, m, q, v, count, bodies)
     elif kind == FLEXIBLE_JOINT:
-        flexible_joint.walk(model, data, j, start, q, v, count)
+        flexible_joint.walk(model, data, model_table, data_table, j, start, q, v, count)
     else:
         rigid.walk(model, data, j, count)
 
@@ -57,7 +57,7 @@ def to_section(model, data, model_table, data_table, j, count, segments, h, B1, 
     elif kind == BEAM:
         beam.to_section(model_table, data_table, j, start, m, x, phi, slope, g, q, v, count)
     elif kind == FLEXIBLE_JOINT:
-        flexible_joint.to_section(model, data, j, start, q, v, count, x)
+        flexible_joint.to_section(data, model_table, data_table, j, start, q, v, count, x)
     else:
         rigid.to_section(data, count, x)
 

@@ -11,13 +11,16 @@ length; its body rides on the tip frame (``FlexibleJointKind.bodies``).
 from ... import compiled
 from ...chain_kernels.spatial import se3_exp
 from ...model.frame_steps import add_motion, compose_pose, transport, translate
+from ...model.layout import DATA_TYPE, MODEL_TYPE
+from ...tuple_tables import unpack
 
-_inline = compiled.inline
+_jit, _inline = compiled.jit, compiled.inline
 
 
-@_inline
-def deflect(model, data, j, start, q, v, count):
+@_jit        # not inlined: one copy serves the walk and the section pass (compile time)
+def deflect(model_table, data_table, j, start, q, v, count):
     """Step by the deflection delta = q[start] about link j's joint axis; add its column."""
+    model, data = unpack(model_table, MODEL_TYPE), unpack(data_table, DATA_TYPE)
     for i in range(6):
         data.t2[i] = model.joint_motion[j, i] * q[start]
     se3_exp(data.t2, data.R, data.p)
@@ -29,16 +32,16 @@ def deflect(model, data, j, start, q, v, count):
 
 
 @_inline
-def walk(model, data, j, start, q, v, count):
+def walk(model, data, model_table, data_table, j, start, q, v, count):
     """Step from link j's joint frame to its tip: the deflection, then the link's length."""
-    deflect(model, data, j, start, q, v, count)
+    deflect(model_table, data_table, j, start, q, v, count)
     translate(model.length[j], 0.0, 0.0, data, count)
 
 
 @_inline
-def to_section(model, data, j, start, q, v, count, x):
+def to_section(data, model_table, data_table, j, start, q, v, count, x):
     """Step from the joint frame to the section at x [m]: the deflection, then x."""
-    deflect(model, data, j, start, q, v, count)
+    deflect(model_table, data_table, j, start, q, v, count)
     translate(x, 0.0, 0.0, data, count)
 
 
