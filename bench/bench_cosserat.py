@@ -72,7 +72,7 @@ import soromox_rod  # noqa: E402
 import test_cosserat_pyelastica as soft  # noqa: E402  (the rod's one definition)
 
 from flexible_manipulator.mechanics.model.chain import (  # noqa: E402
-    Chain, CosseratLink)
+    Chain, LinkPart)
 from flexible_manipulator.mechanics.cosserat.rod import CosseratRod, Section  # noqa: E402
 from flexible_manipulator.mechanics.cosserat.strain_basis import StrainBasis  # noqa: E402
 from flexible_manipulator.mechanics.simulation import Simulation  # noqa: E402
@@ -218,7 +218,7 @@ def soft_arm(name):
 def planar_chain(links, order):
     """n identical soft links (0.3 m, r = 1 cm) on revolute joints about y."""
     section = soft.same_section()
-    parts = [CosseratLink(f'link{j}', CosseratRod(StrainBasis(
+    parts = [LinkPart(f'link{j}', CosseratRod(StrainBasis(
         {'bending_y': order, 'extension': 1, 'shear_z': 1}, 0.3), section), axis=(0, 1, 0))
         for j in range(links)]
     return Chain(parts, gravity=soft.GRAVITY)
@@ -322,7 +322,7 @@ def metal_link(order):
                       [c['shear_modulus'] * c['torsion'], young * c['inertia_y'],
                        young * c['inertia_z'], young * c['area'], shear, shear])
     rod = CosseratRod(StrainBasis({'bending_z': order}, pyelastica_link.LENGTH), section)
-    return Chain([CosseratLink('strip', rod)], gravity=(0.0, 0.0, 0.0))
+    return Chain([LinkPart('strip', rod)], gravity=(0.0, 0.0, 0.0))
 
 
 def metal_tips(order, step, method='rosenbrock2'):

@@ -9,7 +9,7 @@ import math
 
 import numpy as np
 
-from flexible_manipulator.mechanics.model.chain import FIXED, Chain, CosseratLink
+from flexible_manipulator.mechanics.model.chain import FIXED, Chain, LinkPart
 from flexible_manipulator.mechanics.cosserat.rod import CosseratRod, Section
 from flexible_manipulator.mechanics.cosserat.strain_basis import StrainBasis
 from flexible_manipulator.mechanics.simulation import Simulation
@@ -32,7 +32,7 @@ def circular_section(shear_factor=4.0 / 3.0):
 
 def modal_tips(orders, section, step=1e-4, method='rosenbrock2'):
     """Tip position every PERIOD [m]: a clamped link, ``method`` with ``step`` [s]."""
-    link = CosseratLink('rod', CosseratRod(StrainBasis(orders, LENGTH), section), joint=FIXED)
+    link = LinkPart('rod', CosseratRod(StrainBasis(orders, LENGTH), section), joint=FIXED)
     chain = Chain([link], gravity=GRAVITY)
     simulation = Simulation(chain, step, method)
     tips = []

@@ -17,7 +17,7 @@ from scipy.optimize import brentq
 
 from flexible_manipulator.mechanics import lie
 from flexible_manipulator.mechanics.model.chain import (PRISMATIC, Chain,
-                                                        CosseratLink, rigid_inertia)
+                                                        LinkPart, rigid_inertia)
 from flexible_manipulator.mechanics.cosserat.rod import CosseratRod, Section
 from flexible_manipulator.mechanics.equilibrium import (
     generalized_load, Load, static_equilibrium)
@@ -32,7 +32,7 @@ def cantilever(orders, points=None, rotary=1e-12, length=L):
     """A horizontal clamped link (its joint held) along x, bending in the x-y plane."""
     section = Section(RHO_A, [rotary] * 3, [1.0, EI, EI, STIFF, STIFF, STIFF])
     rod = CosseratRod(StrainBasis(orders, length), section, points)
-    return Chain([CosseratLink('beam', rod)], gravity=(0.0, 0.0, 0.0))
+    return Chain([LinkPart('beam', rod)], gravity=(0.0, 0.0, 0.0))
 
 
 def tip_under(chain, loads):
@@ -131,19 +131,19 @@ def mixed_chain(gravity=(0.0, 0.0, -9.81)):
     def rod(length, orders, points=None):
         section = Section(0.5, [1e-4, 5e-5, 5e-5], [5.0, 3.0, 3.0, 1e4, 8e3, 8e3])
         return CosseratRod(StrainBasis(orders, length), section, points)
-    links = [CosseratLink('upper', rod(0.6, {'torsion': 1, 'bending_y': 1, 'bending_z': 2,
-                                             'extension': 1, 'shear_y': 1}),
-                          hub=rigid_inertia(0.3, [0.01, 0.0, 0.0], np.eye(3) * 1e-3),
-                          payload=rigid_inertia(0.2, [0.02, 0.01, 0.0], np.eye(3) * 2e-4)),
-             CosseratLink('fore', rod(0.4, {'bending_y': 2, 'bending_z': 1, 'shear_z': 0}),
-                          axis=(0.0, 1.0, 0.0),
-                          offset=lie.se3_exp(np.array([0.0, 0.0, 0.3, 0.02, 0.0, 0.0])),
-                          payload=rigid_inertia(0.1, [0.0, 0.0, 0.0], np.eye(3) * 1e-5)),
-             CosseratLink('slide', rod(0.2, {'bending_z': 0}), joint=PRISMATIC,
-                          axis=(1.0, 0.0, 0.0)),
-             CosseratLink('rigid', None, axis=(0.0, 1.0, 0.0), length=0.3,
-                          hub=rigid_inertia(0.2, [0.15, 0.01, 0.0], np.eye(3) * 1e-3),
-                          payload=rigid_inertia(0.05, [0.0, 0.0, 0.02], np.eye(3) * 1e-5))]
+    links = [LinkPart('upper', rod(0.6, {'torsion': 1, 'bending_y': 1, 'bending_z': 2,
+                                         'extension': 1, 'shear_y': 1}),
+                      hub=rigid_inertia(0.3, [0.01, 0.0, 0.0], np.eye(3) * 1e-3),
+                      payload=rigid_inertia(0.2, [0.02, 0.01, 0.0], np.eye(3) * 2e-4)),
+             LinkPart('fore', rod(0.4, {'bending_y': 2, 'bending_z': 1, 'shear_z': 0}),
+                      axis=(0.0, 1.0, 0.0),
+                      offset=lie.se3_exp(np.array([0.0, 0.0, 0.3, 0.02, 0.0, 0.0])),
+                      payload=rigid_inertia(0.1, [0.0, 0.0, 0.0], np.eye(3) * 1e-5)),
+             LinkPart('slide', rod(0.2, {'bending_z': 0}), joint=PRISMATIC,
+                      axis=(1.0, 0.0, 0.0)),
+             LinkPart('rigid', None, axis=(0.0, 1.0, 0.0), length=0.3,
+                      hub=rigid_inertia(0.2, [0.15, 0.01, 0.0], np.eye(3) * 1e-3),
+                      payload=rigid_inertia(0.05, [0.0, 0.0, 0.02], np.eye(3) * 1e-5))]
     return Chain(links, gravity=gravity)
 
 
@@ -229,11 +229,11 @@ def test_energy_is_conserved_without_damping():
         section = Section(0.2, [1e-5] * 3, [0.05, 0.05, 0.05, 50.0, 40.0, 40.0])
         return CosseratRod(StrainBasis(orders, length), section, points=4)
     chain = Chain(gravity=(0.0, 0.0, -9.81), parts=[
-        CosseratLink('upper', rod(0.5, {'bending_z': 1, 'bending_y': 1, 'torsion': 0}),
-                     hub=rigid_inertia(0.1, [0, 0, 0], np.eye(3) * 1e-4),
-                     payload=rigid_inertia(0.05, [0, 0, 0], np.eye(3) * 1e-5)),
-        CosseratLink('fore', rod(0.4, {'bending_z': 1, 'extension': 0}), axis=(0, 1, 0),
-                     payload=rigid_inertia(0.05, [0.01, 0, 0], np.eye(3) * 1e-5))])
+        LinkPart('upper', rod(0.5, {'bending_z': 1, 'bending_y': 1, 'torsion': 0}),
+                 hub=rigid_inertia(0.1, [0, 0, 0], np.eye(3) * 1e-4),
+                 payload=rigid_inertia(0.05, [0, 0, 0], np.eye(3) * 1e-5)),
+        LinkPart('fore', rod(0.4, {'bending_z': 1, 'extension': 0}), axis=(0, 1, 0),
+                 payload=rigid_inertia(0.05, [0.01, 0, 0], np.eye(3) * 1e-5))])
     n, data = chain.nq, chain.create_data()
     y0 = np.zeros(2 * n)
     y0[:2], y0[n] = (0.3, 0.5), 1.0
@@ -303,7 +303,7 @@ def spin_up_deflection(model, spin):
     if model == 'cosserat':
         rod = CosseratRod(StrainBasis({'bending_z': 3}, length),
                           Section(1.2, [1e-9] * 3, [1e6, 1e9, 1.4e4, 1e9, 1e9, 1e9]))
-        chain = Chain([CosseratLink('beam', rod)], gravity=(0.0, 0.0, 0.0))
+        chain = Chain([LinkPart('beam', rod)], gravity=(0.0, 0.0, 0.0))
 
         def tip(x):
             return reference_chain.section_pose(chain, x, 0, length)[1, 3]
@@ -383,7 +383,7 @@ def test_a_soft_spatial_rod_under_a_tilted_dead_moment_meets_the_promised_residu
     section = Section(RHO_A, [1e-12] * 3, [0.5 * soft, soft, soft, STIFF, STIFF, STIFF])
     rod = CosseratRod(StrainBasis({'torsion': 2, 'bending_y': 3, 'bending_z': 3}, L),
                       section)
-    chain = Chain([CosseratLink('beam', rod)], gravity=(0.0, 0.0, 0.0))
+    chain = Chain([LinkPart('beam', rod)], gravity=(0.0, 0.0, 0.0))
     axis = np.array([0.0, math.sin(tilt), math.cos(tilt)])
     moment = 1.5 * math.pi * soft / L * axis                  # three quarters of a turn
     loads = [Load(0, L, [*moment, 0.0, 0.0, 0.0], False)]

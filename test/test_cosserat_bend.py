@@ -19,7 +19,7 @@ import pytest
 from scipy.integrate import solve_ivp
 from scipy.optimize import fsolve
 
-from flexible_manipulator.mechanics.model.chain import FIXED, Chain, CosseratLink
+from flexible_manipulator.mechanics.model.chain import FIXED, Chain, LinkPart
 from flexible_manipulator.mechanics.cosserat.rod import CosseratRod, Section
 from flexible_manipulator.mechanics.equilibrium import Load, static_equilibrium
 from flexible_manipulator.mechanics.cosserat.strain_basis import StrainBasis
@@ -73,7 +73,7 @@ def bend(orders):
     rod = CosseratRod(StrainBasis(orders, LENGTH), section, rest_curvature=REST)
     offset = np.eye(4)
     offset[:3, :3] = ROOT
-    return Chain([CosseratLink('arc', rod, joint=FIXED, offset=offset)],
+    return Chain([LinkPart('arc', rod, joint=FIXED, offset=offset)],
                  gravity=(0.0, 0.0, 0.0))
 
 

@@ -13,7 +13,6 @@ import math
 import os
 import re
 
-import numpy as np
 import pytest
 import yaml
 
@@ -58,20 +57,6 @@ def test_chain_from_links_builds_the_one_chain_model_of_any_kinds():
     rod_arm = load_model(os.path.join(ROOT, 'config', 'models', 'two_link_soft.yaml'))
     model = chain_from_links('soft', list(rod_arm.links), (0, 0, -9.81))
     assert type(model) is Chain and model.nv == rod_arm.nv
-
-
-def test_the_deprecated_serial_chain_builds_the_one_model():
-    """`chain.SerialChain` stays for one release: it warns and builds what
-    `chain_from_links` builds, with its old signature (gravity in the base frame)."""
-    from flexible_manipulator.mechanics.chain import SerialChain
-    links = [Link('a', Joint('j1'), 0.5, RigidBody(1.0, (0.25, 0.0, 0.0)))]
-    with pytest.warns(DeprecationWarning, match='chain_from_links'):
-        model = SerialChain('arm', links, gravity_base=(0.0, -9.81, 0.0))
-    assert type(model) is Chain
-    np.testing.assert_allclose(model.gravity_base, (0.0, -9.81, 0.0))
-    from flexible_manipulator.mechanics.cosserat import chain as chain_module
-    with pytest.warns(DeprecationWarning, match='model.chain.Chain'):
-        assert chain_module.CosseratChain is Chain
 
 
 def test_the_kinds_state_their_own_closed_forms():

@@ -264,10 +264,10 @@ def test_sections_frames_and_modes_are_one_api(model):
 
 def test_a_cosserat_chain_built_from_classes_names_its_joints_as_told():
     """One set of names (a joint coordinate named after the joint from a file is named
-    the same from the classes): a `CosseratLink`'s ``joint_name`` names its
+    the same from the classes): a `LinkPart`'s ``joint_name`` names its
     coordinate; without one it is ``<link>_joint``."""
-    from flexible_manipulator.mechanics.model.chain import Chain, CosseratLink
-    named = Chain([CosseratLink('upper', None, length=0.3, joint_name='shoulder'),
-                   CosseratLink('fore', None, length=0.2)])
+    from flexible_manipulator.mechanics.model.chain import Chain, LinkPart
+    named = Chain([LinkPart('upper', None, length=0.3, joint_name='shoulder'),
+                   LinkPart('fore', None, length=0.2)])
     assert named.joint_names == ('shoulder', 'fore_joint')
     assert named.coordinate_names == ('shoulder', 'fore_joint')

@@ -17,7 +17,7 @@ from scipy.optimize import brentq
 
 from flexible_manipulator.mechanics.chain import Beam, Joint, Link, RigidBody
 from flexible_manipulator.mechanics.links import chain_from_links
-from flexible_manipulator.mechanics.model.chain import Chain, CosseratLink
+from flexible_manipulator.mechanics.model.chain import Chain, LinkPart
 from flexible_manipulator.mechanics.cosserat.rod import CosseratRod, Section
 from flexible_manipulator.mechanics.cosserat.strain_basis import StrainBasis
 from flexible_manipulator.mechanics.equilibrium import (
@@ -42,7 +42,7 @@ def rod_chain():
     """A Cosserat cantilever along x, bending about z (in x-y), stiff in every other strain."""
     section = Section(RHO_A, [1e-9] * 3, [1.0, EI, EI, 1e6, 1e6, 1e6])
     rod = CosseratRod(StrainBasis({'bending_z': 2}, L), section)
-    return Chain([CosseratLink('beam', rod)], gravity=(0.0, 0.0, 0.0))
+    return Chain([LinkPart('beam', rod)], gravity=(0.0, 0.0, 0.0))
 
 
 TIP_FORCE = [Load(0, L, [0.0, 0.0, 0.0, 0.0, -P, 0.0], False)]

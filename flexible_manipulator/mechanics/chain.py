@@ -29,12 +29,11 @@ spun up fast (Kane, Ryan & Banerjee 1987).
 
 This module holds the description (`Link`, `Joint`, `RigidBody`, `Beam`); the one chain
 model of every link kind is ``model.chain.Chain`` (built by `links.chain_from_links`),
-its kernels in ``cosserat``. `SerialChain` is the deprecated name of that builder.
+its kernels in ``model``.
 """
 
 from dataclasses import dataclass, field
 import math
-import warnings
 
 import numpy as np
 
@@ -152,24 +151,3 @@ class Link:
     # The element of a registered kind (``links.KINDS``) without a field of its own here;
     # None for rigid links, beams and rods.
     element: object = None
-
-
-def SerialChain(name, links, gravity_base=(0.0, 0.0, 0.0), base_frame='base_link',
-                base_xyz=(0.0, 0.0, 0.0), base_rpy=(0.0, 0.0, 0.0), tool_frame='tool0',
-                geometric_stiffening=True, floating_base=None):
-    """Build the chain model of ``links`` (deprecated name: `links.chain_from_links`).
-
-    One model runs every link kind (``model.chain.Chain``); this deprecated function
-    keeps its own signature: gravity in base-frame components [m/s^2] (world components
-    for a floating base), the base frame's pose base_xyz, base_rpy [m, rad], the
-    foreshortening of bent beams (``geometric_stiffening``), ``floating_base`` a
-    `RigidBody` or None.
-    """
-    warnings.warn('SerialChain is deprecated: build a chain with '
-                  'links.chain_from_links (one model for every link kind)',
-                  DeprecationWarning, stacklevel=2)
-    from .links import chain_from_links
-    return chain_from_links(name, links, gravity_base, base_frame=base_frame,
-                            base_xyz=base_xyz, base_rpy=base_rpy, tool_frame=tool_frame,
-                            geometric_stiffening=geometric_stiffening,
-                            floating_base=floating_base)

@@ -9,8 +9,8 @@ modes first. A section at abscissa x is displaced by
 (G = 0 without geometric stiffening) and turned by Rot(e3, psi_z) Rot(e2, psi_y),
 psi_z = sum_{y} W_k'(x) q_k, psi_y = -sum_{z} W_k'(x) q_k. Its mass is ``point_count``
 Gauss points on the centre line; modal stiffness K_k = rho A L omega_k^2 [N m] and
-damping D_k = 2 zeta omega_k rho A L [N m s]. Both chain types read these tables: the
-floating-frame `chain.SerialChain` and the Cosserat chain's modal links.
+damping D_k = 2 zeta omega_k rho A L [N m s]. The chain model's floating-frame links
+(``links.beam``) read these tables.
 """
 
 import numpy as np

@@ -2,5 +2,5 @@
 
 ``strain_basis``: which strains a link has and their polynomial basis B(X);
 ``rod``: one link's discretization (Magnus steps between quadrature nodes). The chain
-model that walks them is ``mechanics.model`` (``chain`` here: its deprecated path).
+model that walks them is ``mechanics.model``.
 """

@@ -68,21 +68,22 @@ def default_algorithm(links, nv):
             and nv >= ARTICULATED_FROM_COORDINATES else 'composite')
 
 
-class CosseratLink:
-    """One link of a ``Chain``: offset, joint, hub, rod, payload (module doc).
+class LinkPart:
+    """One link of a ``Chain``, of any kind: offset, joint, hub, its kind's part, payload.
 
-    ``rod``: its ``CosseratRod``, or None for a rigid link of ``length`` [m] (its tip frame
-    at (length, 0, 0) of the joint frame) or, with ``beam`` (a ``modal_beam.ModalBeam``), a
-    floating-frame link of that length: point masses on the centre line displaced by the
-    assumed modes, the tip frame displaced and turned by them (the reference's
-    ``modal_steps``); ``offset``: 4x4 pose of the joint frame at zero joint coordinate in
-    the parent's tip frame; ``joint``: REVOLUTE, PRISMATIC or FIXED (a clamp: no
-    coordinate); ``axis``: unit axis in the joint frame; ``hub``, ``payload``:
-    6 x 6 inertias (``rigid_inertia``) at the joint and tip frames; ``damping``
-    [N m s/rad or N s/m] and ``armature`` [kg m^2 or kg] of the joint; ``joint_name``: the
-    name of its coordinate (a model file's joint name; ``<name>_joint`` if None);
-    ``friction`` [N m or N] and ``friction_velocity`` [rad/s or m/s]: its Coulomb friction
-    level and regularization (``mechanics.friction``); ``element``: the element of
+    Its ``kind`` (``links.kind_of``: its ``rod``, ``beam`` or ``element``) answers what the
+    model asks of it (module doc). ``rod``: its ``CosseratRod``, or None for a rigid link
+    of ``length`` [m] (its tip frame at (length, 0, 0) of the joint frame) or, with
+    ``beam`` (a ``modal_beam.ModalBeam``), a floating-frame link of that length: point
+    masses on the centre line displaced by the assumed modes, the tip frame displaced and
+    turned by them (the reference's ``modal_steps``); ``offset``: 4x4 pose of the joint
+    frame at zero joint coordinate in the parent's tip frame; ``joint``: REVOLUTE,
+    PRISMATIC or FIXED (a clamp: no coordinate); ``axis``: unit axis in the joint frame;
+    ``hub``, ``payload``: 6 x 6 inertias (``rigid_inertia``) at the joint and tip frames;
+    ``damping`` [N m s/rad or N s/m] and ``armature`` [kg m^2 or kg] of the joint;
+    ``joint_name``: the name of its coordinate (a model file's joint name; ``<name>_joint``
+    if None); ``friction`` [N m or N] and ``friction_velocity`` [rad/s or m/s]: its Coulomb
+    friction level and regularization (``mechanics.friction``); ``element``: the element of
     another kind (``chain.Link.element``).
     """
 
@@ -149,7 +150,7 @@ class CosseratLink:
 
 
 class Chain:
-    """The chain model of every link kind: a serial chain of ``CosseratLink`` (module doc).
+    """The chain model of every link kind: a serial chain of ``LinkPart`` (module doc).
 
     ``base``: 4x4 pose of the base frame in the world; ``gravity``: world gravity [m/s^2].
     Built from a model file (`from_links`), it also carries the description the nodes use,
@@ -270,7 +271,7 @@ class Chain:
                    + fields.pop('hub', 0.0))
             armature = joint.armature + fields.pop('armature', 0.0)
             axis = np.asarray(joint.axis, dtype=float)      # a URDF axis: its direction
-            parts.append(CosseratLink(
+            parts.append(LinkPart(
                 link.name, fields.pop('rod', None), joint.type, axis / np.linalg.norm(axis),
                 offset, hub,
                 rigid_inertia(link.payload.mass, link.payload.com, link.payload.inertia),

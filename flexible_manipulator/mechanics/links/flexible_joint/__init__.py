@@ -110,7 +110,7 @@ class FlexibleJointKind:
         return {'element': None, 'joint': replace(
             link.joint, armature=link.joint.armature + link.element.rotor_inertia)}
 
-    # -- the chain model's part (``model.chain.CosseratLink``) --------------------------
+    # -- the chain model's part (``model.chain.LinkPart``) --------------------------
     def part(self, link, stiffening):
         """Return the part's fields: the gear, and the rotor's inertia on the joint."""
         return {'element': link.element, 'armature': link.element.rotor_inertia}
