@@ -86,6 +86,30 @@ def test_one_flexible_joint_has_spongs_mass_stiffness_and_frequencies(geared):
     assert geared.mode_frequencies[0] == pytest.approx(math.sqrt(STIFFNESS / J_l), rel=1e-12)
 
 
+def test_a_prismatic_flexible_joint_is_a_linear_spring_in_series():
+    """Along a prismatic joint the gear is a linear spring k [N/m] between the motor's
+    reflected mass m_m and the link's mass m_l (body and payload): M = [[m_m + m_l, m_l],
+    [m_l, m_l]], gravity along the axis loads the spring with m_l g, and the free motor
+    vibrates at sqrt(k (1/m_m + 1/m_l)), the deflection's range the link's length."""
+    spec = one_joint()
+    spec['gravity'] = [-9.8, 0.0, 0.0]
+    spec['links'][0]['joint'].update(type='prismatic', axis=[1, 0, 0])
+    model = model_from_dict(spec)
+    link = model.links[0]
+    assert kind_of(link).unit(link, 'deflection') == 'm'
+    assert kind_of(link).amplitude(link, 'deflection')[:2] == (LENGTH, ' m')
+    q = model.neutral_configuration()
+    M = model.mass_matrix(model.create_data(), q)
+    m_l = MASS + PAYLOAD
+    np.testing.assert_allclose(M, [[ROTOR + m_l, m_l], [m_l, m_l]], rtol=1e-13)
+    g = model.bias_forces(model.create_data(), q, np.zeros(2))
+    np.testing.assert_allclose(g, [9.8 * m_l, 9.8 * m_l], rtol=1e-13)
+    stiffness, _ = model.elastic_coefficients()
+    eigenvalues = np.sort(np.linalg.eigvals(np.linalg.solve(M, np.diag(stiffness))).real)
+    expected = math.sqrt(STIFFNESS * (1 / ROTOR + 1 / m_l))
+    assert math.sqrt(eigenvalues[1]) == pytest.approx(expected, rel=1e-12)
+
+
 def crossing_frequency(times, signal):
     """Return pi / (mean time between zero crossings) [rad/s] (crossings interpolated)."""
     signs = np.signbit(signal)
