@@ -29,7 +29,7 @@ import numpy as np
 import pinocchio
 
 import bench_common as common
-from flexible_manipulator.mechanics.chain import Joint, Link, RigidBody
+from flexible_manipulator.mechanics.link_description import Joint, Link, RigidBody
 from flexible_manipulator.mechanics.links import chain_from_links
 
 HALF_PI = 0.5 * math.pi

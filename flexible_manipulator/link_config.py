@@ -1,9 +1,10 @@
 """A model file's ``links:`` blocks (`model_config`): joint, rigid body, beam, rod, link.
 
 Each parser takes the block and its dotted field path and returns the mechanics object
-(`mechanics.chain`'s `Joint`, `RigidBody`, `Beam`, `Link`; `cosserat.rod.CosseratRod`), or
-raises `ConfigError` naming the field at fault. The ``urdf:`` chains (`urdf_config`) use the
-body, beam and rod parsers for their ``flexible:`` and ``inertials:`` entries.
+(`mechanics.link_description`'s `Joint`, `RigidBody`, `Beam`, `Link`;
+`cosserat.rod.CosseratRod`), or raises `ConfigError` naming the field at fault. The
+``urdf:`` chains (`urdf_config`) use the body, beam and rod parsers for their
+``flexible:`` and ``inertials:`` entries.
 """
 
 import math
@@ -12,7 +13,7 @@ import numpy as np
 
 from .config_checks import check_keys, ConfigError, name, number, vector
 from .mechanics.beam_modes import MAX_MODES
-from .mechanics.chain import Beam, Joint, Link, RigidBody
+from .mechanics.link_description import Beam, Joint, Link, RigidBody
 from .mechanics.cosserat.rod import CosseratRod, Section
 from .mechanics.cosserat.strain_basis import StrainBasis
 from .mechanics.friction import FRICTION_VELOCITY

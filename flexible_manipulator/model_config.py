@@ -10,7 +10,7 @@ A model file of ``type: serial_chain`` describes one serial chain (see
     # or a free-floating base (initial pose xyz/rpy, its rigid body about the base frame):
     # base: {frame: base_link, floating: true, mass: 50, com: [0, 0, 0], inertia: [...]}
     tool_frame: tool0
-    geometric_stiffening: true      # foreshortening kinematics (see mechanics.chain)
+    geometric_stiffening: true      # foreshortening kinematics (see mechanics.link_description)
     links:
       - name: upper_arm
         joint: {name: shoulder, type: revolute, axis: [0, 0, 1], xyz: [0, 0, 0],

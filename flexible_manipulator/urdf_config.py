@@ -14,7 +14,7 @@ from .config_checks import check_keys, ConfigError, number
 from .config_files import package_share_directory
 from .description import urdf_reader
 from .link_config import check_rigid_body, parse_body
-from .mechanics.chain import RigidBody
+from .mechanics.link_description import RigidBody
 from .mechanics.links import KINDS
 
 

@@ -18,7 +18,7 @@ import numpy as np
 import pinocchio
 import pytest
 
-from flexible_manipulator.mechanics.chain import Beam, Joint, Link, RigidBody
+from flexible_manipulator.mechanics.link_description import Beam, Joint, Link, RigidBody
 from flexible_manipulator.mechanics.links import chain_from_links
 
 TOL = 1e-9

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from scipy.special import ellipj, ellipk
 
-from flexible_manipulator.mechanics.chain import Beam, Joint, Link, RigidBody
+from flexible_manipulator.mechanics.link_description import Beam, Joint, Link, RigidBody
 from flexible_manipulator.mechanics.links import chain_from_links
 from flexible_manipulator.mechanics.integrators import (IMPLICIT, METHODS, Stepper, TABLEAUS,
                                                         rosenbrock_tableau)

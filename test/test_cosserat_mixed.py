@@ -17,7 +17,7 @@ import pytest
 import yaml
 
 from flexible_manipulator.mechanics import lie
-from flexible_manipulator.mechanics.chain import Beam, Joint, Link, RigidBody
+from flexible_manipulator.mechanics.link_description import Beam, Joint, Link, RigidBody
 from flexible_manipulator.mechanics.links import chain_from_links
 from flexible_manipulator.mechanics.model.chain import Chain
 from flexible_manipulator.mechanics.simulation import Simulation

@@ -31,7 +31,7 @@ import math
 import numpy as np
 import pytest
 
-from flexible_manipulator.mechanics.chain import Joint, Link, RigidBody
+from flexible_manipulator.mechanics.link_description import Joint, Link, RigidBody
 from flexible_manipulator.mechanics.friction import FRICTION_VELOCITY
 from flexible_manipulator.mechanics.links import chain_from_links
 from flexible_manipulator.mechanics.simulation import Simulation

@@ -17,7 +17,7 @@ from scipy.integrate import solve_ivp
 from scipy.linalg import eigh
 from scipy.optimize import brentq
 
-from flexible_manipulator.mechanics.chain import Beam, Joint, Link, RigidBody
+from flexible_manipulator.mechanics.link_description import Beam, Joint, Link, RigidBody
 from flexible_manipulator.mechanics.links import chain_from_links
 
 G = 9.80665

@@ -16,7 +16,7 @@ import pytest
 from scipy.spatial.transform import Rotation
 
 from flexible_manipulator.mechanics import group_kernels, lie
-from flexible_manipulator.mechanics.chain import Beam, Joint, Link, RigidBody
+from flexible_manipulator.mechanics.link_description import Beam, Joint, Link, RigidBody
 from flexible_manipulator.mechanics.links import chain_from_links
 from flexible_manipulator.mechanics.simulation import Simulation
 from flexible_manipulator.model_config import load_model, model_from_dict

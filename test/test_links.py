@@ -16,7 +16,7 @@ import re
 import pytest
 import yaml
 
-from flexible_manipulator.mechanics.chain import Beam, Joint, Link, RigidBody
+from flexible_manipulator.mechanics.link_description import Beam, Joint, Link, RigidBody
 from flexible_manipulator.mechanics.model.chain import Chain
 from flexible_manipulator.mechanics.links import chain_from_links, KINDS, kind_of
 from flexible_manipulator.model_config import load_model

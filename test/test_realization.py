@@ -21,7 +21,7 @@ from flexible_manipulator.control.realization import (
 from flexible_manipulator.control.stabilization import Stabilization
 from flexible_manipulator.control.trajectories import (
     CirclePath, ConstantRateTiming, ConstantReference, Trajectory)
-from flexible_manipulator.mechanics.chain import Joint, Link, RigidBody
+from flexible_manipulator.mechanics.link_description import Joint, Link, RigidBody
 from flexible_manipulator.mechanics.links import chain_from_links
 from flexible_manipulator.model_config import load_model
 

@@ -87,7 +87,7 @@ def test_states_out_of_range_are_named(arm, where, value, named):
 
 def test_continuous_joints_have_no_position_bound():
     """A joint without limits (lower/upper infinite) takes any finite angle."""
-    from flexible_manipulator.mechanics.chain import Joint, Link
+    from flexible_manipulator.mechanics.link_description import Joint, Link
     from flexible_manipulator.mechanics.links import chain_from_links
     chain = chain_from_links('wheel', [Link('wheel', Joint('spin', velocity_limit=5.0), 0.1)])
     bounds = StateRange(chain, chain.velocity_limit)

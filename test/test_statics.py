@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from scipy.optimize import brentq
 
-from flexible_manipulator.mechanics.chain import Beam, Joint, Link, RigidBody
+from flexible_manipulator.mechanics.link_description import Beam, Joint, Link, RigidBody
 from flexible_manipulator.mechanics.links import chain_from_links
 from flexible_manipulator.mechanics.model.chain import Chain, LinkPart
 from flexible_manipulator.mechanics.cosserat.rod import CosseratRod, Section

@@ -16,7 +16,7 @@ import pytest
 import yourdfpy
 
 from flexible_manipulator.description.urdf import joint_frames, urdf
-from flexible_manipulator.mechanics.chain import Beam, Joint, Link, RigidBody
+from flexible_manipulator.mechanics.link_description import Beam, Joint, Link, RigidBody
 from flexible_manipulator.mechanics.links import chain_from_links
 from flexible_manipulator.model_config import load_model
 

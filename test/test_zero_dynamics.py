@@ -23,7 +23,7 @@ from scipy.optimize import brentq
 from flexible_manipulator.control.zero_dynamics import (
     analyze_output, assess_point_program, lambda_limit, linearize, link_angle_output,
     point_output, transmission_zeros)
-from flexible_manipulator.mechanics.chain import Beam, Joint, Link, RigidBody
+from flexible_manipulator.mechanics.link_description import Beam, Joint, Link, RigidBody
 from flexible_manipulator.mechanics.links import chain_from_links
 from flexible_manipulator.model_config import load_model
 

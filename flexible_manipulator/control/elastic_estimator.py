@@ -1,8 +1,8 @@
 """Observer of the modal state of a flexible arm from its joint motion and applied efforts.
 
 On a real arm only the joints are measured. `ElasticStateEstimator` integrates the modal
-coordinates eta of the full model (``mechanics.chain`` units) from its modal rows, driven by
-the measured joint motion,
+coordinates eta of the full model (``mechanics.link_description`` units) from its modal
+rows, driven by the measured joint motion,
 
     M_ee(q) eta'' + D_e eta' + K_e eta = -M_e,theta(q) theta'' - f_e(q, v),
 

@@ -11,7 +11,7 @@ flexible link they follow the deformation and the URDF declares them ``floating`
 plant computes and publishes them; robot_state_publisher cannot). A free-floating base is
 a ``floating`` joint from the world too. Fixed joints go to /tf_static, all others to /tf.
 
-A link's ``attached`` frames (``chain.FixedFrame``: a user's URDF links merged into the
+A link's ``attached`` frames (``link_description.FixedFrame``: a user's URDF links merged into the
 chain's bodies, ``urdf_reader``) follow its own, fixed to their parents, with their URDF
 link and joint names and geometry; the tool frame is added only when no frame has its name
 (a model read from a URDF: its tip link).

@@ -2,13 +2,13 @@
 
 `urdf.py` writes a model's robot description; this module reads a user's URDF text (after
 any xacro expansion, done by ``model_config``) with the standard library's ``xml.etree``
-(`parse`) and maps its serial chain from a root link to a tip link onto ``chain.Link`` s
+(`parse`) and maps its serial chain from a root link to a tip link onto ``link_description.Link`` s
 (`serial_chain`):
 
 * each moving joint of the chain (revolute, continuous, prismatic) drives one link of the
   model, named after its child link; fixed joints inside the chain are merged: the child's
   inertia is folded into the body it is fixed to and its frame kept as a
-  ``chain.FixedFrame`` (same link and joint names) for TF and the robot description;
+  ``link_description.FixedFrame`` (same link and joint names) for TF and the robot description;
 * a rigid link's frame is its URDF frame and its length is 0 (its tip frame is its frame):
   the next joint's origin is the URDF's, composed through the merged fixed joints;
 * a link of a kind that is not slender (``elastic``, ``LinkKind.slender``) is mapped as
@@ -43,7 +43,7 @@ import xml.etree.ElementTree as ET
 import numpy as np
 
 from ..mechanics import lie
-from ..mechanics.chain import FixedFrame, Joint, Link, RigidBody
+from ..mechanics.link_description import FixedFrame, Joint, Link, RigidBody
 from ..mechanics.links import kind_of
 from ..mechanics.model.chain import rigid_inertia
 
@@ -155,10 +155,11 @@ class Robot:
 class UrdfChain:
     """What `serial_chain` returns.
 
-    The model's ``links`` (``chain.Link``), ``base_frame`` (the root link), ``tool_frame``
-    (the tip link), ``base_body`` (the root and what is fixed to it, in the root frame: a
-    floating base's body) and ``notes`` (what the URDF says that the model leaves out;
-    nothing at present: ``<dynamics friction>`` is the joint's Coulomb friction).
+    The model's ``links`` (``link_description.Link``), ``base_frame`` (the root link),
+    ``tool_frame`` (the tip link), ``base_body`` (the root and what is fixed to it, in the
+    root frame: a floating base's body) and ``notes`` (what the URDF says that the model
+    leaves out; nothing at present: ``<dynamics friction>`` is the joint's Coulomb
+    friction).
     """
 
     links: list
@@ -441,11 +442,13 @@ def _frame(name, joint, parent, pose, geometry):
 
 
 def serial_chain(robot, root=None, tip=None, elastic=None, payload=None):
-    """Map the chain from ``root`` to ``tip`` of a `Robot` onto ``chain.Link`` s (module doc).
+    """Map the chain from ``root`` to ``tip`` of a `Robot` onto links (module doc).
+
+    The links are ``link_description.Link`` s.
 
     ``root``: default the URDF's root; ``tip``: default the one leaf under the root behind
     the most moving joints. ``elastic``: {URDF link name: function(length [m]) returning the
-    ``chain.Link`` fields that make it flexible (``beam``, ``rod`` or another kind's
+    ``link_description.Link`` fields that make it flexible (``beam``, ``rod`` or another kind's
     ``element``, ``frames``; its attribute ``slender`` False for a kind the reader maps
     as a rigid link) and
     optionally ``hub``, a `RigidBody` in the URDF link's frame that replaces its

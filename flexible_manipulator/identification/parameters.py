@@ -55,7 +55,7 @@ import numpy as np
 import yaml
 
 from ..description.urdf_reader import MOVING
-from ..mechanics.chain import Joint
+from ..mechanics.link_description import Joint
 from ..config_checks import ConfigError
 from ..mechanics.links import KINDS
 from ..model_config import model_from_dict

@@ -1,8 +1,8 @@
 """The tables of one floating-frame beam: assumed modes at its mass points and sections.
 
 A uniform Euler-Bernoulli beam of length L along a link's x axis, clamped at the link
-frame (``chain.Beam``), with count = m_y + m_z clamped-free modes (`beam_modes`), y-plane
-modes first. A section at abscissa x is displaced by
+frame (``link_description.Beam``), with count = m_y + m_z clamped-free modes
+(`beam_modes`), y-plane modes first. A section at abscissa x is displaced by
 
     u(x, q) = (-1/2 q^T G(x) q,  sum_{k in y} W_k(x) q_k,  sum_{k in z} W_k(x) q_k)
 
@@ -19,7 +19,7 @@ from . import beam_modes
 
 
 class ModalBeam:
-    """Mode tables of a ``chain.Beam`` of ``length`` [m] (module doc).
+    """Mode tables of a ``link_description.Beam`` of ``length`` [m] (module doc).
 
     Fields: ``count``; ``planes`` (count,) 1 for a y-plane mode, 2 for a z-plane mode;
     ``names`` ('y1', ..., 'z1', ...: with the link's name, the coordinates' names);

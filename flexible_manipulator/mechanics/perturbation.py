@@ -47,7 +47,7 @@ def _factor(name, value):
 
 
 def _link(link, factors, last):
-    """Copy one ``chain.Link`` with the factors applied (module doc)."""
+    """Copy one ``link_description.Link`` with the factors applied (module doc)."""
     joint = dataclasses.replace(link.joint, damping=link.joint.damping * factors['friction'],
                                 friction=link.joint.friction * factors['friction'],
                                 armature=link.joint.armature * factors['armature'])

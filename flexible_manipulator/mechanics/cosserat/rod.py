@@ -151,8 +151,8 @@ class CosseratRod:
     def as_rod(self, length):
         """Return the straight rod as a rigid body: (mass, first moment, inertia at the root).
 
-        Mass rho A L [kg] at L/2 on the x axis (``chain.Beam.as_rod``'s convention, for the
-        robot description). ``length`` must be the rod's own.
+        Mass rho A L [kg] at L/2 on the x axis (``link_description.Beam.as_rod``'s
+        convention, for the robot description). ``length`` must be the rod's own.
         """
         mass = self.section.linear_density * length
         return (mass, np.array([0.5 * mass * length, 0.0, 0.0]),

@@ -1,8 +1,9 @@
 """Link kinds: what each kind of link brings, one package each, and the one dispatch.
 
-A link (``chain.Link``) is rigid, a floating-frame beam (``beam:`` in a model file,
-``chain.Beam``), a geometrically exact rod (``rod:``, ``cosserat.rod.CosseratRod``) or a
-rigid link behind an elastic gear (``flexible_joint:``, `flexible_joint.FlexibleJoint`).
+A link (``link_description.Link``) is rigid, a floating-frame beam (``beam:`` in a model
+file, ``link_description.Beam``), a geometrically exact rod (``rod:``,
+``cosserat.rod.CosseratRod``) or a rigid link behind an elastic gear (``flexible_joint:``,
+`flexible_joint.FlexibleJoint`).
 Each kind's package (`rigid`, `beam`, `rod`, `flexible_joint`) defines its `LinkKind`;
 `kind_of` finds a link's, and whatever differs between kinds (the model file's key and
 its parser, the robot description's inertia, frames and outline, the URDF reader's
@@ -31,10 +32,10 @@ class LinkKind(Protocol):
     slender: bool               # runs along the link's x axis to the next joint (URDF)
 
     def matches(self, link):
-        """Return True if ``link`` (a ``chain.Link`` or a model's part) is of this kind."""
+        """Return True if ``link`` (a description's ``Link`` or a model's part) is its kind's."""
 
     def parser(self, block, field):
-        """Return a function of the link's length [m] giving its ``chain.Link`` fields.
+        """Return a function of the link's length [m] giving its ``link_description.Link`` fields.
 
         ``block``: the mapping under the kind's `key` (a model file's link, a URDF
         overlay's ``flexible:`` entry), ``field`` its dotted path; a ``ConfigError`` naming
@@ -68,13 +69,13 @@ class LinkKind(Protocol):
         """
 
     def scaled(self, link, stiffness, damping):
-        """Return the ``chain.Link`` fields to replace: stiffness and damping scaled."""
+        """Return the ``link_description.Link`` fields to replace: stiffness and damping scaled."""
 
     def reduced(self, link, modes):
-        """Return the ``chain.Link`` fields to replace: at most ``modes`` per strain or plane."""
+        """Return the ``Link`` fields to replace: at most ``modes`` per strain or plane."""
 
     def rigid_twin(self, link):
-        """Return the ``chain.Link`` fields to replace: the link without elastic coordinates."""
+        """Return the ``Link`` fields to replace: the link without elastic coordinates."""
 
     # The chain model's part (``model.chain.LinkPart``, built by `part`): what the
     # model and its arrays (``model.arrays``) ask of a kind. A part's kind is
@@ -83,7 +84,7 @@ class LinkKind(Protocol):
     fewer_modes: str            # advice: how to keep fewer coordinates; None if rigid
 
     def part(self, link, stiffening):
-        """Return the ``model.chain.LinkPart`` fields of a ``chain.Link``'s kind.
+        """Return the ``model.chain.LinkPart`` fields of a ``link_description.Link``'s kind.
 
         A dict: ``rod``, ``beam`` or ``element`` (what `matches` the part), ``hub`` (a
         6 x 6 inertia added to the hub) and ``armature`` (added on the joint coordinate
@@ -132,12 +133,12 @@ KINDS = (rod.KIND, beam.KIND, flexible_joint.KIND, rigid.KIND)
 
 
 def kind_of(link):
-    """Return the `LinkKind` of a ``chain.Link``."""
+    """Return the `LinkKind` of a ``link_description.Link``."""
     return next(kind for kind in KINDS if kind.matches(link))
 
 
 def chain_from_links(name, links, gravity_base=(0.0, 0.0, 0.0), **description):
-    """Build the chain model of a list of ``chain.Link``, whatever their kinds.
+    """Build the chain model of a list of ``link_description.Link``, whatever their kinds.
 
     One model for every link kind: ``model.chain.Chain`` (its walk runs rigid
     links, floating-frame beams and Cosserat rods in any mix). ``gravity_base``: gravity in

@@ -24,7 +24,7 @@ import transforms3d
 
 from .. import arguments, lie
 from .. import compiled
-from ..chain import RigidBody
+from ..link_description import RigidBody
 from ..chain_kernels.spatial import spatial_inertia
 from ..friction import FRICTION_VELOCITY, friction_forces
 from ..links import kind_of
@@ -84,7 +84,7 @@ class LinkPart:
     ``joint_name``: the name of its coordinate (a model file's joint name; ``<name>_joint``
     if None); ``friction`` [N m or N] and ``friction_velocity`` [rad/s or m/s]: its Coulomb
     friction level and regularization (``mechanics.friction``); ``element``: the element of
-    another kind (``chain.Link.element``).
+    another kind (``link_description.Link.element``).
     """
 
     def __init__(self, name, rod, joint=REVOLUTE, axis=(0.0, 0.0, 1.0), offset=None,
@@ -107,7 +107,7 @@ class LinkPart:
         self.name, self.rod, self.joint, self.axis = name, rod, joint, axis
         self.joint_name = f'{name}_joint' if joint_name is None else str(joint_name)
         self.beam = beam if beam is not None and beam.count else None
-        self.element = element              # another kind's element (``chain.Link``'s)
+        self.element = element              # another kind's element (``link_description.Link``'s)
         self.length = rod.length if rod is not None else float(length)
         self.kind = kind_of(self)           # its `links.LinkKind` (``links.KINDS``)
         self.size = self.kind.size(self)
@@ -154,7 +154,7 @@ class Chain:
 
     ``base``: 4x4 pose of the base frame in the world; ``gravity``: world gravity [m/s^2].
     Built from a model file (`from_links`), it also carries the description the nodes use,
-    as the one chain model: ``name``, ``links`` (``chain.Link``), ``joint_names``
+    as the one chain model: ``name``, ``links`` (``link_description.Link``), ``joint_names``
     (moving joints), ``mode_names`` (the strain coordinates, ``<link>_<strain>_<order>``,
     e.g. ``forearm_bending_z_0``), ``base_frame``, ``base_xyz``, ``base_rpy``,
     ``tool_frame``, joint limits.
@@ -170,8 +170,9 @@ class Chain:
                  floating_base=None):
         """Lay out the coordinates: joints first, then each link's strains (then the base's).
 
-        ``floating_base``: None for a base fixed at ``base``, else the ``chain.RigidBody``
-        of a free-floating base (its inertia about the base frame), whose pose then is
+        ``floating_base``: None for a base fixed at ``base``, else the
+        ``link_description.RigidBody`` of a free-floating base (its inertia about the base
+        frame), whose pose then is
         state: position [m] and unit quaternion (w, x, y, z) after the chain's coordinates
         in q, body angular and linear velocity [rad/s, m/s] after them in v (the layout of
         the model contract); ``base`` is its initial pose and gravity stays in world
@@ -250,14 +251,14 @@ class Chain:
     def from_links(cls, name, links, gravity_base, base_frame='base_link',
                    base_xyz=(0.0, 0.0, 0.0), base_rpy=(0.0, 0.0, 0.0), tool_frame='tool0',
                    geometric_stiffening=True, floating_base=None):
-        """Build the chain of a model file's ``chain.Link`` list: links of any kinds.
+        """Build the chain of a model file's ``link_description.Link`` list: links of any kinds.
 
         Each link's kind gives its part (``links.LinkKind.part``): a link with a ``rod``
         is a Cosserat link, one with a ``beam`` a floating-frame link
         (``modal_beam.ModalBeam``; with ``geometric_stiffening`` its foreshortening; a beam
         without modes is a rigid slender rod), others are rigid. Dynamics in the base
         frame (``gravity_base`` in its components [m/s^2]; in world components for a
-        ``floating_base``, ``chain.RigidBody``); base_xyz and base_rpy place the base in
+        ``floating_base``, ``link_description.RigidBody``); base_xyz and base_rpy place the base in
         the world (the initial pose of a floating one).
         """
         parts = []
@@ -316,7 +317,7 @@ class Chain:
                               for link in self.links])
 
     def _rebuilt(self, links):
-        """Build the chain of the same base and options with other ``chain.Link`` s."""
+        """Build the chain of the same base and options with other ``link_description.Link`` s."""
         return Chain.from_links(self.name, links, self.gravity_base, self.base_frame,
                                 self.base_xyz, self.base_rpy, self.tool_frame,
                                 self.geometric_stiffening, self.floating_base)

@@ -1,4 +1,4 @@
-"""The floating-frame beam link: assumed clamped-free modes (``chain.Beam``, ``modal_beam``)."""
+"""The floating-frame beam link: assumed clamped-free modes (``Beam``, ``modal_beam``)."""
 
 import dataclasses
 
@@ -32,7 +32,7 @@ class BeamKind:
         return lambda length: {'beam': beam}
 
     def element(self, link):
-        """Return its ``chain.Beam``."""
+        """Return its ``link_description.Beam``."""
         return link.beam
 
     def outline(self, link):
@@ -93,7 +93,7 @@ class BeamKind:
         """Return the part's fields: its modal beam, or the rigid rod added to the hub.
 
         Its ``modal_beam.ModalBeam`` (``stiffening``: the foreshortening); a beam without
-        modes is a rigid slender rod (``chain.Beam.as_rod``), added to the hub.
+        modes is a rigid slender rod (``link_description.Beam.as_rod``), added to the hub.
         """
         beam = ModalBeam(link.beam, link.length, stiffening)
         if beam.count:

@@ -39,7 +39,7 @@ class FlexibleJoint:
 
 
 class FlexibleJointKind:
-    """`links.LinkKind` of a link behind a flexible joint (``chain.Link.element``)."""
+    """`links.LinkKind` of a link behind a flexible joint (``link_description.Link.element``)."""
 
     name = 'flexible_joint'
     key = 'flexible_joint'      # {stiffness, damping, rotor_inertia} under a link

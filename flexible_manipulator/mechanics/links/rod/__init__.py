@@ -103,7 +103,7 @@ class RodKind:
 
         ValueError for a pre-curved rod (``rest_curvature``): it is no straight rod.
         """
-        from ...chain import Beam
+        from ...link_description import Beam
         if link.rod.reference[:3].any():
             raise ValueError(f'the rigid twin of a pre-curved rod (link {link.name!r}, '
                              'rest_curvature) is not built: it is no straight rod')
