@@ -27,8 +27,9 @@ kernel's code can only come from what its module imports when it is imported. An
 recompiles what depends on the edited file: a link kind's kernels or its ``LinkKind``
 (``links.<kind>``, through which ``model.layout`` reads the kinds' rows of the arrays)
 recompile the chain walk and what is built on it but leave the servo and controller
-kernels cached, a docstring of ``chain`` or the chain model's Python class (which no
-kernel imports) recompiles nothing, an edit of this module recompiles everything.
+kernels cached, a docstring of ``link_description`` or the chain model's Python class
+(which no kernel imports) recompiles nothing, an edit of this module recompiles
+everything.
 """
 
 import ast
