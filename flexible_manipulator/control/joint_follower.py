@@ -89,9 +89,6 @@ FILTER_RATIO = 10.0
 # eps of the payload split (module doc) over the largest Y^T Y seen: where the payload's
 # efforts vanish (its gravity along the joint axes), the integral keeps the error.
 PAYLOAD_FLOOR = 1e-6
-# Ticks between evaluations of the payload's regressor (and its split): it moves with the
-# internal model's trajectory, slow against the tick.
-REGRESSOR_TICKS = 4
 # Cascaded first-order stages of the low pass.
 FILTER_ORDER = 3
 # k_i: the integral gain is k_i w^3 (the PID's zeros stay below w).
@@ -220,7 +217,6 @@ class FilteredFollower:
         self._payload_integral = 0.0        # Phi
         self._largest_yy = 0.0              # max Y^T Y since the reset [N^2 m^2]
         self.payload_factor = 1.0           # 1 + p: the payload's factor the law applies
-        self._ticks = 0                     # since the reset (`REGRESSOR_TICKS`)
         self.damper = None                  # (centre [rad/s], gain [1/s]) or None
         self._bandpass = ((0.0, 0.0), (0.0, 0.0, 0.0))
         self._damper_states = np.zeros((2, n))   # x1, x2 of the band-pass, per joint
@@ -253,8 +249,6 @@ class FilteredFollower:
         self._stages[:] = other._stages
         self._damper_states[:] = 0.0
         self._largest_yy, self.payload_factor = other._largest_yy, other.payload_factor
-        self._regressor[:] = other._regressor
-        self._ticks = 0                    # Y anew at the next tick
         gain = INTEGRAL_RATIO * self.bandwidth ** 3
         self._payload_integral = -(self.payload_factor - 1.0) / gain if gain > 0.0 else 0.0
 
@@ -264,7 +258,6 @@ class FilteredFollower:
         self._stages[:] = 0.0
         self._damper_states[:] = 0.0
         self._payload_integral, self._largest_yy, self.payload_factor = 0.0, 0.0, 1.0
-        self._ticks = 0
 
     def effort(self, feedforward, theta, rate, theta_m, rate_m, acceleration_m):
         """Return u (module doc) for the measured joints and the internal model's.
@@ -295,11 +288,9 @@ class FilteredFollower:
         raw -= scratch
         if self.damper is not None:         # -k M_r H(z) e', from this tick's e'
             out -= self._damping(mass, rate, rate_m)
-        # Y anew every REGRESSOR_TICKS ticks, held between (at a frozen pose, the same).
-        renew = self._heavier is not None and self._ticks % REGRESSOR_TICKS == 0
-        self._ticks += 1
-        regressor = (self._payload_regressor(theta_m, rate_m, acceleration_m) if renew
-                     else None if self._heavier is None else self._regressor)
+        # Y every tick: the internal model's accelerations carry its modes, which a Y held
+        # over ticks samples into a slow error (the payload x2 plants track 30 % worse).
+        regressor = self._payload_regressor(theta_m, rate_m, acceleration_m)
         if regressor is not None:              # Y p, around the filter
             np.multiply(regressor, self.payload_factor - 1.0, out=scratch)
             out += scratch
