@@ -38,7 +38,9 @@ bandwidth, can re-learn it, and on a wrist joint (small M_r, so a small stiffnes
 M_r w^2) a few hundredths of a newton metre of it are milliradians. The payload's
 regressor Y = ID_r(theta_m, theta_m', theta_m''; payload x2) - ID_r(...; payload x1)
 (per unit of the payload factor, on the internal model's trajectory: a feedforward
-signal, not the arm's state) carries the integral's part along it, as a factor:
+signal, not the arm's state; inverse dynamics being linear in the inertias, it is the
+payload's alone on massless links, `perturbation.payload_alone`: one walk) carries the
+integral's part along it, as a factor:
 
     r = M_r(theta_m) e,   c = Y^T (rho + r T) / (Y^T Y + eps),
     rho <- rho + r T - c Y,   Phi <- Phi + c,   p = -k_i w^3 Phi,
@@ -82,7 +84,7 @@ import math
 
 import numpy as np
 
-from ..mechanics.perturbation import perturbed
+from ..mechanics.perturbation import payload_alone
 
 # w_f / w: the low pass's corner over the follower's bandwidth.
 FILTER_RATIO = 10.0
@@ -208,12 +210,12 @@ class FilteredFollower:
         self._error, self._rate = np.zeros(n), np.zeros(n)
         self.out = np.zeros(n)
         self.largest_error = 0.0           # max |theta - theta_m| at the last tick [rad]
-        # The payload's regressor Y (module doc): the twin with its payload doubled.
+        # The payload's regressor Y (module doc): the inverse dynamics of the payload alone.
         low, high = (float(x) - 1.0 for x in payload_range)
-        self._heavier = _heavier(twin) if high > low else None
-        self._heavier_data = None if self._heavier is None else self._heavier.create_data()
+        self._payload = payload_alone(twin) if high > low else None
+        self._payload_data = None if self._payload is None else self._payload.create_data()
         self._payload_bounds = (low, high)  # p's range
-        self._regressor, self._nominal = np.zeros(n), np.zeros(n)
+        self._regressor = np.zeros(n)
         self._payload_integral = 0.0        # Phi
         self._largest_yy = 0.0              # max Y^T Y since the reset [N^2 m^2]
         self.payload_factor = 1.0           # 1 + p: the payload's factor the law applies
@@ -333,12 +335,10 @@ class FilteredFollower:
 
     def _payload_regressor(self, theta_m, rate_m, acceleration_m):
         """Return Y (module doc) at the internal model's state, or None without a payload."""
-        if self._heavier is None:
+        if self._payload is None:
             return None
-        Y = self._heavier.rnea(self._heavier_data, theta_m, rate_m, acceleration_m,
-                               self._regressor)
-        Y -= self.twin.rnea(self.data, theta_m, rate_m, acceleration_m, self._nominal)
-        return Y
+        return self._payload.rnea(self._payload_data, theta_m, rate_m, acceleration_m,
+                                  self._regressor)
 
     def _split(self, increment, regressor, gain):
         """Add ``increment`` (r T) to the integral, its part along Y as the payload.
@@ -366,23 +366,12 @@ def payload_gravity(twin, joints, payload_range):
     None when the law estimates no payload: ``payload_range`` is (1, 1), the twin has no
     payload, or its payload's gravity vanishes at ``joints``.
     """
-    heavier = _heavier(twin) if payload_range[1] > payload_range[0] else None
-    if heavier is None:
+    alone = payload_alone(twin) if payload_range[1] > payload_range[0] else None
+    if alone is None:
         return None
-    joints, rest = np.asarray(joints, dtype=float), np.zeros(twin.n_joints)
-    Y = (heavier.bias_forces(heavier.create_data(), joints, rest)
-         - twin.bias_forces(twin.create_data(), joints, rest))
+    Y = alone.bias_forces(alone.create_data(), np.asarray(joints, dtype=float),
+                          np.zeros(twin.n_joints))
     return Y if float(Y @ Y) > 0.0 else None
-
-
-def _heavier(twin):
-    """Return the twin with its payload doubled, or None when it has none to scale."""
-    try:
-        heavier = perturbed(twin, payload=2.0)
-    except ValueError:                     # a chain not built from links
-        return None
-    payload = twin.links[-1].payload
-    return heavier if payload is not None and payload.mass > 0.0 else None
 
 
 class ComputedTorqueFollower:
