@@ -119,7 +119,8 @@ def ray_rows(payload, runs, address=None, attempts=ATTEMPTS, stream=sys.stderr):
     """Yield the rows of ``runs`` run as Ray tasks (one CPU each) on the cluster.
 
     Joins the cluster at ``address`` (None: RAY_ADDRESS) unless this process is already
-    connected (`cluster.connect`, or `ray.init` called before), then compiles the kernels
+    connected (`cluster.connect`; after a `ray.init` of the caller's, the job's runtime
+    environment is the caller's), then compiles the kernels
     on the nodes that lack them (`cluster.prepare_nodes`, its lines on ``stream``). Ray
     runs a task again when its worker dies (``max_retries``); twice the cluster's CPUs are
     kept in flight.
