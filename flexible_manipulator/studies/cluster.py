@@ -86,8 +86,9 @@ def prepare_nodes(payload, stream=sys.stderr):
 
     A line per such node when it starts (``compiling kernels on node ID (first use)``)
     and when it is done; returns {node id: `worker.kernel_state` + ``seconds``, the
-    compile's wall time (None: cached before)}. A node that joins later compiles in its
-    first run. Nothing to do for ``mode: ros_graph`` (its nodes are processes of their own).
+    compile's wall time (None: cached before or failed: a line says why)}. A node that
+    joins later compiles in its first run. Nothing to do for ``mode: ros_graph`` (its
+    nodes are processes of their own).
     """
     import ray
     from . import worker
@@ -109,7 +110,13 @@ def prepare_nodes(payload, stream=sys.stderr):
     while compiling:
         done, _ = ray.wait(list(compiling), num_returns=1)
         node = compiling.pop(done[0])
-        states[node]['seconds'] = ray.get(done[0])
+        try:
+            states[node]['seconds'] = ray.get(done[0])
+        except ray.exceptions.RayError as error:
+            last = str(error).strip().splitlines()[-1] if str(error).strip() else ''
+            _say(stream, f'compiling kernels on node {node[:8]} failed ({last}); its runs '
+                         'compile what they call')
+            continue
         _say(stream, f'kernels ready on node {node[:8]} after '
                      f'{time.monotonic() - started:.0f} s')
     return states

@@ -79,11 +79,16 @@ def warm_node(payload, processes=1):
     """
     import subprocess
     import sys
+    import flexible_manipulator
     from .kernel_cache import ready_marker
     start_time = time.perf_counter()
+    # The copy this process runs (shipped, or on the driver's path), not another install.
+    root = os.path.dirname(os.path.dirname(os.path.abspath(flexible_manipulator.__file__)))
+    path = os.pathsep.join([root] + ([os.environ['PYTHONPATH']]
+                                     if os.environ.get('PYTHONPATH') else []))
     done = subprocess.run([sys.executable, '-m', 'flexible_manipulator.compile_kernels',
                            '--only', 'demo', '--workers', str(processes)],
-                          capture_output=True, text=True)
+                          capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=path))
     if done.returncode:
         raise RuntimeError('compile_kernels failed: ' + (done.stderr or done.stdout)[-2000:])
     warm(payload)
