@@ -51,7 +51,7 @@ import yaml
 
 from conftest import CONFIG, CONTROLLER, NodeProcess, PLANT
 
-pytestmark = [pytest.mark.ros, pytest.mark.slow, pytest.mark.timeout(1200)]
+pytestmark = [pytest.mark.ros, pytest.mark.slow, pytest.mark.timeout(900)]
 
 RECORDER = 'flexible_manipulator.recording.recorder'
 UR5E = os.path.join(CONFIG, 'models', 'ur5e_flexible_forearm.yaml')
@@ -296,7 +296,7 @@ def test_the_rehearsal_on_a_ur5e_like_arm(domain_id, probe, tmp_path):
             [sys.executable, '-m', 'flexible_manipulator.identification', str(recording),
              '--model', str(identified), '--fit', FIT, '--modal-states', 'none',
              '--driver-compensation', 'gravity', '--window', '0.5', '--step', '0.0005',
-             '--write', '--no-figures'], capture_output=True, text=True, timeout=600)
+             '--write', '--no-figures'], capture_output=True, text=True, timeout=500)
         import resource
         used = resource.getrusage(resource.RUSAGE_CHILDREN)
         print(fit.stdout)
