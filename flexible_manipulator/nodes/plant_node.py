@@ -234,7 +234,9 @@ class PlantNode(SimulatedPlant):
         reported[1, :n] = v[:n]
         reported[2, :n] = self.input
         if self.noise_draws is not None:
-            reported[:2, :n] += self.noise * self.noise_draws.standard_normal((2, n))
+            if self.copies == 0:            # a state sent again is the same measurement
+                self.noise_values = self.noise * self.noise_draws.standard_normal((2, n))
+            reported[:2, :n] += self.noise_values
         js.set('position', reported[0])
         js.set('velocity', reported[1])
         js.set('effort', reported[2])
