@@ -33,9 +33,10 @@ setup(
     # ROS 2 install and from requirements.txt on the pip-only path (tools/setup_env.sh);
     # listing them here would make colcon's setuptools try to fetch them.
     install_requires=['setuptools'],
-    # Running a study on a Ray cluster (sweep --ray ADDRESS): pip install -e '.[ray]'. Each
-    # extra is a line of requirements*.txt (test/test_manifests.py).
-    extras_require={'ray': ['ray>=2.9']},
+    # Running a study on a Ray cluster (sweep --ray ADDRESS): pip install -e '.[ray]'; the
+    # trained example (examples/train_residual.py): '.[rl]'. Each extra is a line of
+    # requirements*.txt (test/test_manifests.py).
+    extras_require={'ray': ['ray>=2.9'], 'rl': ['stable-baselines3>=2.3']},
     zip_safe=True,
     maintainer='flexible_manipulator maintainers',
     maintainer_email='maintainers@flexible-manipulator.invalid',

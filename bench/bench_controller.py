@@ -313,7 +313,8 @@ def arm_ticks():
     print(f'\nthe 6- and 7-axis arms (bench_arms.py), 1 ms, delay 1, modes measured, sine '
           f'program, {DEMO_TICKS} ticks in batches of {DEMO_BATCH}; CPU of the ticking thread '
           '[us/tick], median (min-max):\n')
-    print('| arm | law | CPU [us/tick] | wall [us/tick] | % of the 1 ms period (CPU) |')
+    print('| arm | law | CPU [us/tick] | wall, with the plant\'s step [us/tick] | % of the 1 ms '
+          'period (CPU) |')
     print('|---|---|---|---|---|')
     for name, pose in ARMS.items():
         model = load_model(common.model_path(name))
@@ -343,7 +344,10 @@ def arm_ticks():
                 sim.advance(effort, 0.001)
             cpu.append(spent / DEMO_BATCH / 1e3)
             wall.append((time.perf_counter_ns() - began) / DEMO_BATCH / 1e3)
-        kind = law.entry.follower[0] if law.following is not None else law.realization_kind
+        kind = law.realization_kind
+        if law.following is not None:
+            follower = law.entry.follower
+            kind = follower[0] + (', damper' if len(follower) == 4 else '')
         median = common.spread(cpu).median
         print(f'| {name} | {kind} | {common.with_range(cpu)} | {common.with_range(wall)} '
               f'| {median / 10.0:.1f} |')

@@ -40,8 +40,9 @@ from .control.lockstep import run_lockstep
 from .control.program_config import parse_program, resolve_program_path
 from .control.program_controller import build_controller, ControllerSettings
 from .mechanics.simulation import Simulation
-from .model_config import (ConfigError, load_yaml, model_from_dict, ModelWarning,
-                           resolve_config_path, resolve_model_path)
+from .config_checks import ConfigError
+from .config_files import load_yaml, resolve_config_path, resolve_model_path
+from .model_config import model_from_dict, ModelWarning
 from .plant_config import arm_initial_state, ARM_PLANT_SETTINGS, ARM_STATE_SETTINGS
 from .settings import flatten, from_parameters, schema, Setting
 

@@ -48,7 +48,7 @@ def model_file(name):
     path = os.path.join(here, 'config', 'models', name + '.yaml')
     if os.path.isfile(path):
         return path
-    from .model_config import resolve_model_path
+    from .config_files import resolve_model_path
     return resolve_model_path(name)
 
 

@@ -28,7 +28,9 @@ import yaml
 
 from .control.arm_defaults import analysis_pose, generated_programs, require_limits
 from .control.program_controller import ControllerSettings
-from .model_config import ConfigError, load_model, resolve_config_path, resolve_model_path
+from .config_checks import ConfigError
+from .config_files import resolve_config_path, resolve_model_path
+from .model_config import load_model
 from .settings import flatten, parameter_file_problem, schema
 
 # Parameters that describe one arm (its joints, limits, pose, programs and the law chosen

@@ -27,7 +27,7 @@ def params_file(context):
 
     ``params_file:=sim_soft`` is config/sim_soft.yaml of the installed package.
     """
-    from .model_config import resolve_config_path
+    from .config_files import resolve_config_path
     return resolve_config_path(LaunchConfiguration('params_file').perform(context), 'config',
                                get_package_share_directory(graph.PACKAGE))
 

@@ -14,7 +14,7 @@ import numpy as np
 
 from .mechanics.equilibrium import static_equilibrium
 from .mechanics.integrators import METHODS, RENAMED
-from .model_config import ConfigError
+from .config_checks import ConfigError
 from .settings import non_negative, positive, Setting, whole_number
 
 

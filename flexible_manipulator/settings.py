@@ -3,7 +3,7 @@
 No ROS here. A `Setting` is one parameter of a node: the name a node declares it under,
 its default, a description (units in brackets, SI), its allowed values (``choices``) or a
 check, and whether it may change at run time. A ROS-free settings class
-(`control.program_controller.ControllerSettings`, `control.servo_controller.ServoSettings`)
+(`control.controller_settings.ControllerSettings`, `control.servo_controller.ServoSettings`)
 is a dataclass whose fields are made by `Setting.field` (or `group` for a field that
 gathers several parameters, such as ``uncertainty.<factor>``): its defaults are the
 settings' defaults, `schema` lists its settings, `from_parameters` builds it from
@@ -11,7 +11,7 @@ parameter values. Parameters only a node has (topics, rates, ``start_enabled``) 
 `Setting` tuples beside that node. A node declares the settings of its schema with
 `nodes.common.declare_settings` (the one place that talks to rclpy), which runs each
 setting's `Setting.check`; the controllers run the same checks on the settings they are
-given (`check_fields`), so a ROS-free caller gets the same refusals. doc/nodes.md's
+given (`check_declared`), so a ROS-free caller gets the same refusals. doc/nodes.md's
 parameter tables are generated from what the nodes declare (`nodes.parameter_docs`).
 
 Adding a parameter: one `Setting` in its schema (and the code that uses the value), and
@@ -21,7 +21,7 @@ its tests.
 from dataclasses import dataclass, field as dataclass_field, fields
 import math
 
-from .model_config import ConfigError
+from .config_checks import ConfigError
 
 # Kinds of value a setting holds; a node maps them onto its parameter types.
 KINDS = ('float', 'int', 'bool', 'str', 'floats', 'strings')
@@ -170,19 +170,18 @@ def flatten(mapping, prefix=''):
     return flat
 
 
-def check_fields(settings, *names):
-    """Run the checks of the settings class fields ``names`` on ``settings``' values.
+def check_declared(settings):
+    """Run the check of each parameter field of ``settings`` that holds its value as given.
 
-    For fields that hold their parameter's value as it is (no ``read``): a ROS-free
-    caller gets the refusal a node gives for the same value.
+    A ROS-free caller gets the refusal a node gives for the same value. Left to the code
+    that reads them: a field holding a read value (``read``), a group, and a per-joint
+    array (kind ``floats``: the controllers read it per joint, one number for every joint
+    too, with errors naming the entry).
     """
-    by_field = {item.name: item.metadata[_METADATA] for item in fields(settings)
-                if isinstance(item.metadata.get(_METADATA), Setting)}
-    for name in names:
-        setting = by_field[name]
-        if setting.read is not None:
-            raise ValueError(f'field {name}: holds a read value; check its parameter')
-        setting.validate(getattr(settings, name))
+    for item in fields(settings):
+        setting = item.metadata.get(_METADATA)
+        if isinstance(setting, Setting) and setting.read is None and setting.kind != 'floats':
+            setting.validate(getattr(settings, item.name))
 
 
 # -- checks: check(value, name) -> value, or ConfigError starting with name -----------------

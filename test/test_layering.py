@@ -2,18 +2,22 @@
 
 Expected: every module of `mechanics`, `control`, `description`, `identification` and
 `view` (the browser view's scene, geometry and panel; `nodes.view_node` feeds it),
-plus `model_config`, `settings`, `graph`, `compile_kernels`, `plant_config`, `closed_loop`,
-the learning environments (`envs`), the studies (`studies`: a ROS graph run starts
-bringup as a process) and the recording's reader and
-figures, imports in a fresh interpreter in which importing rclpy, ament_index_python, any
-rosidl package or any message package raises ImportError (so a module-level ROS import
-anywhere in the core fails the test, and a lazily imported one is not loaded). Only
-`nodes` and the recorder may talk to ROS. Where a pip-only requirement is not installed
-(`PIP_ONLY`: a ROS 2 install without requirements-ros.txt), the modules that import it
+plus `model_config` (and the modules it reads model files with: `config_checks`,
+`config_files`, `link_config`, `urdf_config`, `servo_config`), `settings`, `graph`,
+`compile_kernels`, `plant_config`, `closed_loop`, the learning environments (`envs`),
+the studies (`studies`: a ROS graph run starts bringup as a process) and the
+recording's reader and figures, imports in a fresh interpreter in which importing
+rclpy, ament_index_python, any rosidl package or any message package raises ImportError
+(so a module-level ROS import anywhere in the core fails the test, and a lazily imported
+one is not loaded). Only `nodes` and the recorder may talk to ROS. Where a pip-only
+requirement is not installed (`PIP_ONLY`: a ROS 2 install without
+requirements-ros.txt), the modules that import it
 are left out (the view without viser, the studies' table and runner without pyarrow).
 """
 
+import glob
 import importlib.util
+import os
 import subprocess
 import sys
 
@@ -23,7 +27,10 @@ CORE = ('flexible_manipulator.mechanics', 'flexible_manipulator.control',
         'flexible_manipulator.description', 'flexible_manipulator.identification',
         'flexible_manipulator.envs', 'flexible_manipulator.studies',
         'flexible_manipulator.view')
-SINGLE = ('flexible_manipulator.model_config', 'flexible_manipulator.settings',
+SINGLE = ('flexible_manipulator.model_config', 'flexible_manipulator.config_checks',
+          'flexible_manipulator.config_files', 'flexible_manipulator.link_config',
+          'flexible_manipulator.urdf_config', 'flexible_manipulator.servo_config',
+          'flexible_manipulator.settings',
           'flexible_manipulator.doc_blocks',
           'flexible_manipulator.graph', 'flexible_manipulator.compile_kernels',
           'flexible_manipulator.plant_config', 'flexible_manipulator.closed_loop',
@@ -116,3 +123,34 @@ def test_no_run_time_module_imports_the_reference_code():
                             cwd=REPO, capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr[-3000:]
     assert int(result.stdout.split()[-1]) > 60
+
+
+MAX_LINES = 600
+# Modules allowed past MAX_LINES, each with why it is not split.
+LONG_MODULES = {
+    'flexible_manipulator/mechanics/model/chain.py':
+        'the one chain model class (Chain, ~530 lines); its seams (CosseratLink, '
+        'FrameTransforms) are not split out yet',
+    'flexible_manipulator/mechanics/servo.py':
+        'the servoconstraint systems under one module doc (ServoSystem, ServoRigidBody, '
+        'ServoSleigh); ServoSleigh is not split out yet',
+}
+
+
+def test_no_module_is_longer_than_the_limit():
+    """Every module of the package has at most `MAX_LINES` lines, but `LONG_MODULES`.
+
+    A longer module holds more than one concept: split it along its seams. An exempt
+    module that has come under the limit leaves the list.
+    """
+    lengths = {}
+    for path in glob.glob(os.path.join(REPO, 'flexible_manipulator', '**', '*.py'),
+                          recursive=True):
+        with open(path, encoding='utf-8') as stream:
+            lengths[os.path.relpath(path, REPO)] = sum(1 for _ in stream)
+    assert len(lengths) > 100                   # the walk found the package
+    long = sorted(f'{path}: {n} lines' for path, n in lengths.items()
+                  if n > MAX_LINES and path not in LONG_MODULES)
+    assert not long, f'modules past {MAX_LINES} lines: {long}'
+    short = sorted(path for path in LONG_MODULES if lengths.get(path, 0) <= MAX_LINES)
+    assert not short, f'exempt modules now within {MAX_LINES} lines (unlist them): {short}'

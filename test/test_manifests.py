@@ -8,7 +8,8 @@ or ``pip only`` (no key there). Checked against it:
   ``exec_depend`` or ``test_depend``) and names each pip-only requirement in its "pip only"
   comments (``run:`` or ``test:``); it declares no ``python3-*`` or ``*-pip`` key that no
   requirement has; requirements-ros.txt lists exactly the pip-only lines;
-* setup.py's extras (read from its source, not run) are lines of the requirements files;
+* setup.py's extras (read from its source, not run) are lines of the requirements files
+  (requirements-rl.txt holds the optional ones: neither the set-up nor package.xml has them);
 * every import of a module that is neither the standard library's
   (``sys.stdlib_module_names``) nor the repository's, found by walking the syntax trees of
   flexible_manipulator/, launch/, examples/ (run) and test/ (test), is a run (test)
@@ -78,6 +79,7 @@ def requirements(name):
 
 RUN = requirements('requirements.txt')
 TEST = requirements('requirements-test.txt')
+OPTIONAL = requirements('requirements-rl.txt')
 
 
 def package_xml():
@@ -190,7 +192,7 @@ def test_requirements_ros_lists_exactly_the_pip_only_requirements():
 
 
 def test_setup_extras_are_requirement_lines():
-    lines = {requirement for _, requirement, _ in RUN + TEST}
+    lines = {requirement for _, requirement, _ in RUN + TEST + OPTIONAL}
     extras = setup_extras()
     assert extras, 'setup.py has no extras_require'
     for extra, specs in extras.items():

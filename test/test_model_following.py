@@ -154,7 +154,7 @@ def test_rate_limited_efforts_are_reported_under_model_following(flexible, demo_
     last ones +-0.02 N m, flagged as rate-limited, counted in ``dropped`` and named in the
     message (the same contract as without model following)."""
     following = law(flexible, demo_programs, 'hold', model_following=True,
-                    effort_rate_limit=10.0)
+                    effort_rate_limits=10.0)
     following.enable()
     q = np.array(START_Q)
     first = following.update(0.0, q, np.zeros(2)).copy()

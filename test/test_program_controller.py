@@ -194,7 +194,7 @@ def test_gains_outside_the_zoh_bound_are_refused_and_the_loop_diverges_there(rig
     errors = {}
     for period in (0.009, 0.011):
         controller = ProgramController(rigid, programs, ControllerSettings(
-            period=0.009, effort_limit=1e4, velocity_limit=1e3))
+            period=0.009, effort_limits=1e4, velocity_limits=1e3))
         controller.enable()
         sim = Simulation(rigid, 5e-4, 'rk4', q0=np.array([0.301, 0.799]))
         errors[period], _ = run(controller, sim, 41 * period, period)
@@ -332,7 +332,7 @@ def test_saturation_and_rate_limits_are_reported_with_the_constraint_error(rigid
     the last one in 2 ms."""
     programs = one_program([{'type': 'joint', 'joints': ['shoulder', 'elbow'],
                              'reference': {'type': 'constant', 'value': [0.3, 0.8]}}], 10.0)
-    controller = ProgramController(rigid, programs, ControllerSettings(effort_limit=[2.0, 0.5]))
+    controller = ProgramController(rigid, programs, ControllerSettings(effort_limits=[2.0, 0.5]))
     controller.enable()
     q, v = np.array([0.1, 1.0]), np.array([0.2, -0.1])
     effort = controller.update(0.0, q, v).copy()
@@ -347,8 +347,8 @@ def test_saturation_and_rate_limits_are_reported_with_the_constraint_error(rigid
     np.testing.assert_allclose(status.constraint_error, expected, rtol=1e-9, atol=1e-9)
     assert status.constraint_error_norm == pytest.approx(np.linalg.norm(expected))
     assert 'clipped on inputs [0, 1]' in status.message
-    limited = ProgramController(rigid, programs, ControllerSettings(effort_limit=[2.0, 0.5],
-                                                                    effort_rate_limit=10.0))
+    limited = ProgramController(rigid, programs, ControllerSettings(effort_limits=[2.0, 0.5],
+                                                                    effort_rate_limits=10.0))
     limited.enable()
     first = limited.update(0.0, np.array([0.3, 0.8]), np.zeros(2)).copy()
     second = limited.update(0.002, q, v).copy()
@@ -468,7 +468,7 @@ def test_bad_limits_name_the_node_parameter(rigid):
         ProgramController(rigid, one_program([{'type': 'joint', 'joints': ['elbow'],
                                                'reference': {'type': 'constant',
                                                              'value': [0.2]}}], 5.0),
-                          ControllerSettings(effort_limit=[1.0, -2.0]))
+                          ControllerSettings(effort_limits=[1.0, -2.0]))
 
 
 def constant_joint_row(joint, value):

@@ -98,7 +98,7 @@ def test_effort_limit_clips_and_reports_the_constraint_error():
     plant = config('sleigh_free_actuated')
     q, v = plant.initial_q, plant.initial_v + [0.0, 0.0, 0.05]
     needed = expected_effort(plant, 100.0, q, v)
-    controller = enabled(plant, effort_limit=[0.5 * abs(needed)])
+    controller = enabled(plant, effort_limits=[0.5 * abs(needed)])
     u = controller.update(0.0, q, v)[0]
     status = controller.status
     assert u == pytest.approx(0.5 * needed, rel=1e-12)
@@ -205,7 +205,7 @@ def test_bad_models_gains_programs_and_limits_are_refused_by_name():
     with pytest.raises(ConfigError, match='^delay_periods:'):
         ServoController(plant, ServoSettings(hold='rk4', delay_periods=1))
     with pytest.raises(ConfigError, match='^effort_limits:'):
-        ServoController(plant, ServoSettings(effort_limit=[0.0]))
+        ServoController(plant, ServoSettings(effort_limits=[0.0]))
     row = plant.inertia_matrix @ np.cross(plant.b, [1.0, 0.0, 0.0])
     with pytest.raises(ConfigError, match='^program: not realizable along the input'):
         ServoController(plant, program=ConstantVelocityProgram(row))

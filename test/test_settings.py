@@ -75,8 +75,8 @@ def test_the_controller_settings_of_a_parameter_file_read_as_the_node_reads_them
     read = settings.from_parameters(ControllerSettings, settings.flatten(parameters))
     assert read == ControllerSettings(
         period=0.002, hold='zoh', realization='servo', control_model='full',
-        elastic_state='estimated', effort_limit=[4.0, 2.0],
-        effort_rate_limit=[200.0, 100.0], velocity_limit=[3.0, 4.0], control_modes=1,
+        elastic_state='estimated', effort_limits=[4.0, 2.0],
+        effort_rate_limits=[200.0, 100.0], velocity_limits=[3.0, 4.0], control_modes=1,
         delay_periods=2, analysis_positions=[-0.3, 1.5], mismatch_action='degrade',
         effort_limit_fraction=0.5, require_limits=True, safe_action='hold',
         observer_noise={'velocity_noise': 0.001, 'effort_noise': 0.01})

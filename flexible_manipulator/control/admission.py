@@ -24,7 +24,7 @@ import math
 import numpy as np
 
 from ..mechanics.equilibrium import rest_sensitivity, static_equilibrium
-from ..model_config import ConfigError
+from ..config_checks import ConfigError
 from .loop_checks import LinearLoop, row_critical_period, stable, STABILITY_TOLERANCE
 from . import joint_follower
 from .arm_modes import elastic_modes

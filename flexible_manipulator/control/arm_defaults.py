@@ -22,7 +22,7 @@ import math
 
 import numpy as np
 
-from ..model_config import ConfigError
+from ..config_checks import ConfigError
 
 POSE_ANGLE = 0.3        # rad: the pose before it is clamped into the travel
 AMPLITUDE = 0.1         # rad: largest amplitude of the generated sinusoids

@@ -38,7 +38,9 @@ bandwidth, can re-learn it, and on a wrist joint (small M_r, so a small stiffnes
 M_r w^2) a few hundredths of a newton metre of it are milliradians. The payload's
 regressor Y = ID_r(theta_m, theta_m', theta_m''; payload x2) - ID_r(...; payload x1)
 (per unit of the payload factor, on the internal model's trajectory: a feedforward
-signal, not the arm's state) carries the integral's part along it, as a factor:
+signal, not the arm's state; inverse dynamics being linear in the inertias, it is the
+payload's alone on massless links, `perturbation.payload_alone`: one walk) carries the
+integral's part along it, as a factor:
 
     r = M_r(theta_m) e,   c = Y^T (rho + r T) / (Y^T Y + eps),
     rho <- rho + r T - c Y,   Phi <- Phi + c,   p = -k_i w^3 Phi,
@@ -52,20 +54,37 @@ Horowitz's desired compensation law) with its gain set by the integral's instead
 free one, and the start-up check analyses it with the rest (`state_space`: Y at the
 check's pose, Phi one more state).
 
+Damping injected at the joints. The filter keeps the loop off the link's modes, so they
+ring with their own damping: with a soft joint law the arm's first mode is the one with
+its joints free (the link swinging against the rotor's armature: 40-50 Hz on the
+package's 6- and 7-axis arms), in which the joints move, at an effective damping ratio of
+0.1-0.3 % (the link's 1-2 % on a mode whose energy is partly the joint's). A collocated
+damper -k M_r(theta_m) H(z) e' reaches it: H a band-pass (`bandpass`: unit gain, no
+phase at its centre w_c) on the joint rate error, centred above the mode so that its
+phase lead there takes back part of the input delay's lag (an unfiltered rate feedback
+past 90 degrees of lag is negative damping, and the band-pass's roll-off keeps the
+higher bending modes, 1000-2000 rad/s, out of its reach). Its effort goes around the low
+pass, from this tick's rate. Centre and gain are chosen at start-up (below) for the
+largest least damping ratio of the poles near that mode over the uncertainty set.
+
 The law and its bandwidth are chosen at start-up (`admission.following_check`): for this
 law and for computed torque on the rigid twin (`ComputedTorqueFollower`, unfiltered, the
 most accurate where it passes), the largest w on a ladder from the program's alpha down by
 `BANDWIDTH_STEP` for which the linearized sampled loop
 (`loop_checks.LinearLoop.dynamic_radius`: the plant, this law's exact discrete states
 (`state_space`), the input delay) has every pole damped by at least `DAMPING_MARGIN` on
-the model and on every plant of the declared uncertainty; the higher of the two wins.
+the model and on every plant of the declared uncertainty, at the program's start and at
+poses along its reference; the higher of the two wins (the filtered law on a tie). Then,
+on the filtered law, the damper: `DAMPER_CENTRES` times the free mode by `DAMPER_GAINS`,
+each admitted by the same check, the one that damps the poles in `DAMPER_BAND` times the
+free mode the most (none when none does better than the law without it).
 """
 
 import math
 
 import numpy as np
 
-from ..mechanics.perturbation import perturbed
+from ..mechanics.perturbation import payload_alone
 
 # w_f / w: the low pass's corner over the follower's bandwidth.
 FILTER_RATIO = 10.0
@@ -191,12 +210,12 @@ class FilteredFollower:
         self._error, self._rate = np.zeros(n), np.zeros(n)
         self.out = np.zeros(n)
         self.largest_error = 0.0           # max |theta - theta_m| at the last tick [rad]
-        # The payload's regressor Y (module doc): the twin with its payload doubled.
+        # The payload's regressor Y (module doc): the inverse dynamics of the payload alone.
         low, high = (float(x) - 1.0 for x in payload_range)
-        self._heavier = _heavier(twin) if high > low else None
-        self._heavier_data = None if self._heavier is None else self._heavier.create_data()
+        self._payload = payload_alone(twin) if high > low else None
+        self._payload_data = None if self._payload is None else self._payload.create_data()
         self._payload_bounds = (low, high)  # p's range
-        self._regressor, self._nominal = np.zeros(n), np.zeros(n)
+        self._regressor = np.zeros(n)
         self._payload_integral = 0.0        # Phi
         self._largest_yy = 0.0              # max Y^T Y since the reset [N^2 m^2]
         self.payload_factor = 1.0           # 1 + p: the payload's factor the law applies
@@ -255,11 +274,13 @@ class FilteredFollower:
         out = self.out
         out[:] = self._stages[-1]            # y_k: the filter's state, answering tick k - 1
         out += twin.bias_forces(data, theta, self._zero, self._gravity)
-        out -= twin.bias_forces(data, theta_m, self._zero, self._gravity_m)
+        # M_r(theta_m) and g(theta_m) from one walk of the twin.
+        mass, gravity_m = twin.mass_and_bias(data, theta_m, self._zero, self._mass,
+                                             self._gravity_m)
+        out -= gravity_m
         out += feedforward
         # The next filter state: M_r(theta_m) (-w^2 e - 2 w e') - k_i w^3 rho.
         raw, scratch = self._raw, self._scratch
-        mass = twin.mass_matrix(data, theta_m, self._mass)
         gain = INTEGRAL_RATIO * w ** 3
         np.multiply(error, -w * w, out=scratch)
         error_rate *= 2.0 * w
@@ -269,6 +290,8 @@ class FilteredFollower:
         raw -= scratch
         if self.damper is not None:         # -k M_r H(z) e', from this tick's e'
             out -= self._damping(mass, rate, rate_m)
+        # Y every tick: the internal model's accelerations carry its modes, which a Y held
+        # over ticks samples into a slow error (the payload x2 plants track 30 % worse).
         regressor = self._payload_regressor(theta_m, rate_m, acceleration_m)
         if regressor is not None:              # Y p, around the filter
             np.multiply(regressor, self.payload_factor - 1.0, out=scratch)
@@ -312,12 +335,10 @@ class FilteredFollower:
 
     def _payload_regressor(self, theta_m, rate_m, acceleration_m):
         """Return Y (module doc) at the internal model's state, or None without a payload."""
-        if self._heavier is None:
+        if self._payload is None:
             return None
-        Y = self._heavier.rnea(self._heavier_data, theta_m, rate_m, acceleration_m,
-                               self._regressor)
-        Y -= self.twin.rnea(self.data, theta_m, rate_m, acceleration_m, self._nominal)
-        return Y
+        return self._payload.rnea(self._payload_data, theta_m, rate_m, acceleration_m,
+                                  self._regressor)
 
     def _split(self, increment, regressor, gain):
         """Add ``increment`` (r T) to the integral, its part along Y as the payload.
@@ -345,23 +366,12 @@ def payload_gravity(twin, joints, payload_range):
     None when the law estimates no payload: ``payload_range`` is (1, 1), the twin has no
     payload, or its payload's gravity vanishes at ``joints``.
     """
-    heavier = _heavier(twin) if payload_range[1] > payload_range[0] else None
-    if heavier is None:
+    alone = payload_alone(twin) if payload_range[1] > payload_range[0] else None
+    if alone is None:
         return None
-    joints, rest = np.asarray(joints, dtype=float), np.zeros(twin.n_joints)
-    Y = (heavier.bias_forces(heavier.create_data(), joints, rest)
-         - twin.bias_forces(twin.create_data(), joints, rest))
+    Y = alone.bias_forces(alone.create_data(), np.asarray(joints, dtype=float),
+                          np.zeros(twin.n_joints))
     return Y if float(Y @ Y) > 0.0 else None
-
-
-def _heavier(twin):
-    """Return the twin with its payload doubled, or None when it has none to scale."""
-    try:
-        heavier = perturbed(twin, payload=2.0)
-    except ValueError:                     # a chain not built from links
-        return None
-    payload = twin.links[-1].payload
-    return heavier if payload is not None and payload.mass > 0.0 else None
 
 
 class ComputedTorqueFollower:

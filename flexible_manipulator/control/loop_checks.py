@@ -1,4 +1,4 @@
-"""Start-up stability checks of the sampled control loop (``program_controller``).
+"""Start-up stability checks of the sampled control loop (``controller_setup``).
 
 Both run when a program is built, before the first tick:
 
@@ -49,6 +49,21 @@ def row_critical_period(stabilization, row, scheme):
     if stabilization.order[row] == POSITION:
         return critical_period(stabilization.alpha[row], stabilization.beta[row], scheme)
     return velocity_critical_period(stabilization.gamma[row], scheme)
+
+
+def margin_radius(poles, damping=0.0):
+    """Return max |z| exp(zeta_m |Log z|) over the nonzero ``poles`` z (discrete).
+
+    At most 1 exactly when every pole, s = Log(z) / T, has -Re s >= zeta_m |s|: damped by
+    at least ``damping`` = zeta_m; with 0, the spectral radius.
+    """
+    poles = np.asarray(poles)
+    poles = poles[np.abs(poles) > 1e-12]
+    if poles.size == 0:
+        return 0.0
+    if damping == 0.0:
+        return float(np.max(np.abs(poles)))
+    return float(np.max(np.abs(poles) * np.exp(damping * np.abs(np.log(poles.astype(complex))))))
 
 
 class LinearLoop:
@@ -137,8 +152,11 @@ class LinearLoop:
         gain_v = R @ (-kd @ C - C @ self.free_v) @ self.P
         return np.hstack([gain_x, gain_v])
 
-    def radius(self, C, kp, kd, delay=0, observer=None):
+    def radius(self, C, kp, kd, delay=0, observer=None, damping=0.0):
         """Spectral radius of the sampled (ZOH) closed loop (< 1: stable).
+
+        ``damping``: the least damping ratio every pole must have, as in `dynamic_radius`
+        (the figure is then at most 1 exactly when every pole is damped by that much).
 
         With ``delay`` > 0 the largest radius over input delays of 0..delay periods (the
         effort computed at tick k applied over period k + d). ``observer``: the law's
@@ -158,9 +176,9 @@ class LinearLoop:
                 for i in range(d):
                     closed[size * (i + 1):size * (i + 2), size * i:size * (i + 1)] = \
                         np.eye(size)
-                worst = max(worst, float(np.max(np.abs(np.linalg.eigvals(closed)))))
+                worst = max(worst, margin_radius(np.linalg.eigvals(closed), damping))
             return worst
-        return max(self._estimated_radius(F, d, observer) for d in range(delay + 1))
+        return max(self._estimated_radius(F, d, observer, damping) for d in range(delay + 1))
 
     def _selection(self, m):
         """S (2 m_c x 2 m): the control model's modes out of the estimator's (eta, eta')."""
@@ -172,7 +190,7 @@ class LinearLoop:
             S[j, i] = S[self.control.nv - n + j, m + i] = 1.0
         return S
 
-    def _estimated_radius(self, F, d, observer):
+    def _estimated_radius(self, F, d, observer, damping=0.0):
         """Spectral radius of the loop with the observer, input ``d`` periods late.
 
         Loop state at tick k: s_k = (z_k, theta_(k-1), theta'_(k-1), xhat_(k-1), u_(k-1),
@@ -221,7 +239,7 @@ class LinearLoop:
         for i in range(1, d + 1):
             closed[i_u + nu * i:i_u + nu * (i + 1), i_u + nu * (i - 1):i_u + nu * i] = \
                 np.eye(nu)
-        return float(np.max(np.abs(np.linalg.eigvals(closed))))
+        return margin_radius(np.linalg.eigvals(closed), damping)
 
     def dynamic_radius(self, system, delay=0, damping=0.0):
         """Largest margin radius of the loop under a discrete law on the measured joints.
@@ -233,11 +251,7 @@ class LinearLoop:
         figure is max |z| exp(zeta_m |Log z|) over the poles z, at most 1 exactly when
         each has s = Log(z) / T with -Re s >= zeta_m |s| (zeta_m = 0: the spectral radius).
         """
-        worst = 0.0
-        for poles in self.dynamic_poles(system, delay):
-            worst = max(worst, float(np.max(np.abs(poles) * np.exp(
-                damping * np.abs(np.log(poles.astype(complex)))))))
-        return worst
+        return max(margin_radius(poles, damping) for poles in self.dynamic_poles(system, delay))
 
     def dynamic_poles(self, system, delay=0):
         """Return the poles z (nonzero) of the loop of `dynamic_radius`, one array per d."""

@@ -1,6 +1,6 @@
 """The settings both controllers share: the sampled loop, the effort limits, the damping.
 
-`program_controller.ControllerSettings` and `servo_controller.ServoSettings` hold each of
+`controller_settings.ControllerSettings` and `servo_controller.ServoSettings` hold each of
 these as a field (`settings.Setting.field`); the controller nodes declare them once for
 either (doc/nodes.md, "controller" and "servo_controller").
 """

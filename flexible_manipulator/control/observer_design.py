@@ -54,7 +54,7 @@ import numpy as np
 
 from ..mechanics.equilibrium import static_equilibrium
 from ..mechanics.perturbation import perturbed
-from ..model_config import ConfigError, number
+from ..config_checks import ConfigError, number
 from .zero_dynamics import linearize
 
 # Implicit weight of the theta-method step (``elastic_estimator``'s module doc).

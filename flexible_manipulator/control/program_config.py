@@ -8,14 +8,15 @@ The format is doc/programs.md: a file names its programs (``programs``, ``defaul
 row type (`rows`: its keys, units, defaults and parser, and the documentation's tables);
 `parse_program` adds the gains and stacks the rows (`assemble`).
 
-Every error is a `model_config.ConfigError` naming the dotted field at fault.
+Every error is a `config_checks.ConfigError` naming the dotted field at fault.
 """
 
 from dataclasses import dataclass
 
 import numpy as np
 
-from ..model_config import check_keys, ConfigError, load_yaml, number, resolve_config_path
+from ..config_checks import check_keys, ConfigError, number
+from ..config_files import load_yaml, resolve_config_path
 from .programs import HoldProgram, Program, StackedProgram
 from .rows import build_row
 from .rows.fields import sub

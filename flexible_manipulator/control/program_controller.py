@@ -23,26 +23,8 @@ Per tick (``ProgramController.update``), with the state measured at time t:
    A M^-1 (B u_applied - h) - b (zero when nothing is dropped);
 6. safety: a joint faster than its velocity limit latches a fault until ``enable()``;
    disabled, a fast joint is no fault. Disabled or faulted, the controller commands the
-   safe action (``safe_action``, `safety`): zero; gravity, B^+ h(q, 0) on the control model
-   at the measured joints and the measured or estimated modes; or hold: the program
-   `hold_program` (a ``hold`` row of every joint at alpha = `HOLD_BANDWIDTH`, critically
-   damped: e'' + 2 alpha e' + alpha^2 e = 0 on the rigid twin, its gains alpha^2 M and
-   2 alpha M on the rigid twin's inertia M: gravity, joint damping and a low-gain joint
-   law) realized ideally on the rigid twin without rate limit, admitted at construction by
-   the same checks as the programs (refused: a `ConfigError` naming ``safe_action``). Its
-   target is taken at the first safe tick at which every joint is slower than
-   `SLOW_FRACTION` of its velocity limit; until then (after a velocity fault) it is taken
-   afresh at every tick: gravity and damping only. The tick whose step failed commands
-   zero; so do gravity and hold when their own evaluation fails.
-
-Driver convention (``driver_compensation``): a driver that adds gravity (its own rigid
-model's, at the measured joints) or its joint friction to each command gets the effort
-minus the rigid twin's gravity B^+ h_twin(q, 0) and the model's joint friction D v + F_c
-tanh(v / v_s) (viscous and Coulomb, ``Chain.joint_friction``: the share of h that the
-feedforward holds, so the command is the feedforward without it); the
-elastic-state observer's applied effort (the command reported, or the one sent) gets them
-added back, so that its innovation sees the torque the joints received. A zero safe
-action sends zero: what the driver adds stays.
+   safe action (``safe_action``: zero, gravity or the hold law; `safe_actions`, which also
+   holds the driver convention, ``driver_compensation``).
 
 Secondary objective (directions the program leaves free): Q_s = K_p (q_0 - q) - K_d v on
 the joints (``posture``, ``posture_stiffness``, ``posture_damping``); the ideal realization
@@ -51,65 +33,9 @@ Q_s would produce), the servo realization as the preferred effort in the null sp
 A M^-1 B. With the default gains 0 the ideal realization gives the minimum-Gauss-norm
 (natural) motion and the servo realization the minimum-norm effort.
 
-Control model. The law evaluates M, h and B of a control model: the full model of the
-file, a reduced one (``control_modes``: at most that many assumed modes per link and plane,
-the rest unmodelled; 0 is rigid) or the rigid twin (``control_model: rigid_twin``). A
-sampled servo law that inverts fast, lightly damped modes can be unstable at periods far
-shorter than those modes' periods (checked below): on the default arm the loop with the
-2nd and 3rd modes modelled is unstable at 2, 1 and 0.5 ms, with the first mode of each
-link only it is stable at 2 ms.
-
-Checks at construction (each refused with a `ConfigError` naming the program):
-
-* per-row discrete stability: every row's gains against the control period T and the hold
-  scheme (``stabilization.check``; ZOH: T < min(1/alpha, 4 alpha/beta^2)); the message
-  gives the bound;
-* internal dynamics (models with unactuated coordinates), linearized at rest at the
-  program's start (joint angles solved from the rows at t = 0 starting from
-  ``analysis_positions``; modes at rest) on the full model of the file:
-  (a) zero dynamics of the program's output (``zero_dynamics.analyze_output``; the rows'
-  Jacobian on the control model, zero on unmodelled modes): the tip of a flexible link is
-  non-minimum phase; (b) the closed loop of the full linearized plant and the linearized
-  control law (`loop_checks.LinearLoop`), held over T (ZOH) and applied 0 to
-  ``delay_periods`` periods late (transport and computation delay: 0 in lockstep, 1 for a
-  real-time plant that applies a command from the next period on): its spectral radius
-  must be < 1 (for other hold schemes, the continuous closed loop must be stable). A
-  program failing (a) or (b) is refused (``non_minimum_phase: refuse``) with the limit
-  lambda* below which the redefined output (``lambda_point``) passes (b), rebuilt with
-  its point and tcp rows replaced by that output at lambda = ``redefine_margin`` *
-  lambda*, its joint and hold rows kept (``redefine``), or run anyway (``allow``: for
-  experiments; its internal dynamics diverge); not given, it is ``redefine`` with
-  ``realization`` and ``control_model`` both ``auto``, else ``refuse``
-  (`admission.non_minimum_phase_policy` says why);
-* robustness (sampled loops of flexible models): the loop of (b) on every plant of the
-  declared ``uncertainty`` (factor ranges on stiffness, damping, payload, friction and
-  armature; `uncertainty.DEFAULT_UNCERTAINTY` when None, `uncertainty.EXACT_MODEL` for a
-  plant that is the model's own copy) must stay stable; else refused with the margin, the
-  worst plant and the robust alternatives (`admission.NotRobustError`). With
-  ``realization`` and ``control_model`` both ``auto``, a servo law on the flexible model
-  refused by (b) (a minimum-phase output: `admission.UnstableLoopError`) or by this check
-  gives way to model following, else to computed torque on the rigid twin, with a note
-  saying why; when all are refused, the refusal leads with one that no spectral radius
-  ranks (a program an alternative refuses for its own reason: that program and its
-  refusal), else names the one that came closest (its worst spectral radius), and the
-  others';
-* a control model with modes under the ideal realization is refused (it would need forces
-  on the modes).
-
-Model following (``model_following``, `model_following.ModelFollowing`): the law above
-runs on an internal simulation of the full model (its modes are the internal model's; no
-estimator), ``delay_periods`` ahead of the arm, and the arm follows the internal model's
-joints by a joint law the check chooses (`joint_follower`: computed torque on the rigid
-twin, or a filtered joint law for fast lightly damped link modes); (b) then checks the
-law's loop on the internal model (no delay) and the follower's check the arm's loop (the
-plant, the joint law's states, ``delay_periods``; every pole damped by
-``joint_follower.DAMPING_MARGIN``) on the model and over the uncertainty.
-
-With the elastic state estimated, (b) and the robustness check include the observer's
-dynamics with its gain (`loop_checks.LinearLoop.radius`, ``observer``; the gain is
-designed at the program's rest, ``observer_design``): without the correction the estimate
-makes joint programs on the demo arm unstable (spectral radius 1.002 at 2 ms), with it
-0.9994, and they are admitted over the default uncertainty.
+Control model (`law_choice`): the full model of the file, a reduced one (``control_modes``)
+or the rigid twin. Checks at construction, each refused with a `ConfigError` naming the
+program: `controller_setup`. Model following: `following_tick`.
 
 Elastic state (models whose control model has modes). With ``elastic_state: measured`` the
 modal coordinates come with each state (a simulation publishes them); a tick without them
@@ -126,324 +52,35 @@ it, the robust alternative takes over.
 
 Program files (``program_config.load_program_file`` reads them): doc/programs.md, its row
 types generated from the registry of row types (`rows`); ``hold`` rows keep their joints
-where the program starts, ``lambda_point`` rows are the redefined output above.
+where the program starts, ``lambda_point`` rows are the redefined output (`controller_setup`).
 """
 
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 import math
 
 import numpy as np
 
-from ..mechanics.perturbation import FACTORS, SCALES
-from ..model_config import ConfigError, number
-from ..settings import check_fields, fraction, group, numbers, positive, Setting
-from . import admission
-from .arm_defaults import analysis_pose, require_limits
-from .elastic_estimator import ElasticStateEstimator
-from .loop_settings import CONDITION_LIMIT, CONTROL_PERIOD, DELAY_PERIODS, EFFORT_LIMITS, HOLD
-from .mismatch_guard import MISMATCH_ACTIONS, MismatchGuard
-from .model_following import ModelFollowing
-from .program_config import assemble, load_program_file, parse_program
-from .programs import Program
-from .realization import IdealRealization, RealizationStatus, ServoRealization
-from .safety import (checked_time, DRIVER_COMPENSATION, LatchedSafety, SAFE_ACTION,
-                     take)
-from .stabilization import Stabilization
-from .observer_design import DEFAULT_NOISE, kalman_gain, parse_noise
-from .uncertainty import DEFAULT_UNCERTAINTY, parse_uncertainty
-from .state_range import StateRange
+from ..config_checks import ConfigError
+from .controller_settings import ControllerSettings
+from .controller_setup import ControllerSetup
+from .following_tick import FollowingTick
+from .law_choice import ROBUST_ALTERNATIVES
+from .limits import clip, limit_rate
+from .mismatch_guard import MismatchGuard
+from .program_config import load_program_file
+from .safe_actions import HOLD_BANDWIDTH, HOLD_PROGRAM, hold_program, SafeActions, SLOW_FRACTION
+from .safety import checked_time, take
 
-# The robust alternatives of a flexible law, in order of preference: settings, description.
-ROBUST_ALTERNATIVES = ((dict(model_following=True), 'model following (the same law on an '
-                        'internal model, the arm following its joints on the rigid twin)'),
-                       (dict(realization='ideal', control_model='rigid_twin'),
-                        'computed torque on the rigid twin'))
-REALIZATIONS = ('auto', 'servo', 'ideal')
-CONTROL_MODELS = ('auto', 'full', 'rigid_twin')
-ELASTIC_SOURCES = ('measured', 'estimated')
-# The hold law of the safe action ``hold``: its bandwidth [rad/s] (alpha of its hold row,
-# critically damped), the program's name, and the share of each joint's velocity limit
-# below which its target is taken (faster: damping only).
-HOLD_BANDWIDTH = 2.0
-HOLD_PROGRAM = 'safe_hold'
-SLOW_FRACTION = 0.1
+__all__ = ['build_controller', 'build_hold_law', 'controller_from_files', 'ControllerSettings',
+           'HOLD_BANDWIDTH', 'ProgramController', 'SLOW_FRACTION']
 
 
-def hold_program(joints):
-    """Return the program of the safe action ``hold``: a hold row of ``joints`` (module doc)."""
-    return {'description': 'hold the joints where the arm stopped (safe_action: hold)',
-            'gains': {'alpha': HOLD_BANDWIDTH}, 'rows': [{'type': 'hold',
-                                                         'joints': list(joints)}]}
+class ProgramController(ControllerSetup, FollowingTick, SafeActions):
+    """The control law of the module doc, with its named programs and its status.
 
-
-def share(value, name):
-    """Check a number in (0, 1] (``effort_limit_fraction``)."""
-    value = positive(value, name)
-    if value > 1.0:
-        raise ConfigError(f'{name}: must be at most 1, got {value:g}')
-    return value
-
-
-def _all_when_negative(modes):
-    """``control_modes``: a negative count (the parameter's -1) keeps every mode (None)."""
-    return None if modes < 0 else modes
-
-
-@dataclass
-class ControllerSettings:
-    """Controller options that are not per program (module doc); SI units.
-
-    Each field but ``max_gap`` is a node parameter, declared here once (`settings`): its
-    name, default, description and check; the controller node declares them from this
-    class (`settings.schema`).
+    Built by `controller_setup.ControllerSetup`; its safe action and driver convention are
+    `safe_actions.SafeActions`', model following's state `following_tick.FollowingTick`'s.
     """
-
-    period: float = CONTROL_PERIOD.field()
-    hold: str = HOLD.field()
-    realization: str = Setting(
-        'realization', 'auto',
-        'Servo (input directions only) or ideal (fully actuated control model); auto: servo '
-        'on flexible models, under model following or on the rigid twin when the direct servo '
-        'law is refused (its sampled loop unstable on the model or over the uncertainty).',
-        choices=REALIZATIONS).field()
-    control_model: str = Setting(
-        'control_model', 'auto',
-        'Model the law evaluates: the (reduced) full model or the rigid twin.',
-        choices=CONTROL_MODELS).field()
-    elastic_state: str = Setting(
-        'elastic_state', 'measured',
-        'Modal coordinates from modal_states (simulation) or estimated from the joint motion '
-        '(real arm).', choices=ELASTIC_SOURCES).field()
-    effort_limit: object = EFFORT_LIMITS.field()     # None: the model's x the fraction
-    effort_limit_fraction: float = Setting(
-        'effort_limit_fraction', 1.0,
-        'Share of the model\'s effort limits the efforts are clipped to when effort_limits is '
-        'empty [-], in (0, 1].', check=share).field()
-    require_limits: bool = Setting(
-        'require_limits', False,
-        'Refuse to start unless every joint has a finite effort and velocity limit (given, '
-        'or the model\'s): a real arm\'s efforts clipped, its speeds watched.').field()
-    effort_rate_limit: object = Setting(
-        'effort_rate_limits', None, 'Effort rate limits per joint [N m/s]; empty: none.',
-        kind='floats', check=numbers).field()
-    velocity_limit: object = Setting(
-        'velocity_limits', None,
-        'Velocity limits per joint [rad/s]: a faster joint latches a fault; empty: the model.',
-        kind='floats', check=numbers).field()
-    condition_limit: float = CONDITION_LIMIT.field()
-    redefine_margin: float = Setting(
-        'redefine_margin', 0.8, 'lambda = margin * lambda* when a program is redefined.',
-        check=fraction).field()
-    analysis_positions: object = Setting(
-        'analysis_positions', None,
-        'Joint angles from which the start of each program is solved for the checks [rad]; '
-        'empty: 0.3 rad each, clamped into the middle half of the joint\'s travel.',
-        kind='floats', check=numbers).field()       # None: arm_defaults.analysis_pose
-    posture: object = Setting(
-        'posture', None,
-        'Secondary objective in the directions the program leaves free: posture q_0 [rad].',
-        kind='floats', check=numbers).field()
-    posture_stiffness: object = Setting(
-        'posture_stiffness', None,
-        'Secondary objective K_p [N m/rad], one or per joint; empty: 0.',
-        kind='floats', check=numbers).field()
-    posture_damping: object = Setting(
-        'posture_damping', None,
-        'Secondary objective K_d [N m s/rad], one or per joint; empty: 0.',
-        kind='floats', check=numbers).field()
-    max_gap: float = 0.5                # s: a longer gap between states restarts estimates
-    control_modes: object = Setting(
-        'control_modes', -1,
-        'Assumed modes per link plane kept in the control model; Cosserat links: coefficients '
-        'per curvature strain (torsion, bending), extension and shear left out (-1: all of '
-        'the model file; 0: rigid).', read=_all_when_negative).field()
-    delay_periods: int = DELAY_PERIODS.field()
-    model_following: bool = Setting(
-        'model_following', False,
-        'Run the law on an internal simulation of the model and make the arm follow its '
-        'joints by computed torque on the rigid twin: exact on the model, as robust as the '
-        'rigid twin off it (doc/hil.md).').field()
-    # factor -> [lo, hi]; None: DEFAULT_UNCERTAINTY
-    uncertainty: object = group(*(Setting(
-        f'uncertainty.{factor}', list(DEFAULT_UNCERTAINTY[factor]),
-        f'Range [lo, hi] of the factor on the {SCALES[factor]} by which the arm may differ '
-        'from its model: the start-up robustness check (doc/hil.md); [1.0, 1.0]: exact.')
-        for factor in FACTORS))
-    # observer_design.NoiseModel or its mapping; None: DEFAULT_NOISE
-    observer_noise: object = group(
-        Setting('observer.velocity_noise', DEFAULT_NOISE.velocity_noise,
-                'Standard deviation of the measured joint velocities [rad/s] the elastic-state '
-                'observer assumes (elastic_state: estimated).', check=positive),
-        Setting('observer.effort_noise', DEFAULT_NOISE.effort_noise,
-                'Standard deviation of the applied efforts the observer assumes, as a fraction '
-                'of each joint\'s effort limit [-].', check=positive))
-    mismatch_action: str = Setting(
-        'mismatch_action', 'degrade',
-        'When the observer\'s innovation says the arm is off its model beyond the declared '
-        'uncertainty: degrade (hand over to model following or the rigid twin, with a '
-        'warning) or warn only.', choices=MISMATCH_ACTIONS).field()
-    safe_action: str = SAFE_ACTION.field()
-    driver_compensation: object = DRIVER_COMPENSATION.field()
-
-
-@dataclass
-class ProgramEntry:
-    """One named program, built and checked: rows, gains, names, buffers, verdicts."""
-
-    name: str
-    program: Program
-    stabilization: Stabilization
-    row_names: list
-    references: list                    # (slice of rows, reference object)
-    holds: list                         # HoldProgram rows (captured at the start)
-    realization: object
-    critical_period: float
-    zero_dynamics: object = None        # ZeroDynamicsReport, or None if not analysed
-    sampled_radius: float = None        # spectral radius of the linearized ZOH loop
-    robustness_margin: float = None     # largest scaling of the uncertainty set survived
-    worst_case: object = None           # uncertainty.Verdict at the declared set
-    observer_gain: object = None        # observer_design.ObserverGain (modes estimated)
-    model_test_gain: object = None      # the same, for the model test only (modes measured)
-    lambda_limit: float = None          # offered lambda* when the program was refused
-    follower: tuple = None              # model following's joint law (admission.following_check)
-    along: list = None                  # joints at the reference's samples (admission)
-    notes: list = field(default_factory=list)
-    reference: np.ndarray = None        # r, r', r'' of every row (filled per tick)
-    reference_rate: np.ndarray = None
-    reference_acceleration: np.ndarray = None
-    constraint_error: np.ndarray = None  # A q''_applied - b per row
-
-    def __post_init__(self):
-        """Allocate the per-row buffers."""
-        size = self.program.size
-        self.reference = np.zeros(size)
-        self.reference_rate = np.zeros(size)
-        self.reference_acceleration = np.zeros(size)
-        self.constraint_error = np.zeros(size)
-
-    @property
-    def size(self):
-        """Number of constraint rows."""
-        return self.program.size
-
-    @property
-    def span(self):
-        """Program time [s] by which every reference has taken all its values."""
-        return max(reference.span for _, reference in self.references)
-
-    def fill_reference(self, t):
-        """Copy the references of the rows at program time ``t``.
-
-        The program has just evaluated them at ``t``; references that keep their last
-        values (``position``, ``velocity``, ``acceleration``) are read, others evaluated.
-        """
-        for rows, reference in self.references:
-            try:
-                r, dr, ddr = reference.position, reference.velocity, reference.acceleration
-            except AttributeError:
-                r, dr, ddr = reference.evaluate(t)
-            self.reference[rows] = r
-            self.reference_rate[rows] = dr
-            self.reference_acceleration[rows] = ddr
-
-
-class ControllerStatus:
-    """What the last tick did; ``message`` explains anything that is not plain tracking."""
-
-    def __init__(self, nu):
-        """Allocate the per-input arrays."""
-        self.mode = 'disabled'          # tracking | disabled | fault
-        self.fault = ''
-        self.safe_action = 'zero'       # commanded while disabled or faulted
-        self.program = ''
-        self.program_time = 0.0
-        self.realization = None         # RealizationStatus of the active program
-        self.elastic_source = 'none'    # measured | estimated | model | none (rigid model)
-        self.following_error = 0.0      # model following: max |theta - theta_m| [rad]
-        self.payload_factor = 1.0       # model following: the payload's estimated factor
-        self.innovation = None          # observer: nu of the last corrected tick [N m]
-        self.normalized_innovation = 0.0   # observer: nu^T S^-1 nu of that tick [-]
-        self.unsaturated = np.zeros(nu)
-        self.dropped = np.zeros(nu)
-        self.clipped = np.zeros(nu, dtype=bool)
-        self.rate_limited = np.zeros(nu, dtype=bool)
-        self.constraint_error = np.zeros(0)
-        self.constraint_error_norm = 0.0
-        self.residual = np.zeros(0)
-        self.residual_rate = np.zeros(0)
-
-    @property
-    def tracking(self):
-        """True if the last tick realized the program (enabled, no fault)."""
-        return self.mode == 'tracking'
-
-    @property
-    def saturated(self):
-        """True if any effort was clipped or rate-limited in the last tick."""
-        return bool(self.clipped.any() or self.rate_limited.any())
-
-    @property
-    def message(self):
-        """One line: mode, realization problems, dropped efforts and their consequence."""
-        if self.mode == 'fault':
-            return f'fault: {self.fault}'
-        if self.mode == 'disabled':
-            return f'disabled: {self.safe_action} effort'
-        parts = []
-        realization = self.realization
-        if realization is not None and realization.code not in ('exact', 'redundant'):
-            parts.append(RealizationStatus.message.fget(_without_saturation(realization)))
-        if self.saturated:
-            clipped = np.flatnonzero(self.clipped).tolist()
-            limited = np.flatnonzero(self.rate_limited).tolist()
-            text = []
-            if clipped:
-                text.append(f'clipped on inputs {clipped}')
-            if limited:
-                text.append(f'rate-limited on inputs {limited}')
-            parts.append(f'efforts {" and ".join(text)} (dropped '
-                         f'{np.round(self.dropped, 4).tolist()}): constraint-acceleration '
-                         f'error {self.constraint_error_norm:.3g}')
-        return '; '.join(parts) if parts else 'tracking'
-
-
-def _closest(tried):
-    """Say which law came closest when ``auto`` finds every law it knows refused."""
-    measured = [(refusal.radius, what) for what, refusal in tried
-                if refusal.radius is not None]
-    if not measured:
-        return 'auto: no law it knows is admitted'
-    radius, what = min(measured)
-    others = ', '.join(f'{w} {r:.6g}' for r, w in sorted(measured)[1:])
-    return (f'auto: no law it knows is admitted; closest: {what} (worst spectral radius '
-            f'{radius:.6g}, {100 * (radius - 1):.3g} % past 1)'
-            + (f'; then {others}' if others else ''))
-
-
-def _without_saturation(status):
-    """Copy a realization status with the clipping flags cleared (for its message)."""
-    copy = RealizationStatus(status.clipped.size, status.kind)
-    copy.__dict__.update(status.__dict__)
-    copy.clipped = np.zeros_like(status.clipped)
-    return copy
-
-
-def _per_joint(value, size, field, default, minimum=0.0, strict=True, allow_infinite=True):
-    """Return ``value`` (scalar, sequence of ``size``, or None for ``default``) as an array."""
-    if value is None:
-        return np.array(np.broadcast_to(np.asarray(default, dtype=float), (size,)))
-    values = np.atleast_1d(np.asarray(value, dtype=float))
-    if values.size == 1:
-        values = np.full(size, values[0])
-    if values.size != size:
-        raise ConfigError(f'{field}: expected one value or {size}, got {values.size}')
-    for i, item in enumerate(values):
-        number(float(item), f'{field}[{i}]', minimum, strict, allow_infinite)
-    return values
-
-
-class ProgramController(LatchedSafety):
-    """The control law of the module doc, with its named programs and its status."""
 
     def __init__(self, model, programs, settings=None, default=None, source='programs',
                  hold_law=None):
@@ -463,298 +100,9 @@ class ProgramController(LatchedSafety):
         self._construct(model, programs, settings or ControllerSettings(), default, source)
         self._setup_safety(hold_law)
 
-    def _construct(self, model, programs, settings, default, source):
-        """Build with ``settings`` or, refused under ``auto``, an alternative (`__init__`).
-
-        Every alternative's refusal is kept: a plain `ConfigError` (one no comparison of
-        loops ranks, e.g. a program another law refuses for its own reason) is the
-        blocker the final refusal leads with; else the servo law's, with the one that
-        came closest (`_closest`). An admitted alternative's note names the refusals
-        before it.
-        """
-        try:
-            self._setup(model, programs, settings, default, source)
-        except admission.UnstableLoopError as error:
-            if not (settings.realization == settings.control_model == 'auto'
-                    and not settings.model_following):
-                raise
-            tried = [('the servo law on the flexible model', error)]
-            for fallback, what in ROBUST_ALTERNATIVES:
-                try:
-                    self._setup(model, programs, replace(settings, **fallback), default,
-                                source)
-                except ConfigError as refusal:
-                    tried.append((what, refusal))
-                    continue
-                why = 'not robust' if isinstance(error, admission.NotRobustError) else \
-                    'refused on the model'
-                note = (f'auto: {what}, because the servo law on the flexible model is '
-                        f'{why}: {error}' + ''.join(f'; {w} refused too: {r}'
-                                                    for w, r in tried[1:]))
-                for entry in self.entries.values():
-                    entry.notes.insert(0, note)
-                return
-            blockers = [(what, refusal) for what, refusal in tried
-                        if not isinstance(refusal, admission.UnstableLoopError)]
-            if blockers:
-                what, blocker = blockers[0]
-                others = '; '.join(f'{w}: {r}' for w, r in tried if r is not blocker)
-                raise ConfigError(f'{blocker} (auto: under {what}); auto: no law it knows is '
-                                  f'admitted, the others refused: {others}') from None
-            raise type(error)(f'{error}; {_closest(tried)}', error.radius) from None
-
-    def _setup(self, model, programs, settings, default, source):
-        """Build and check everything for ``settings`` (`__init__`)."""
-        self.settings = settings
-        self.source = source
-        if getattr(model, 'floating_base', None) is not None:
-            raise ConfigError(f'model {model.name!r}: the controller drives fixed-base chains '
-                              'only (a floating base needs its pose measured)')
-        self.model = model
-        n, nu = model.n_joints, model.nu
-        self.n_joints = n
-        # The checks a node runs on these parameters (`settings`), for ROS-free callers.
-        check_fields(settings, 'period', 'hold', 'realization', 'control_model',
-                     'elastic_state', 'condition_limit', 'redefine_margin', 'delay_periods',
-                     'model_following', 'mismatch_action')
-        self.period = float(settings.period)
-        self._choose_realization()
-        # Errors name the node parameters (effort_limits, ...) these settings come from.
-        check_fields(settings, 'effort_limit_fraction', 'require_limits')
-        self.effort_limit = _per_joint(settings.effort_limit, nu, 'effort_limits',
-                                       settings.effort_limit_fraction * model.effort_limit)
-        self.effort_rate_limit = _per_joint(settings.effort_rate_limit, nu,
-                                            'effort_rate_limits', np.inf)
-        self._rate_limits = bool(np.any(np.isfinite(self.effort_rate_limit)))
-        self.velocity_limit = _per_joint(settings.velocity_limit, n, 'velocity_limits',
-                                         model.velocity_limit)
-        if settings.require_limits:
-            require_limits(model, self.effort_limit, self.velocity_limit)
-        self.state_range = StateRange(model, self.velocity_limit)
-        self.condition_limit = float(settings.condition_limit)
-        self.redefine_margin = float(settings.redefine_margin)
-        self.posture = _per_joint(settings.posture, n, 'posture', 0.0, -np.inf, False, False)
-        self.posture_stiffness = _per_joint(settings.posture_stiffness, n,
-                                            'posture_stiffness', 0.0, 0.0, False, False)
-        self.posture_damping = _per_joint(settings.posture_damping, n, 'posture_damping',
-                                          0.0, 0.0, False, False)
-        self.secondary = bool(np.any(self.posture_stiffness) or np.any(self.posture_damping))
-        self.analysis_positions = _per_joint(settings.analysis_positions, n,
-                                             'analysis_positions', analysis_pose(model),
-                                             -np.inf, False, False)
-        self.max_gap = number(settings.max_gap, 'max_gap', 0.0, strict_minimum=True)
-        self.delay_periods = delay = settings.delay_periods
-        self.uncertainty = parse_uncertainty(settings.uncertainty)
-        self.observer_noise = parse_noise(settings.observer_noise)
-
-        cm = self.control_model
-        self.data = cm.create_data()
-        self._mass, self._bias = np.zeros((cm.nv, cm.nv)), np.zeros(cm.nv)   # M, h per tick
-        self.input_matrix = np.ascontiguousarray(cm.input_matrix())
-        self.input_pinv = np.linalg.pinv(self.input_matrix)
-        self.q = cm.neutral_configuration().astype(float)
-        self.v = np.zeros(cm.nv)
-        self.has_modes = cm.nv > n
-        following = settings.model_following
-        if following and (not self.has_modes or self.rigid_twin is None
-                          or self.rigid_twin.nu != n):
-            raise ConfigError('model_following: needs a flexible model, modes in the control '
-                              'model and a rigid twin (the arm follows the internal model on '
-                              'it)')
-        # The internal model and the joint-following law (`model_following`).
-        self.following = ModelFollowing(model, self.rigid_twin, self.period,
-                                        settings.delay_periods,
-                                        self.uncertainty.get('payload', (1.0, 1.0))
-                                        ) if following else None
-        # The law's modes come from the estimator (the loop checks include its dynamics).
-        self.estimates_modes = (self.has_modes and settings.elastic_state == 'estimated'
-                                and not following)
-        # The run-time test of the model (`mismatch_guard`) for the law's modes, estimated
-        # or measured: with them measured the observer predicts each tick from the last
-        # measured state and its innovation tests the model all the same.
-        self.tests_model = self.has_modes and not following
-        self._arm = (np.zeros(n), np.zeros(n))     # measured joints (model following)
-        # Elastic state: measured or estimated on the full model, then the control model's
-        # modes picked by name (``elastic_*`` arguments are in the full model's mode order).
-        full_modes = list(model.coordinate_names[n:model.nv])
-        self.mode_select = np.array([full_modes.index(name) for name in
-                                     cm.coordinate_names[n:cm.nv]], dtype=np.int64)
-        self.estimator = ElasticStateEstimator(model) if self.has_modes else None
-        # Efforts sent for the last delay_periods + 1 states, newest first: the oldest was
-        # applied over the last interval when the plant does not report it.
-        self._sent = np.zeros((delay + 1, nu))
-        self._sent_next = 0                        # ring index of the oldest
-        self._applied = np.zeros(nu)               # the applied effort reported
-        self._applied_finite = np.zeros(nu, dtype=bool)
-        self.elastic_positions = np.zeros(len(full_modes))
-        self.elastic_velocities = np.zeros(len(full_modes))
-        self.effort = np.zeros(nu)
-        self.last_effort = np.zeros(nu)
-        self._limited = np.zeros(nu)
-        self._secondary = np.zeros(cm.nv)
-        self._preferred = np.zeros(nu)
-        self._acceleration = np.zeros(cm.nv)
-        self._report_q, self._report_v = np.zeros(cm.nv), np.zeros(cm.nv)
-        self._prev_joint_velocity = np.zeros(n)
-        self._prev_q_joints = np.zeros(n)
-        self._prev_time = None
-        self._valid = False              # a state has been received (q, v hold it)
-        self._measured = (np.zeros(len(full_modes)), np.zeros(len(full_modes)))  # taken
-        self._speed = np.zeros(n)        # |joint velocity| (the limit check)
-        self._finite = (np.zeros(n, dtype=bool), np.zeros(len(full_modes), dtype=bool))
-
-        if not isinstance(programs, dict) or not programs:
-            raise ConfigError(f'{source}: programs: expected a non-empty mapping of named '
-                              f'programs, got {programs!r}')
-        self.entries = {}
-        for name, spec in programs.items():
-            self.entries[str(name)] = self._build_entry(str(name), spec)
-        if default is None:
-            default = next(iter(self.entries))
-        if default not in self.entries:
-            raise ConfigError(f'{source}: default: unknown program {default!r} (known: '
-                              f'{", ".join(self.entries)})')
-        self.status = ControllerStatus(nu)
-        if self.tests_model:
-            self.status.innovation = self.estimator.innovation
-        self.enabled = False
-        self.fault = ''
-        self._start = None
-        self.active = None
-        self.switch(default)
-        self._warm_up()
-
-    def _setup_safety(self, hold_law):
-        """Check the safe action and the driver convention; build what they need."""
-        s, model = self.settings, self.model
-        check_fields(s, 'safe_action', 'driver_compensation')
-        n, nu = self.n_joints, model.nu
-        self.status.safe_action = s.safe_action
-        compensation = s.driver_compensation or ()
-        self.compensates = tuple(compensation)
-        self._driver = np.zeros(nu)          # what the driver adds at this state [N m]
-        self._command = np.zeros(nu)         # the effort sent: the total minus the driver's
-        self._applied_total = np.zeros(nu)
-        self._total = False                  # the tick's effort is a total joint torque
-        twin = self.rigid_twin
-        if 'gravity' in compensation or s.safe_action == 'hold':
-            if twin is None or twin.nv != n or twin.nu != nu:
-                what = ('safe_action: hold' if s.safe_action == 'hold'
-                        else 'driver_compensation: gravity')
-                raise ConfigError(f'{what}: needs the rigid twin of the model')
-            self._twin_data = twin.create_data()
-            self._twin_pinv = np.linalg.pinv(twin.input_matrix())
-            self._twin_static = np.zeros(n)
-        self._friction = 'friction' in compensation
-        self._hold_taken = False             # the hold law's target is taken
-        self.hold_law = None
-        if s.safe_action == 'hold':
-            self.hold_law = hold_law if hold_law is not None else self._build_hold_law()
-
     def _build_hold_law(self):
-        """Build and admit the hold law of ``safe_action: hold`` (module doc), enabled."""
+        """Build and admit the hold law of ``safe_action: hold`` (`safe_actions`), enabled."""
         return build_hold_law(self.model, self.settings, self.effort_limit)
-
-    # -- construction ---------------------------------------------------------------------
-    def _choose_realization(self):
-        """Resolve ``realization`` and ``control_model`` (module doc)."""
-        s, model = self.settings, self.model
-        flexible = model.nv > model.nu
-        kind = s.realization
-        if kind == 'auto':
-            kind = 'ideal' if s.control_model == 'rigid_twin' or not flexible else 'servo'
-        control = s.control_model
-        if control == 'auto':
-            control = 'rigid_twin' if kind == 'ideal' and flexible else 'full'
-        self.realization_kind = kind
-        self.control_model_kind = control
-        try:
-            self.rigid_twin = model.rigid_twin() if flexible else model
-        except ValueError as error:         # Cosserat chains with clamps or pre-curved rods
-            if control == 'rigid_twin':
-                raise ConfigError(f'control_model: {error}') from None
-            self.rigid_twin = None
-        modes = s.control_modes
-        if modes is not None and (isinstance(modes, bool) or not isinstance(modes, int)
-                                  or modes < 0):
-            raise ConfigError(f'control_modes: expected a number of modes >= 0 (or None: '
-                              f'all), got {modes!r}')
-        if control == 'rigid_twin':
-            self.control_model = self.rigid_twin
-        else:
-            try:
-                self.control_model = (model.with_modes(modes) if flexible and modes is not None
-                                      else model)
-            except ValueError as error:
-                raise ConfigError(f'control_modes: {error}') from None
-        if kind == 'ideal' and self.control_model.nv > self.control_model.nu:
-            raise ConfigError(f'realization: ideal on a control model with '
-                              f'{self.control_model.nv - self.control_model.nu} modal '
-                              'coordinates would need forces on them; use realization: servo, '
-                              'control_model: rigid_twin or control_modes: 0')
-
-    def _build_entry(self, name, spec):
-        """Build, check and return one `ProgramEntry` (module doc, "Checks")."""
-        field = f'{self.source}: {name}' if self.source else name
-        return self._admit(name, field, parse_program(self.control_model, spec, field,
-                                                      self.rigid_twin))
-
-    def _admit(self, name, field, parsed, redefined=None):
-        """Check the built program ``parsed`` (a `ProgramSpec`); return its `ProgramEntry`.
-
-        ``redefined``: the note of a substitute for a refused program (module doc).
-        """
-        program, stabilization = parsed.program, parsed.stabilization
-        critical = admission.check_discrete_bound(stabilization, self.period,
-                                                  self.settings.hold, field)
-        cm = self.control_model
-        if self.realization_kind == 'servo':
-            realization = ServoRealization(cm.nv, cm.nu, program.size, self.effort_limit,
-                                           condition_limit=self.condition_limit)
-        else:
-            realization = IdealRealization(cm.nv, cm.nu, program.size, self.effort_limit)
-        entry = ProgramEntry(name, program, stabilization, parsed.row_names,
-                             parsed.references, parsed.holds, realization, critical)
-        if redefined:
-            entry.notes.append(redefined)
-        if self.realization_kind == 'ideal' and self.model.nv > self.model.nu:
-            entry.notes.append('ideal realization on the rigid twin: the elastic modes are not '
-                               'modelled')
-        start = admission.rest_configuration(self, entry)
-        admission.check_admission(self, entry, field, *start)
-        if self.model.nv > self.model.nu:
-            redefinition = admission.check_internal_dynamics(
-                self, entry, parsed.rows, parsed.non_minimum_phase, field, redefined, *start)
-            for attempt in range(admission.ROBUST_LAMBDA_STEPS + 1 if redefinition else 0):
-                try:
-                    return self._admit(name, field, assemble(redefinition.rows,
-                                                             parsed.non_minimum_phase),
-                                       redefinition.note)
-                except admission.NotRobustError:
-                    if attempt == admission.ROBUST_LAMBDA_STEPS:
-                        raise
-                    redefinition = admission.smaller_lambda(self, redefinition, field)
-        return entry
-
-    def design_observer(self, q):
-        """Design the elastic-state observer's gain at rest at ``q`` (full model; admission)."""
-        return kalman_gain(self.model, q, self.period, self.effort_limit, self.velocity_limit,
-                           self.uncertainty, self.observer_noise)
-
-    def _warm_up(self):
-        """Evaluate every program and the model once (compiles kernels before the loop)."""
-        cm = self.control_model
-        q = cm.neutral_configuration().astype(float)
-        q[:self.n_joints] = self.analysis_positions
-        zero = np.zeros(cm.nv)
-        for entry in self.entries.values():
-            entry.program.evaluate(0.0, q, zero)
-        cm.mass_matrix(self.data, q)
-        cm.bias_forces(self.data, q, zero)
-        if self.following is not None:      # loads the internal model's stepper
-            self.following.reset(0.0, q[:self.n_joints], zero[:self.n_joints])
-            self.following.advance(self.period)
-            self.following.simulation = None
 
     # -- commands -------------------------------------------------------------------------
     @property
@@ -859,104 +207,6 @@ class ProgramController(LatchedSafety):
                                    elastic_positions, elastic_velocities, applied_effort)
         return self._send(effort)
 
-    def _send(self, effort):
-        """Return the command for the tick's ``effort``; keep the total the joints get.
-
-        With ``driver_compensation`` a total joint torque (tracking, gravity, hold) is sent
-        less what the driver adds; a zero command is sent as it is, the driver's part then
-        being the whole torque (module doc, "Driver convention").
-        """
-        sent = self._sent[self._sent_next]
-        self._sent_next = (self._sent_next + 1) % self._sent.shape[0]
-        if not self.compensates:
-            sent[:] = effort
-            return effort
-        if self._total:
-            sent[:] = effort
-            np.subtract(effort, self._driver, out=self._command)
-            return self._command
-        np.add(effort, self._driver, out=sent)
-        return effort
-
-    def zero_effort(self):
-        """Return zero effort: the command sent is zero (`safety.LatchedSafety`)."""
-        self._total = False
-        return super().zero_effort()
-
-    def holding_effort(self):
-        """Return the gravity effort at the last state, a total joint torque (`safety`)."""
-        effort = super().holding_effort()
-        self._total = self._valid
-        return effort
-
-    def safe_effort(self):
-        """Return the safe action's command at the last state (stale states: the watchdog).
-
-        ``hold`` evaluates its law at the last measured joints with zero velocity (the last
-        measured velocity is stale). Never raises: zero if the action fails.
-        """
-        try:
-            self._total = False
-            if self.settings.safe_action == 'zero' or not self._valid:
-                return self.zero_effort()
-            n = self.n_joints
-            effort = self._safe_tick(self._prev_time, np.zeros(n))
-            if not np.isfinite(effort).all():
-                return self.zero_effort()
-            return self._command_of(effort)
-        except Exception:                   # noqa: B902 - a safe command, whatever happens
-            return self.zero_effort()
-
-    def _command_of(self, effort):
-        """Return the command sent for the effort ``effort`` of the last state (`_send`)."""
-        if self.compensates and self._total:
-            np.subtract(effort, self._driver, out=self._command)
-            return self._command
-        return effort
-
-    def _safe_tick(self, t, joint_velocities):
-        """Return the safe action's effort at the state in ``q`` (module doc, step 6).
-
-        ``joint_velocities``: the joints' [rad/s] (the hold law damps them).
-        """
-        action = self.settings.safe_action
-        if action == 'zero':
-            return self.zero_effort()
-        self.step = f'safe action {action}'
-        if self.hold_law is not None:
-            effort = self._hold(t, joint_velocities)
-            if effort is not None:
-                self.effort[:] = effort
-                self.last_effort[:] = effort
-                self._total = True
-                return self.effort
-        return self.holding_effort()
-
-    def _hold(self, t, joint_velocities):
-        """Return the hold law's effort at ``t``, or None when it did not realize its row.
-
-        Its target is taken afresh (its program restarted) until a tick finds every joint
-        slower than `SLOW_FRACTION` of its velocity limit (module doc).
-        """
-        law, n = self.hold_law, self.n_joints
-        if not self._hold_taken or law.fault:
-            law.enable()                    # the target: this state's joints
-            slow = np.abs(joint_velocities) <= SLOW_FRACTION * self.velocity_limit
-            self._hold_taken = bool(slow.all())
-        effort = law.update(t, self.q[:n], joint_velocities)
-        return effort if law.status.tracking else None
-
-    def _driver_part(self):
-        """Fill ``_driver``: what the driver adds at this state (module doc)."""
-        n = self.n_joints
-        self._driver[:] = 0.0
-        if 'gravity' in self.compensates:
-            twin = self.rigid_twin
-            static = twin.bias_forces(self._twin_data, self.q[:n], np.zeros(n))
-            np.matmul(self._twin_pinv, static, out=self._driver)
-        if self._friction:
-            self._driver += self.input_pinv[:, :n] @ self.model.joint_friction(self.v[:n])
-
     def _tick(self, t, joint_positions, joint_velocities, elastic_positions,
               elastic_velocities, applied_effort):
         """Run the steps of `update`, each named in ``self.step`` as it starts."""
@@ -1020,38 +270,6 @@ class ProgramController(LatchedSafety):
         self.step = 'control law'
         return self._realize(t, mass, bias, dt)
 
-    def _internal_state(self, t, first, measured):
-        """Model following: move the internal model to ``t``; the law takes its state.
-
-        The measured joints go to ``_arm``; the internal model starts at them (modes at
-        rest) on the first state and after a gap (enable restarts); a program switch goes
-        on with it.
-        """
-        n, following = self.n_joints, self.following
-        arm_q, arm_v = self._arm
-        arm_q[:] = self.q[:n]
-        arm_v[:] = self.v[:n]
-        if first or following.simulation is None:
-            # The efforts sent that the arm has not received yet (newest delay_periods).
-            ring, d = self._sent, self.delay_periods
-            following.reset(t, arm_q, arm_v, [ring[(self._sent_next + k) % (d + 1)]
-                                              for k in range(1, d + 1)])
-            following.set_follower(self.entry.follower)
-        else:
-            # A program switch goes on from the internal model where it is: restarted at
-            # the arm under the efforts in flight (the follower's corrections for an arm
-            # off its model among them), it would jump away from the arm.
-            following.advance(t)
-            if self._start is None:
-                following.set_follower(self.entry.follower)
-        qm, vm = following.simulation.q, following.simulation.v
-        self.q[:n], self.v[:n] = qm[:n], vm[:n]
-        np.take(qm[n:], self.mode_select, out=self.q[n:])
-        np.take(vm[n:], self.mode_select, out=self.v[n:])
-        if not measured:                # the arm's modes: the internal model's at its time
-            lagged_q, lagged_v = following.lagged()
-            self._measured[0][:], self._measured[1][:] = lagged_q[n:], lagged_v[n:]
-
     def _realize(self, t, mass, bias, dt):
         """Program, stabilization, realization, limits (module doc, steps 2-5)."""
         status, entry, cm = self.status, self.entry, self.control_model
@@ -1089,8 +307,7 @@ class ProgramController(LatchedSafety):
             wanted = self.following.follow(realization.effort, *self._arm)
             self.step = 'limits'
             status.unsaturated[:] = wanted
-            np.clip(wanted, -self.effort_limit, self.effort_limit, out=effort)
-            np.not_equal(effort, wanted, out=status.clipped)
+            clip(wanted, -self.effort_limit, self.effort_limit, effort, status.clipped)
         else:
             self.step = 'limits'
             effort[:] = realization.effort
@@ -1098,11 +315,8 @@ class ProgramController(LatchedSafety):
             status.clipped[:] = realization.status.clipped
         limited = status.rate_limited
         if self._rate_limits:
-            step = self.effort_rate_limit * dt
-            np.clip(effort, self.last_effort - step, self.last_effort + step,
-                    out=self._limited)
-            np.not_equal(self._limited, effort, out=limited)
-            effort[:] = self._limited
+            limit_rate(effort, self.last_effort, self.effort_rate_limit, dt, self._limited,
+                       limited)
         else:
             limited[:] = False
         if self.following is None and limited.any():
@@ -1128,20 +342,6 @@ class ProgramController(LatchedSafety):
         self._total = True
         return effort
 
-    def _report_arm(self, tau):
-        """Evaluate the rows on the arm (model following): the residual is the arm's.
-
-        Joints measured; modes measured when they came with the state, else the internal
-        model's. ``status.following_error`` is max |theta - theta_m| [rad].
-        """
-        n, q, v = self.n_joints, self._report_q, self._report_v
-        q[:n], v[:n] = self._arm
-        np.take(self._measured[0], self.mode_select, out=q[n:])
-        np.take(self._measured[1], self.mode_select, out=v[n:])
-        self.entry.program.evaluate(tau, q, v)
-        self.status.following_error = self.following.error
-        self.status.payload_factor = self.following.payload_factor
-
     def _posture_force(self):
         """Q_s = K_p (q_0 - q) - K_d v on the joints, zero on the modes."""
         n, out = self.n_joints, self._secondary
@@ -1157,7 +357,7 @@ def build_hold_law(model, settings, effort_limit=None):
 
     ``settings``: the controller's (`ControllerSettings`); ``effort_limit``: its efforts'
     limits [N m] (None: as the settings give them). The law: `hold_program` realized
-    ideally on the rigid twin, no rate limit, no velocity limit of its own (module doc).
+    ideally on the rigid twin, no rate limit, no velocity limit of its own (`safe_actions`).
     Raises `ConfigError` in one line, starting 'safe_action: hold', when the checks refuse
     it.
     """
@@ -1165,8 +365,8 @@ def build_hold_law(model, settings, effort_limit=None):
     settings = replace(
         settings, realization='ideal', control_model='rigid_twin', model_following=False,
         safe_action='zero', driver_compensation=None,
-        effort_limit=None if effort_limit is None else list(effort_limit),
-        effort_rate_limit=None, velocity_limit=[math.inf] * n, require_limits=False,
+        effort_limits=None if effort_limit is None else list(effort_limit),
+        effort_rate_limits=None, velocity_limits=[math.inf] * n, require_limits=False,
         posture=None, posture_stiffness=None, posture_damping=None)
     try:
         law = ProgramController(model, {HOLD_PROGRAM: hold_program(model.joint_names[:n])},

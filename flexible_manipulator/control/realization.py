@@ -40,6 +40,7 @@ import numpy as np
 
 from .control_kernels import (CONSTRAINT_ERROR, DAMPING, RANK, RESIDUAL, SIGMA_MAX, SIGMA_MIN,
                               servo_solve)
+from .limits import clip
 
 
 class RealizabilityError(ValueError):
@@ -197,8 +198,8 @@ class _Realization:
         self.status = RealizationStatus(self.nu, kind)
 
     def _saturate(self):
-        np.clip(self.unsaturated, -self.effort_limit, self.effort_limit, out=self.effort)
-        np.not_equal(self.effort, self.unsaturated, out=self.status.clipped)
+        clip(self.unsaturated, -self.effort_limit, self.effort_limit, self.effort,
+             self.status.clipped)
 
 
 class IdealRealization(_Realization):

@@ -16,7 +16,7 @@ alike: zero effort at that tick and a fault naming the step.
 The safe action (``safe_action``, one setting for the three cases) is what a controller
 commands while it does not track: disabled, after a fault, and on stale states (the node's
 watchdog): ``zero`` effort; ``gravity``, the model's static efforts at the measured
-configuration (`holding_effort`); or ``hold`` (`program_controller`: gravity, joint damping
+configuration (`holding_effort`); or ``hold`` (`safe_actions`: gravity, joint damping
 and a low-gain joint law toward where the arm stopped). The tick whose step failed commands
 zero (its state is not believed); the next sane state gets the safe action.
 """
@@ -26,7 +26,7 @@ import math
 import numpy as np
 
 from ..mechanics.arguments import is_real
-from ..model_config import ConfigError
+from ..config_checks import ConfigError
 from ..settings import Setting
 
 SAFE_ACTIONS = ('zero', 'gravity', 'hold')

@@ -52,8 +52,8 @@ from .safety import LatchedSafety, checked_time, SAFE_ACTION, take
 from .stabilization import (check_delayed_velocity_stability, delayed_velocity_critical_period,
                             Stabilization, velocity_critical_period, velocity_factor)
 from ..mechanics.servo import REALIZABILITY_TOLERANCE, ServoSystem
-from ..model_config import ConfigError
-from ..settings import check_fields, positive, Setting
+from ..config_checks import ConfigError
+from ..settings import check_declared, positive, Setting
 
 PROGRAM_NAME = 'servoconstraint'
 # Name of the model's own constraint row (its residual on ~/residuals), per model kind.
@@ -79,7 +79,7 @@ class ServoSettings:
                           check=positive).field()
     hold: str = HOLD.field()
     delay_periods: int = DELAY_PERIODS.field()
-    effort_limit: object = EFFORT_LIMITS.field()     # None: the model's (none)
+    effort_limits: object = EFFORT_LIMITS.field()    # None: the model's (none)
     condition_limit: float = CONDITION_LIMIT.field()
     safe_action: str = SAFE_ACTION.field()
 
@@ -151,8 +151,7 @@ class ServoController(LatchedSafety):
         self.model = self.control_model = model      # the law runs on the plant's model
         self.settings = settings = settings or ServoSettings()
         # The checks a node runs on these parameters (`settings`), for ROS-free callers.
-        check_fields(settings, 'period', 'gain', 'hold', 'delay_periods', 'condition_limit',
-                     'safe_action')
+        check_declared(settings)
         if settings.safe_action == 'hold':
             raise ConfigError('safe_action: hold needs joints to hold; the servo controller '
                               'takes zero or gravity')
@@ -176,7 +175,7 @@ class ServoController(LatchedSafety):
         self.input_matrix = model.input_matrix()
         self.input_pinv = np.linalg.pinv(self.input_matrix)
         self._check_realizable(own)
-        self.effort_limit = self._effort_limit(settings.effort_limit)
+        self.effort_limit = self._effort_limit(settings.effort_limits)
         self.realization = ServoRealization(model.nv, model.nu, program.size, self.effort_limit,
                                             condition_limit=settings.condition_limit)
         self.effort = np.zeros(model.nu)

@@ -28,7 +28,7 @@ import math
 import numpy as np
 
 from ..mechanics.perturbation import FACTORS, perturbed
-from ..model_config import ConfigError
+from ..config_checks import ConfigError
 from . import joint_follower
 from .loop_checks import LinearLoop, stable
 

@@ -21,7 +21,8 @@ from . import fit as fitting, measurements, parameters as parameter_paths
 from .measurements import IdentificationError
 from .fit import Unidentifiable
 from ..mechanics.simulation import Simulation
-from ..model_config import ConfigError, load_yaml, resolve_model_path
+from ..config_checks import ConfigError
+from ..config_files import load_yaml, resolve_model_path
 
 __all__ = ['identify', 'IdentificationError', 'Unidentifiable', 'Result']
 

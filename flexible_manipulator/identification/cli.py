@@ -17,7 +17,8 @@ import sys
 from . import identify, IdentificationError, plots, Unidentifiable, WINDOW
 from .fit import LEVEL
 from ..mechanics.integrators import METHODS
-from ..model_config import ConfigError, load_yaml, resolve_model_path
+from ..config_checks import ConfigError
+from ..config_files import load_yaml, resolve_model_path
 
 BAD_INPUT, REFUSED = 2, 3
 

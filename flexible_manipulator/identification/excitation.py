@@ -49,7 +49,7 @@ import numpy as np
 import yaml
 
 from ..control.arm_modes import configuration_at, elastic_modes, Modes
-from ..model_config import ConfigError
+from ..config_checks import ConfigError
 
 BAND_MARGIN = 1.25      # the band edge over the first elastic mode (held or free)
 SHARE = 0.25            # the peaks at most this share of each limit (module doc)
@@ -316,7 +316,8 @@ def write(model_name, output, command='', **options):
     ``options``: those of `design`. Raises `ConfigError` (one line naming the field)
     before anything is written.
     """
-    from ..model_config import load_model, resolve_model_path
+    from ..config_files import resolve_model_path
+    from ..model_config import load_model
     try:
         model = load_model(resolve_model_path(model_name))
     except ValueError as error:             # ConfigError and the URDF reader's errors

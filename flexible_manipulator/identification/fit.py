@@ -51,7 +51,8 @@ from .measurements import IdentificationError
 from . import parameters as parameter_paths
 from ..mechanics.equilibrium import static_equilibrium
 from ..mechanics.simulation import Simulation, StepFailedError
-from ..model_config import ConfigError, ModelWarning
+from ..config_checks import ConfigError
+from ..model_config import ModelWarning
 
 LEVEL = 0.95                # confidence level of the intervals
 CONDITION_LIMIT = 1e4       # largest condition number of the column-scaled sensitivities

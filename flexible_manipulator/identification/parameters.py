@@ -56,8 +56,9 @@ import yaml
 
 from ..description.urdf_reader import MOVING
 from ..mechanics.chain import Joint
-from ..model_config import (ConfigError, INERTIAL_KEYS, model_from_dict, urdf_inertial,
-                            urdf_robot)
+from ..config_checks import ConfigError
+from ..model_config import model_from_dict
+from ..urdf_config import INERTIAL_KEYS, urdf_inertial, urdf_robot
 
 INDEXED = re.compile(r'^(\w+)\[(\d+)\]$')
 COUNTS = ('modes', 'points', 'frames', 'quadrature_points')     # integers of the file

@@ -33,7 +33,7 @@ import sys
 import time
 
 from .. import graph
-from ..model_config import resolve_config_path
+from ..config_files import resolve_config_path
 from ..ros_domain import claim_domain_id
 from ..settings import parameter_file_problem
 

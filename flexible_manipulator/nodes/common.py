@@ -22,7 +22,9 @@ from .message_memory import bound_message_memory
 from .name_map import NameMap, Problem
 from ..entry_points import ShutdownRequest
 from ..mechanics.integrators import renamed_message
-from ..model_config import ConfigError, load_model, ModelWarning, resolve_model_path
+from ..config_checks import ConfigError
+from ..config_files import resolve_model_path
+from ..model_config import load_model, ModelWarning
 from ..plant_config import joint_values  # noqa: F401 - common.joint_values, declared there
 from ..settings import parameter_file_problem, parameter_files, Setting
 

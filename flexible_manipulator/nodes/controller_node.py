@@ -27,7 +27,7 @@ from ..control.program_controller import (build_controller, ControllerSettings,
                                           HOLD_BANDWIDTH)
 from ..control.servo_controller import is_servo_model
 from ..control.uncertainty import describe, factors_text
-from ..model_config import ConfigError
+from ..config_checks import ConfigError
 from ..settings import from_parameters, positive, schema, Setting
 
 

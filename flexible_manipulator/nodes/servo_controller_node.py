@@ -18,7 +18,7 @@ from . import common, controller_base
 from .controller_base import ControllerNodeBase
 from ..control.servo_controller import is_servo_model, ServoController, ServoSettings
 from ..mechanics.servo_odometry import OdometryContent, OdometryError, state_from_odometry
-from ..model_config import ConfigError
+from ..config_checks import ConfigError
 from ..settings import from_parameters, schema
 
 

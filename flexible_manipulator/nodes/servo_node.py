@@ -30,7 +30,7 @@ from . import common
 from .common import stamp
 from .simulated_plant import plant_settings, SimulatedPlant
 from ..mechanics.servo_odometry import odometry_from_state
-from ..model_config import ConfigError
+from ..config_checks import ConfigError
 from ..settings import positive, Setting
 
 SERVO_TYPES = ('servo_rigid_body', 'servo_sleigh')

@@ -50,7 +50,7 @@ from .common import stamp
 from .latency import LatencyHistogram
 from ..mechanics.delay_line import DelayLine
 from ..mechanics.simulation import NonFiniteStateError, Simulation, StepFailedError
-from ..model_config import ConfigError
+from ..config_checks import ConfigError
 from ..plant_config import plant_settings  # noqa: F401 - the plants' settings, declared there
 
 # Quiet wall time [s] after which a lockstep plant takes the step of the first answer to a

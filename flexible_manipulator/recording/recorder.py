@@ -28,7 +28,7 @@ from std_msgs.msg import Float64MultiArray, String
 from tf2_msgs.msg import TFMessage
 
 from .writer import McapWriter, type_name
-from ..model_config import ConfigError
+from ..config_checks import ConfigError
 from ..nodes import common
 from ..settings import Setting
 

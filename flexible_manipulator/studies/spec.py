@@ -39,7 +39,8 @@ import os
 import numpy as np
 
 from ..closed_loop import load_graph, parse_path
-from ..model_config import check_keys, ConfigError, load_yaml
+from ..config_checks import check_keys, ConfigError
+from ..config_files import load_yaml
 
 MODES = ('closed_loop', 'ros_graph')
 GRIDS = ('grid', 'linspace')

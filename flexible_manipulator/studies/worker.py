@@ -15,7 +15,7 @@ import time
 import traceback
 
 from ..closed_loop import load_graph, run_closed_loop
-from ..model_config import ConfigError
+from ..config_checks import ConfigError
 
 _STATE = {'digest': None, 'graph': None, 'warmups': 0, 'runs': 0}
 

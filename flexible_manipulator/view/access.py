@@ -19,7 +19,7 @@ import ipaddress
 import threading
 import time
 
-from ..model_config import ConfigError
+from ..config_checks import ConfigError
 
 OPEN, TOKEN, READ_ONLY = 'open', 'token', 'read-only'
 REFUSAL_LOG_PERIOD = 10.0       # wall seconds between two log lines of refusals

@@ -9,7 +9,7 @@ from the registry. Adding a row type: a module here, its line in `ROWS`, its tes
 doc/architecture.md).
 """
 
-from ...model_config import ConfigError
+from ...config_checks import ConfigError
 from .angle import AngleRow
 from .base import Row
 from .fields import sub

@@ -1,6 +1,6 @@
 """The ``angle`` row: the planar angle of a section about a base axis."""
 
-from ...model_config import ConfigError
+from ...config_checks import ConfigError
 from ..programs import PlanarAngleProgram
 from .base import Row
 from .fields import AXES, FRACTION, Key, LINK, REQUIRED, section, sub, vector_reference

@@ -16,7 +16,7 @@ gains and the reference reported per row (`reported_reference`).
 
 from abc import ABC, abstractmethod
 
-from ...model_config import check_keys
+from ...config_checks import check_keys
 from .fields import GAINS, Key, REQUIRED
 
 TYPE = Key('type', 'row type', '', REQUIRED, 'one of the row types of this document')
@@ -48,7 +48,7 @@ class Row(ABC):
 
     @classmethod
     def check(cls, spec, field):
-        """Refuse unknown keys and missing required ones (`model_config.check_keys`)."""
+        """Refuse unknown keys and missing required ones (`config_checks.check_keys`)."""
         keys = cls.all_keys()
         check_keys(spec, field, tuple(k.name for k in keys if k.default == REQUIRED),
                    tuple(k.name for k in keys if k.default != REQUIRED))

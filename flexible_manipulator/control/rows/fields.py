@@ -3,13 +3,13 @@
 A row type (`rows.base.Row`) declares its keys as `Key` lines; the keys several types
 have (``link``, ``fraction``, ``axes``, ``joints``) are declared here once, next to the
 parser that reads them and applies their default, and so are the vector references
-(`reference`). Every parser raises `model_config.ConfigError` naming the dotted field.
+(`reference`). Every parser raises `config_checks.ConfigError` naming the dotted field.
 """
 
 from collections import namedtuple
 import math
 
-from ...model_config import check_keys, ConfigError, number, vector
+from ...config_checks import check_keys, ConfigError, number, vector
 from ..joint_program import SinusoidalJointProgram
 from ..trajectories import (CirclePath, ConstantRateTiming, ConstantReference, LinePath,
                             MultisineReference, QuinticTiming, SplinePath, Trajectory)

@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from ...model_config import ConfigError, number
+from ...config_checks import ConfigError, number
 from ..programs import LambdaPointProgram, PointProgram
 from .base import Row
 from .fields import AXES_KEY, AXIS_NAMES, FRACTION, Key, LINK, PATH, point_path, REQUIRED, \

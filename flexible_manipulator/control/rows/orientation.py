@@ -4,7 +4,7 @@ import numpy as np
 import transforms3d
 
 from ...mechanics import lie
-from ...model_config import check_keys, ConfigError, number
+from ...config_checks import check_keys, ConfigError, number
 from ..programs import OrientationProgram
 from ..trajectories import OrientationTrajectory
 from .base import Row

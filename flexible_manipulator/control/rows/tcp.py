@@ -1,7 +1,7 @@
 """The ``tcp`` row: a named frame of the model (the tool frame by default) follows a path."""
 
 from ...description.urdf import frames_on_links
-from ...model_config import ConfigError
+from ...config_checks import ConfigError
 from ..programs import FramePointProgram, LambdaPointProgram
 from .base import Row
 from .fields import AXES_KEY, AXIS_NAMES, axes, Key, PATH, sub, TOOL_FRAME, vector_reference

@@ -9,7 +9,7 @@ its coordinates, stiffness, arrays and section tables) asks it instead of testin
 ``link.rod`` or ``link.beam``; `chain_from_links` builds the one chain model of any mix.
 
 Adding a kind: its module here (a `LinkKind`), its entry in `KINDS`, its parser entry in
-``model_config._link``, its tests; doc/architecture.md, "How to add a link kind".
+``link_config.parse_link``, its tests; doc/architecture.md, "How to add a link kind".
 """
 
 from typing import Protocol
