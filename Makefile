@@ -18,7 +18,7 @@ demo: setup-demo
 	$(ENV) python -m flexible_manipulator.nodes.bringup --local --timing-mode lockstep --duration 5 --record demo/run.mcap
 
 test: setup
-	$(ENV) python -m pytest -ra -n auto
+	$(ENV) python -m pytest -ra -n auto --durations=25
 
 bench-setup: setup
 	$(ENV) python -m pip install -r bench/requirements.txt

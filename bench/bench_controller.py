@@ -313,7 +313,8 @@ def arm_ticks():
     print(f'\nthe 6- and 7-axis arms (bench_arms.py), 1 ms, delay 1, modes measured, sine '
           f'program, {DEMO_TICKS} ticks in batches of {DEMO_BATCH}; CPU of the ticking thread '
           '[us/tick], median (min-max):\n')
-    print('| arm | law | CPU [us/tick] | wall [us/tick] | % of the 1 ms period (CPU) |')
+    print('| arm | law | CPU [us/tick] | wall, with the plant\'s step [us/tick] | % of the 1 ms '
+          'period (CPU) |')
     print('|---|---|---|---|---|')
     for name, pose in ARMS.items():
         model = load_model(common.model_path(name))

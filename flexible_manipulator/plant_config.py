@@ -49,6 +49,15 @@ def plant_settings(integration_step, update_period, integrator_note, input_name)
         # A real driver applies a command one or two periods after the state it answers
         # (transport, computation): simulated, so that the delay a controller's checks
         # allow for (its delay_periods) is the one its loop meets (`mechanics.delay_line`).
+        # A real driver's cycles are not all alike: its states come a little early or late,
+        # and their stamps say so.
+        Setting('period_jitter', 0.0,
+                'Each update period lasts update_period plus a uniform draw within '
+                '+-period_jitter [s] (seeded: jitter_seed), as a real driver\'s cycles; the '
+                'states are stamped with the simulated time; below update_period / 2.',
+                check=non_negative),
+        Setting('jitter_seed', 0, 'Seed of the period_jitter draws.',
+                check=whole_number(0, 2 ** 31 - 1, 'seeds')),
         Setting('input_delay_periods', 0,
                 f'Update periods by which each command is applied late (0: in the period '
                 f'after the state it answers); zero {input_name} before the first arrives.',

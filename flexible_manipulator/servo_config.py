@@ -1,13 +1,15 @@
 """Servoconstraint model files: ``type: servo_rigid_body`` and ``type: servo_sleigh``.
 
-`servo_model_from_dict` builds `mechanics.servo`'s `ServoRigidBody` or `ServoSleigh`; its
+`servo_model_from_dict` builds a `ServoRigidBody` or a `ServoSleigh` (``mechanics``); its
 docstring gives the fields. Errors are `ConfigError` naming the field.
 """
 
 import numpy as np
 
 from .config_checks import check_keys, ConfigError, name, number, vector
-from .mechanics.servo import REALIZATIONS, ServoRigidBody, ServoSleigh
+from .mechanics.servo import REALIZATIONS
+from .mechanics.servo_rigid_body import ServoRigidBody
+from .mechanics.servo_sleigh import ServoSleigh
 
 SERVO_TYPES = ('servo_rigid_body', 'servo_sleigh')
 _SERVO_COMMON = ('description', 'realization', 'stabilization', 'omega_max', 'initial')

@@ -29,6 +29,7 @@ from flexible_manipulator.description.urdf import joint_frames
 from flexible_manipulator.identification.measurements import mode_unit
 from flexible_manipulator.mechanics import lie
 from flexible_manipulator.mechanics.links import kind_of
+from flexible_manipulator.mechanics.perturbation import payload_alone
 from flexible_manipulator.mechanics.reference import cosserat_chain as reference
 from flexible_manipulator.mechanics.simulation import Simulation
 from flexible_manipulator.model_config import load_model, model_from_dict
@@ -205,7 +206,9 @@ def test_a_urdf_overlay_puts_a_gear_behind_a_joint_of_the_rigid_arm():
     """flexible: {upper_arm_link: {flexible_joint: ...}} on the UR5e: the link keeps its
     URDF name and frame; at delta = 0 the motor's and the deflection's rows of M are the
     rigid arm's row of that joint (J_m added on the motor's diagonal), gravity the same;
-    the rigid twin is the rigid arm with J_m more armature; its unit is the radian."""
+    the rigid twin is the rigid arm with J_m more armature; its unit is the radian; its
+    elastic coordinate keeps the payload's regressor from the bare chain (whose inverse
+    dynamics would miss it)."""
     gear = {'stiffness': 2.0e4, 'damping': 5.0, 'rotor_inertia': 0.2}
     model = model_from_dict(ur5e({'upper_arm_link': {'flexible_joint': gear}}), 'ur5e')
     rigid = model_from_dict(ur5e(None), 'ur5e')
@@ -214,6 +217,9 @@ def test_a_urdf_overlay_puts_a_gear_behind_a_joint_of_the_rigid_arm():
     assert model.link_names == rigid.link_names and model.nv == rigid.nv + 1
     assert model.mode_names == ('upper_arm_link_deflection',)
     assert mode_unit(model, 'upper_arm_link_deflection') == 'rad'
+    link = model.links[j]       # elastic, but its sections ride on its link frame (TF)
+    assert kind_of(link).is_flexible(link) and not kind_of(link).sections_move(link)
+    assert payload_alone(model) is None and payload_alone(rigid) is not None
     q = np.random.default_rng(2).uniform(-1.0, 1.0, rigid.nq)
     full = np.append(q, 0.0)
     M, M_rigid = (m.mass_matrix(m.create_data(), x) for m, x in ((model, full), (rigid, q)))

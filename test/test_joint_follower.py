@@ -168,3 +168,22 @@ def test_a_law_taking_over_goes_on_with_the_payload_and_the_integral():
     assert -gain * new._payload_integral == pytest.approx(new.payload_factor - 1.0, rel=1e-12)
     new.take_over(joint_follower.ComputedTorqueFollower(twin, PERIOD, 36.0, 12.0))
     assert new.payload_factor == 1.0 and not new._integral.any()
+
+
+def test_the_payload_alone_is_the_difference_of_the_heavier_and_the_nominal_twin():
+    """Y from one walk equals ID(payload x2) - ID(payload x1) (linearity in the inertias).
+
+    Expected: the definition of the module doc, evaluated on two full twins (rnea).
+    """
+    from flexible_manipulator.mechanics.perturbation import payload_alone, perturbed
+    model = load_model(f'{CONFIG}/models/ur5e_flexible_forearm.yaml')
+    twin = model.rigid_twin()
+    alone, heavier = payload_alone(twin), perturbed(twin, payload=2.0)
+    rng = np.random.default_rng(3)
+    for _ in range(5):
+        q, v, a = (rng.uniform(-2.0, 2.0, twin.nv) for _ in range(3))
+        expected = (heavier.rnea(heavier.create_data(), q, v, a)
+                    - twin.rnea(twin.create_data(), q, v, a))
+        np.testing.assert_allclose(alone.rnea(alone.create_data(), q, v, a), expected,
+                                   rtol=1e-9, atol=1e-9 * np.abs(expected).max())
+    assert payload_alone(model) is None          # its forearm has elastic coordinates

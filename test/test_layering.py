@@ -131,9 +131,6 @@ LONG_MODULES = {
     'flexible_manipulator/mechanics/model/chain.py':
         'the one chain model class (Chain, ~530 lines); its seams (LinkPart, '
         'FrameTransforms) are not split out yet',
-    'flexible_manipulator/mechanics/servo.py':
-        'the servoconstraint systems under one module doc (ServoSystem, ServoRigidBody, '
-        'ServoSleigh); ServoSleigh is not split out yet',
 }
 
 

@@ -26,6 +26,7 @@ top-level modules (`IMPORT_NAMES`; where installed, `importlib.metadata` must ag
 """
 
 import ast
+import functools
 import importlib.metadata
 import os
 import re
@@ -216,6 +217,7 @@ def test_every_third_party_import_is_declared(directories, kind):
                             f'package.xml): {undeclared}')
 
 
+@functools.lru_cache(maxsize=None)
 def module_path(name):
     """The file of the repository's module ``name`` (a package's __init__), or None."""
     parts = name.split('.')
@@ -263,11 +265,18 @@ def reached_at_load(names):
             path = module_path('.'.join(parts[:k]))
             if path and path not in seen:
                 seen.add(path)
-                with open(path) as stream:
-                    tree = ast.parse(stream.read(), path)
-                for node in tree.body:
-                    todo += statement_imports(node, package_of(path))
+                todo += module_imports(path)
     return reached
+
+
+@functools.lru_cache(maxsize=None)
+def module_imports(path):
+    """The names the module-level statements of the repository's module ``path`` import
+    (parsed once for the whole file: every test file's statements reach the same modules)."""
+    with open(path) as stream:
+        tree = ast.parse(stream.read(), path)
+    return tuple(name for node in tree.body
+                 for name in statement_imports(node, package_of(path)))
 
 
 def module_level_skip(node):

@@ -54,8 +54,9 @@ from flexible_manipulator.control.programs import ConstantVelocityProgram
 from flexible_manipulator.control.realization import (RealizabilityError, ServoRealization,
                                                       check_realizability)
 from flexible_manipulator.control.stabilization import Stabilization, velocity_factor
-from flexible_manipulator.mechanics.servo import (RealizabilityError as ModelRealizability,
-                                                  ServoRigidBody, ServoSleigh)
+from flexible_manipulator.mechanics.servo import RealizabilityError as ModelRealizability
+from flexible_manipulator.mechanics.servo_rigid_body import ServoRigidBody
+from flexible_manipulator.mechanics.servo_sleigh import ServoSleigh
 from flexible_manipulator.mechanics.simulation import Simulation
 from flexible_manipulator.model_config import load_model
 from servo_sampling import output, run

@@ -30,7 +30,8 @@ from flexible_manipulator.control.servo_controller import (is_servo_model, Servo
                                                            ServoSettings)
 from flexible_manipulator.control.stabilization import (delayed_velocity_critical_period,
                                                         delayed_velocity_radius)
-from flexible_manipulator.mechanics.servo import ServoRigidBody, ServoSleigh
+from flexible_manipulator.mechanics.servo_rigid_body import ServoRigidBody
+from flexible_manipulator.mechanics.servo_sleigh import ServoSleigh
 from flexible_manipulator.model_config import ConfigError, load_model
 from test_servo_closed_loop import config, euler_bias, interface_models, sleigh_bias
 

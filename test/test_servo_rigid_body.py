@@ -23,7 +23,8 @@ from scipy.integrate import simpson, solve_ivp
 
 from flexible_manipulator.mechanics import lie, servo_kernels
 from flexible_manipulator.mechanics.servo import (RealizabilityError, SE2_STRUCTURE,
-                                                  SO3_STRUCTURE, ServoRigidBody)
+                                                  SO3_STRUCTURE)
+from flexible_manipulator.mechanics.servo_rigid_body import ServoRigidBody
 from flexible_manipulator.mechanics.simulation import NonFiniteStateError, Simulation
 from flexible_manipulator.model_config import load_model
 from servo_sampling import output, run

@@ -25,7 +25,8 @@ import numpy as np
 import pytest
 from scipy.integrate import simpson, solve_ivp
 
-from flexible_manipulator.mechanics.servo import RealizabilityError, ServoSleigh
+from flexible_manipulator.mechanics.servo import RealizabilityError
+from flexible_manipulator.mechanics.servo_sleigh import ServoSleigh
 from flexible_manipulator.mechanics.simulation import Simulation
 from flexible_manipulator.model_config import load_model
 from servo_sampling import output, run

@@ -31,7 +31,7 @@ from flexible_manipulator.studies.table import JOURNAL, read_table  # noqa: E402
 DURATION = 0.2          # s per run: 100 control periods of config/sim.yaml
 # Columns that depend on the machine or the process, not on the run.
 VOLATILE = ('wall_time', 'real_time_factor', 'run_seconds', 'worker', 'worker_warmups',
-            'worker_run')
+            'worker_run', 'node')
 SMALL = {'duration': DURATION, 'parameters': {'model.links[1].payload.mass': [0.05, 0.2],
                                               'controller.active_program': ['lambda_circle',
                                                                             'joint_sine']}}

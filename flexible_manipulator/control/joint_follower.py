@@ -38,7 +38,9 @@ bandwidth, can re-learn it, and on a wrist joint (small M_r, so a small stiffnes
 M_r w^2) a few hundredths of a newton metre of it are milliradians. The payload's
 regressor Y = ID_r(theta_m, theta_m', theta_m''; payload x2) - ID_r(...; payload x1)
 (per unit of the payload factor, on the internal model's trajectory: a feedforward
-signal, not the arm's state) carries the integral's part along it, as a factor:
+signal, not the arm's state; inverse dynamics being linear in the inertias, it is the
+payload's alone on massless links, `perturbation.payload_alone`: one walk) carries the
+integral's part along it, as a factor:
 
     r = M_r(theta_m) e,   c = Y^T (rho + r T) / (Y^T Y + eps),
     rho <- rho + r T - c Y,   Phi <- Phi + c,   p = -k_i w^3 Phi,
@@ -82,16 +84,13 @@ import math
 
 import numpy as np
 
-from ..mechanics.perturbation import perturbed
+from ..mechanics.perturbation import payload_alone
 
 # w_f / w: the low pass's corner over the follower's bandwidth.
 FILTER_RATIO = 10.0
 # eps of the payload split (module doc) over the largest Y^T Y seen: where the payload's
 # efforts vanish (its gravity along the joint axes), the integral keeps the error.
 PAYLOAD_FLOOR = 1e-6
-# Ticks between evaluations of the payload's regressor (and its split): it moves with the
-# internal model's trajectory, slow against the tick.
-REGRESSOR_TICKS = 4
 # Cascaded first-order stages of the low pass.
 FILTER_ORDER = 3
 # k_i: the integral gain is k_i w^3 (the PID's zeros stay below w).
@@ -211,16 +210,15 @@ class FilteredFollower:
         self._error, self._rate = np.zeros(n), np.zeros(n)
         self.out = np.zeros(n)
         self.largest_error = 0.0           # max |theta - theta_m| at the last tick [rad]
-        # The payload's regressor Y (module doc): the twin with its payload doubled.
+        # The payload's regressor Y (module doc): the inverse dynamics of the payload alone.
         low, high = (float(x) - 1.0 for x in payload_range)
-        self._heavier = _heavier(twin) if high > low else None
-        self._heavier_data = None if self._heavier is None else self._heavier.create_data()
+        self._payload = payload_alone(twin) if high > low else None
+        self._payload_data = None if self._payload is None else self._payload.create_data()
         self._payload_bounds = (low, high)  # p's range
-        self._regressor, self._nominal = np.zeros(n), np.zeros(n)
+        self._regressor = np.zeros(n)
         self._payload_integral = 0.0        # Phi
         self._largest_yy = 0.0              # max Y^T Y since the reset [N^2 m^2]
         self.payload_factor = 1.0           # 1 + p: the payload's factor the law applies
-        self._ticks = 0                     # since the reset (`REGRESSOR_TICKS`)
         self.damper = None                  # (centre [rad/s], gain [1/s]) or None
         self._bandpass = ((0.0, 0.0), (0.0, 0.0, 0.0))
         self._damper_states = np.zeros((2, n))   # x1, x2 of the band-pass, per joint
@@ -253,8 +251,6 @@ class FilteredFollower:
         self._stages[:] = other._stages
         self._damper_states[:] = 0.0
         self._largest_yy, self.payload_factor = other._largest_yy, other.payload_factor
-        self._regressor[:] = other._regressor
-        self._ticks = 0                    # Y anew at the next tick
         gain = INTEGRAL_RATIO * self.bandwidth ** 3
         self._payload_integral = -(self.payload_factor - 1.0) / gain if gain > 0.0 else 0.0
 
@@ -264,7 +260,6 @@ class FilteredFollower:
         self._stages[:] = 0.0
         self._damper_states[:] = 0.0
         self._payload_integral, self._largest_yy, self.payload_factor = 0.0, 0.0, 1.0
-        self._ticks = 0
 
     def effort(self, feedforward, theta, rate, theta_m, rate_m, acceleration_m):
         """Return u (module doc) for the measured joints and the internal model's.
@@ -295,11 +290,9 @@ class FilteredFollower:
         raw -= scratch
         if self.damper is not None:         # -k M_r H(z) e', from this tick's e'
             out -= self._damping(mass, rate, rate_m)
-        # Y anew every REGRESSOR_TICKS ticks, held between (at a frozen pose, the same).
-        renew = self._heavier is not None and self._ticks % REGRESSOR_TICKS == 0
-        self._ticks += 1
-        regressor = (self._payload_regressor(theta_m, rate_m, acceleration_m) if renew
-                     else None if self._heavier is None else self._regressor)
+        # Y every tick: the internal model's accelerations carry its modes, which a Y held
+        # over ticks samples into a slow error (the payload x2 plants track 30 % worse).
+        regressor = self._payload_regressor(theta_m, rate_m, acceleration_m)
         if regressor is not None:              # Y p, around the filter
             np.multiply(regressor, self.payload_factor - 1.0, out=scratch)
             out += scratch
@@ -342,12 +335,10 @@ class FilteredFollower:
 
     def _payload_regressor(self, theta_m, rate_m, acceleration_m):
         """Return Y (module doc) at the internal model's state, or None without a payload."""
-        if self._heavier is None:
+        if self._payload is None:
             return None
-        Y = self._heavier.rnea(self._heavier_data, theta_m, rate_m, acceleration_m,
-                               self._regressor)
-        Y -= self.twin.rnea(self.data, theta_m, rate_m, acceleration_m, self._nominal)
-        return Y
+        return self._payload.rnea(self._payload_data, theta_m, rate_m, acceleration_m,
+                                  self._regressor)
 
     def _split(self, increment, regressor, gain):
         """Add ``increment`` (r T) to the integral, its part along Y as the payload.
@@ -375,23 +366,12 @@ def payload_gravity(twin, joints, payload_range):
     None when the law estimates no payload: ``payload_range`` is (1, 1), the twin has no
     payload, or its payload's gravity vanishes at ``joints``.
     """
-    heavier = _heavier(twin) if payload_range[1] > payload_range[0] else None
-    if heavier is None:
+    alone = payload_alone(twin) if payload_range[1] > payload_range[0] else None
+    if alone is None:
         return None
-    joints, rest = np.asarray(joints, dtype=float), np.zeros(twin.n_joints)
-    Y = (heavier.bias_forces(heavier.create_data(), joints, rest)
-         - twin.bias_forces(twin.create_data(), joints, rest))
+    Y = alone.bias_forces(alone.create_data(), np.asarray(joints, dtype=float),
+                          np.zeros(twin.n_joints))
     return Y if float(Y @ Y) > 0.0 else None
-
-
-def _heavier(twin):
-    """Return the twin with its payload doubled, or None when it has none to scale."""
-    try:
-        heavier = perturbed(twin, payload=2.0)
-    except ValueError:                     # a chain not built from links
-        return None
-    payload = twin.links[-1].payload
-    return heavier if payload is not None and payload.mass > 0.0 else None
 
 
 class ComputedTorqueFollower:

@@ -88,7 +88,7 @@ def joint_frames(model, world_frame='world'):
         frames.append(JointFrame(joint.name, parent, link.name, tuple(joint.xyz),
                                  tuple(joint.rpy), 'fixed' if joint.type == 'fixed' else 'joint',
                                  j))
-        flexible = kind_of(link).is_flexible(link)
+        flexible = kind_of(link).sections_move(link)
         for k, x in enumerate(section_abscissae(link) + [link.length]):
             child = f'{link.name}_tip' if k == link.frames else f'{link.name}_s{k + 1}'
             if flexible:

@@ -161,7 +161,8 @@ def choose_step(model, period, integrator=None, step=None):
 
 
 def identify(recording, model, fit, window=WINDOW, integrator=None, step=None,
-             level=fitting.LEVEL, joint_topic='/joint_states', modal_topic='/modal_states'):
+             level=fitting.LEVEL, joint_topic='/joint_states', modal_topic='/modal_states',
+             driver_compensation=()):
     """Fit the parameters ``fit`` of ``model`` to ``recording``; return a `Result`.
 
     ``model``: a model file path or a name in config/models; ``fit``: parameter paths (a
@@ -169,13 +170,19 @@ def identify(recording, model, fit, window=WINDOW, integrator=None, step=None,
     ``step``: the replay's (`choose_step` when not given; an interval between stamps that
     is not a whole number of steps takes equal steps no longer than it, so any stamps
     replay); ``level``: of the intervals;
-    ``modal_topic``: None to fit the joint states alone. Raises `IdentificationError`
+    ``modal_topic``: None to fit the joint states alone; ``driver_compensation``: what the
+    arm's driver added to the efforts it reports (``('gravity',)``: its rigid twin's
+    gravity, `fit.driver_efforts`; as the controller's parameter). Raises `IdentificationError`
     (bad input, one line naming it) or `Unidentifiable`.
     """
     if not 0.0 < level < 1.0:
         raise IdentificationError(f'--level: expected a confidence level in (0, 1), got {level}')
     if not window > 0.0:
         raise IdentificationError(f'--window: expected a length > 0 s, got {window}')
+    unknown = [entry for entry in driver_compensation if entry != 'gravity']
+    if unknown:
+        raise IdentificationError(f'--driver-compensation: {unknown[0]!r} is not replayed (only '
+                                  'gravity: a driver that adds the gravity torque itself)')
     try:
         path = resolve_model_path(model)
         spec = load_yaml(path)
@@ -194,6 +201,7 @@ def identify(recording, model, fit, window=WINDOW, integrator=None, step=None,
     data = measurements.read(recording, start_model, spec, joint_topic, modal_topic)
     integrator, step = choose_step(start_model, data.period, integrator, step)
     windows = measurements.windows(data.times, window)
-    replay = fitting.Replay(spec, path, fitted, data, windows, integrator, step)
+    replay = fitting.Replay(spec, path, fitted, data, windows, integrator, step,
+                            driver_gravity='gravity' in driver_compensation)
     outcome = fitting.fit(replay, level)
     return Result(recording, path, fitted, data, windows, window, integrator, step, outcome)

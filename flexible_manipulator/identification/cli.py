@@ -56,6 +56,9 @@ def parser():
     options.add_argument('--modal-states', default='/modal_states',
                          help='modal state topic, or none to fit the joints alone '
                               '(default /modal_states, used when recorded)')
+    options.add_argument('--driver-compensation', default='',
+                         help='what the arm\'s driver adds to the efforts it reports: gravity '
+                              '(the controller\'s driver_compensation; default: nothing)')
     options.add_argument('--out', help='directory for the figures (default: next to the '
                                        'recording, <name>_identification)')
     options.add_argument('--no-figures', action='store_true', help='draw no figures')
@@ -111,7 +114,8 @@ def main(argv=None):
         written = target(options)
         result = identify(options.recording, options.model, options.fit, options.window,
                           options.integrator, options.step, options.level,
-                          options.joint_states, modal)
+                          options.joint_states, modal,
+                          [e for e in options.driver_compensation.split(',') if e])
         text = result.rewrite(open(result.model_path).read()) if written else None
     except Unidentifiable as error:
         print(f'identify: {error}', file=sys.stderr)

@@ -74,12 +74,40 @@ class ReplayFailed(RuntimeError):
     """A trial point that the model refuses or cannot simulate."""
 
 
+def driver_efforts(model, data):
+    """Return the recorded efforts plus the gravity a driver added, K x nu [N m].
+
+    A driver that compensates gravity itself (the controller's ``driver_compensation:
+    [gravity]``, the plant's ``driver_gravity_compensation``) applies over each period the
+    command it reports plus the rigid twin's gravity torque B^+ h_twin(q, 0) at the joints
+    of the state that starts the period: row k gets it at the recorded joints of state
+    k - 1 (row 0 at state 0's), on ``model`` (the parameters under trial: a fitted mass
+    moves the gravity too).
+    """
+    n = model.n_joints
+    columns = [data.measured(i) for i in range(n)]
+    positions = data.values[:, columns]
+    before = np.vstack([positions[:1], positions[:-1]])
+    twin = model.rigid_twin() if model.nv > model.nu else model
+    twin_data, pinv = twin.create_data(), np.linalg.pinv(twin.input_matrix())
+    still = np.zeros(n)
+    gravity = np.array([pinv @ twin.bias_forces(twin_data, q, still) for q in before])
+    return data.efforts + gravity
+
+
 class Replay:
     """The recorded efforts replayed through the model, window by window (module doc)."""
 
-    def __init__(self, spec, source, fitted, data, windows, integrator, step):
-        """Prepare the replay of ``data`` (`Measurements`) in ``windows``."""
+    def __init__(self, spec, source, fitted, data, windows, integrator, step,
+                 driver_gravity=False):
+        """Prepare the replay of ``data`` (`Measurements`) in ``windows``.
+
+        ``driver_gravity``: the recorded efforts are what a driver that adds gravity itself
+        was commanded (`driver_efforts`); the replay adds it back.
+        """
         self.spec, self.source, self.fitted = spec, source, fitted
+        self.driver_gravity = driver_gravity
+        self._efforts = {}
         self.directory = os.path.dirname(os.path.abspath(source))     # of a relative urdf:
         self.data, self.windows = data, windows
         self.integrator, self.step = integrator, step
@@ -111,15 +139,24 @@ class Replay:
             if self._states.shape[1] != sim.state.size:
                 self._states = np.empty((self._states.shape[0], sim.state.size))
             if len(self._cache) >= 8:
-                self._cache.pop(next(iter(self._cache)))
+                dropped = next(iter(self._cache))
+                self._cache.pop(dropped)
+                self._efforts.pop(dropped, None)
             self._cache[key] = sim
+            if self.driver_gravity:
+                self._efforts[key] = driver_efforts(model, self.data)
         return self._cache[key]
+
+    def efforts(self, factors):
+        """Return the efforts the model's joints got: recorded, plus a driver's gravity."""
+        key = tuple(np.asarray(factors, dtype=float).tolist())
+        return self._efforts.get(key, self.data.efforts)
 
     def predict(self, factors, starts):
         """Return the simulated signals (K x S), parameters at ``factors``, from ``starts``."""
         sim = self.simulation(factors)
         predicted = np.empty_like(self.data.values)
-        efforts, durations, index = self.data.efforts, self.durations, self.state_index
+        efforts, durations, index = self.efforts(factors), self.durations, self.state_index
         self.simulations += 1
         try:
             for (first, stop), start in zip(self.windows, starts):

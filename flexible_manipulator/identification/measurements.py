@@ -9,11 +9,15 @@ that state (the plant's convention, doc/nodes.md; a ros2_control joint state bro
 reports the driver's applied command the same way). The effort commands
 (``/effort_controller/commands``) are not used: they carry no stamp, and the plant clips
 and holds them. From the modal states (default ``/modal_states``), when recorded: the
-elastic coordinates and rates, taken at the joint states' stamps. Copies of a state (a
+elastic coordinates and rates, taken at the joint states' stamps. Where two or more
+states in a row are missing (a recorder that fell behind), a new window starts
+(`windows`). Copies of a state (a
 lock-step plant re-publishes an unanswered state with its stamp) count once.
 
-A recording that lacks what the fit needs, or whose names are not the model's, is refused
-with one line naming the problem (`IdentificationError`).
+Joint states may name joints the model does not have (a gripper's fingers beside the
+arm's joints): those are ignored, as the controller ignores them. A recording that lacks
+what the fit needs, or whose names are not the model's, is refused with one line naming
+the problem (`IdentificationError`).
 """
 
 from dataclasses import dataclass
@@ -97,8 +101,10 @@ def _series(run, topic, path):
     return named[0]
 
 
-def _check_names(named, expected, topic, what, path):
-    if set(named.names) != set(expected) or len(named.names) != len(expected):
+def _check_names(named, expected, topic, what, path, others=False):
+    """Refuse names that are not ``expected`` (each once); ``others``: extra names allowed."""
+    names = [n for n in named.names if n in expected] if others else list(named.names)
+    if set(names) != set(expected) or len(names) != len(expected):
         missing = [n for n in expected if n not in named.names]
         extra = [n for n in named.names if n not in expected]
         detail = '; '.join(part for part in (
@@ -108,8 +114,12 @@ def _check_names(named, expected, topic, what, path):
                                   f'{what} are {list(expected)} ({detail})')
 
 
-def _rows(named, key, count, topic, path, required=False):
-    """Field ``key`` of every message as a K x count array, or None if never recorded."""
+def _rows(named, key, count, topic, path, required=False, columns=None):
+    """Field ``key`` of every message as a K x count array, or None if never recorded.
+
+    ``columns``: the entries to keep (of ``count``, each message's length); the others are
+    not checked.
+    """
     rows = named.rows.get(key, [])
     filled = [len(row) == count for row in rows]
     if not any(filled):
@@ -120,6 +130,8 @@ def _rows(named, key, count, topic, path, required=False):
         raise IdentificationError(f'{path}: {topic}: {filled.count(False)} of {len(rows)} '
                                   f'states have no {key}')
     values = np.array(rows, dtype=float)
+    if columns is not None:
+        values = values[:, columns]
     if not np.all(np.isfinite(values)):
         k = int(np.argwhere(~np.isfinite(values))[0, 0])
         raise IdentificationError(f'{path}: {topic}: a {key} that is not finite at t = '
@@ -150,8 +162,11 @@ def read(path, model, spec=None, joint_topic='/joint_states', modal_topic='/moda
                                   f'topics: {recorded}); the fit needs the joint states with '
                                   'their applied efforts')
     names, n = list(model.joint_names), model.n_joints
-    _check_names(joints, names, joint_topic, 'joints', path)
-    joint_order = [joints.names.index(name) for name in names]
+    # A driver's joint states may name joints the model does not have (a gripper's
+    # fingers): ignored, as the controller ignores them.
+    _check_names(joints, names, joint_topic, 'joints', path, others=True)
+    joint_order = [list(joints.names).index(name) for name in names]
+    width = len(joints.names)
     stamps = joints.times
     keep = np.concatenate([[True], np.diff(stamps) != 0.0])     # re-published copies
     back = np.flatnonzero(np.diff(stamps) < 0.0)
@@ -159,12 +174,13 @@ def read(path, model, spec=None, joint_topic='/joint_states', modal_topic='/moda
         raise IdentificationError(f'{path}: {joint_topic}: the stamps go back in time after '
                                   f't = {stamps[back[0]]:.6f} s (more than one run in the '
                                   'file, e.g. a plant reset); cut the recording')
-    efforts = _rows(joints, 'effort', n, joint_topic, path)
+    efforts = _rows(joints, 'effort', width, joint_topic, path, columns=joint_order)
     if efforts is None:
         raise IdentificationError(f'{path}: {joint_topic} has no applied efforts (its effort '
                                   'field is empty): the fit replays them through the model')
-    position = _rows(joints, 'position', n, joint_topic, path, required=True)
-    velocity = _rows(joints, 'velocity', n, joint_topic, path)
+    position = _rows(joints, 'position', width, joint_topic, path, required=True,
+                     columns=joint_order)
+    velocity = _rows(joints, 'velocity', width, joint_topic, path, columns=joint_order)
     times = stamps[keep]
     if times.size < 10:
         raise IdentificationError(f'{path}: {joint_topic}: {times.size} states, too few to fit '
@@ -173,12 +189,12 @@ def read(path, model, spec=None, joint_topic='/joint_states', modal_topic='/moda
     signals, columns = [], []
     for i, name in enumerate(names):
         signals.append(Signal(f'{name} position', joint_topic, i, units[name]))
-        columns.append(position[keep][:, joint_order[i]])
+        columns.append(position[keep][:, i])
     if velocity is not None:
         for i, name in enumerate(names):
             signals.append(Signal(f'{name} velocity', joint_topic, model.nq + i,
                                   rate(units[name])))
-            columns.append(velocity[keep][:, joint_order[i]])
+            columns.append(velocity[keep][:, i])
     topics = [joint_topic]
     modal = _series(run, modal_topic, path) if modal_topic and model.n_modes else None
     if modal is not None:
@@ -201,19 +217,30 @@ def read(path, model, spec=None, joint_topic='/joint_states', modal_topic='/moda
                                       unit_of(mode_unit(model, name))))
                 columns.append(column)
         topics.append(modal_topic)
-    return Measurements(path, times, efforts[keep][:, joint_order], np.column_stack(columns),
+    return Measurements(path, times, efforts[keep], np.column_stack(columns),
                         signals, topics)
+
+
+# A gap of more than this many periods between states (two or more states lost in a row,
+# a recorder that fell behind) starts a new window: the efforts over the gap are unknown,
+# and the window's estimated initial state takes up where the recording does.
+GAP = 2.5
 
 
 def windows(times, length):
     """Split the samples into windows of about ``length`` [s]: [(first, stop), ...].
 
     Each window is the samples first..stop-1; a remainder shorter than half a window joins
-    the last one.
+    the last one. A gap of more than `GAP` periods between two states ends a window (the
+    states after it start the next; a single lost state is held over, module doc).
     """
     period = float(np.median(np.diff(times)))
     size = max(int(round(length / period)), 2)
-    starts = list(range(0, times.size, size))
-    if len(starts) > 1 and times.size - starts[-1] < size / 2:
-        starts.pop()
-    return [(first, stop) for first, stop in zip(starts, starts[1:] + [times.size])]
+    cuts = [0, *(np.flatnonzero(np.diff(times) > GAP * period) + 1).tolist(), times.size]
+    found = []
+    for begin, end in zip(cuts, cuts[1:]):
+        starts = list(range(begin, end, size))
+        if len(starts) > 1 and end - starts[-1] < size / 2:
+            starts.pop()
+        found += [(first, stop) for first, stop in zip(starts, starts[1:] + [end])]
+    return found

@@ -24,6 +24,7 @@ import math
 
 import numpy as np
 
+from .link_description import RigidBody
 from .links import chain_from_links, kind_of
 
 # The factors `perturbed` takes, in the order of its signature, and what each scales.
@@ -75,6 +76,33 @@ def perturbed(model, stiffness=1.0, damping=1.0, payload=1.0, friction=1.0, arma
         raise ValueError(f'model {model.name!r}: only a chain built from links (a model '
                          'file) can be perturbed')
     links = [_link(link, factors, i == len(links) - 1) for i, link in enumerate(links)]
+    return _rebuilt(model, links)
+
+
+def payload_alone(model):
+    """Return ``model``'s payload on massless, frictionless rigid links, or None.
+
+    Inverse dynamics is linear in the bodies' inertias, so this chain's inverse dynamics
+    (and gravity) at any state is the payload's share of ``model``'s: the regressor of a
+    payload factor, from one walk. None when the model has no payload, is not built from
+    links, has a floating base (whose body would count) or a link with elastic coordinates.
+    """
+    links = getattr(model, 'links', None)
+    if (not links or model.floating_base is not None or links[-1].payload is None
+            or links[-1].payload.mass <= 0.0
+            or any(kind_of(link).is_flexible(link) for link in links)):
+        return None
+    bare = RigidBody()
+    links = [dataclasses.replace(      # a rigid twin's beam or rod keeps its mass: none
+        link, body=bare, beam=None, rod=None,
+        payload=link.payload if i == len(links) - 1 else bare,
+        joint=dataclasses.replace(link.joint, damping=0.0, armature=0.0, friction=0.0))
+        for i, link in enumerate(links)]
+    return _rebuilt(model, links)
+
+
+def _rebuilt(model, links):
+    """Return the chain of ``links`` with ``model``'s base, frames and gravity."""
     return chain_from_links(model.name, links, model.gravity_base,
                             base_frame=model.base_frame, base_xyz=model.base_xyz,
                             base_rpy=model.base_rpy, tool_frame=model.tool_frame,

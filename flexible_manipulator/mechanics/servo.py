@@ -19,10 +19,12 @@ Realization ``servo``: the plant itself enforces the constraint (nu = 0). Realiz
 ``free``: no constraint, the plant takes one input u, the magnitude of the force along b,
 from an external controller that may realize the same constraint (nu = 1).
 
-`ServoRigidBody` (g = so(3)): the generalized Suslov problem (Kozlov section 5), heavy when
-the weight moment c_g is not zero (section 8). `ServoSleigh` (g = se(2), basis (rot, u, v)):
-the servo-sleigh (sections 6, 7), with the centre of mass offset along the running axis
-(an extension of the paper; the classical sleigh with an offset tends to straight motion).
+`servo_rigid_body.ServoRigidBody` (g = so(3)): the generalized Suslov problem (Kozlov
+section 5), heavy when the weight moment c_g is not zero (section 8).
+`servo_sleigh.ServoSleigh` (g = se(2), basis (rot, u, v)): the servo-sleigh (sections 6, 7),
+with the centre of mass offset along the running axis (an extension of the paper; the
+classical sleigh with an offset tends to straight motion). This module holds what both
+share: `ServoSystem`, the kernels' tables and the checks of the parameters.
 
 Each model exposes the outputs ``output_names``: lambda, T, V, T + V, the control power
 lambda <b, w>, the residual <a, w>, the margin <I^-1 a, b>, then the first integrals the
@@ -40,9 +42,6 @@ plant, while its controller realizes the constraint along b):
 * ``sleigh_integral`` beta u - alpha omega (sleigh on a horizontal plane, offset 0, not
   classical; (6.4)).
 
-The paper frame of the rigid body (Kozlov section 5): e3 = a/|a|, e2 along the part of b
-orthogonal to a (any unit vector orthogonal to a when b || a), e1 = e2 x e3; there
-a = (0, 0, |a|), b = (0, b2, b3) and the paper's formulas (5.2)-(5.16) apply.
 """
 
 import math
@@ -52,11 +51,8 @@ import numpy as np
 from . import arguments, servo_kernels as kernels
 from .tuple_tables import allocate, record
 
-STANDARD_GRAVITY = 9.80665          # m/s^2, for the sleigh's inclined plane
 # A margin |<I^-1 a, b>| below this fraction of |a| |b| |I^-1| is refused as unrealizable.
 REALIZABILITY_TOLERANCE = 1e-9
-# Relative tolerance of the case tests (b || a, a an eigenvector of I, (5.15)-(5.16), ...).
-CASE_TOLERANCE = 1e-9
 UNIT_QUATERNION_TOLERANCE = 1e-6
 UNIT_VECTOR_TOLERANCE = 1e-9        # |a|, |b| of the rigid body's axes
 REALIZATIONS = ('servo', 'free')
@@ -125,7 +121,7 @@ class RealizabilityError(ValueError):
     """The control direction b cannot enforce the constraint: <I^-1 a, b> = 0."""
 
 
-def _finite_number(value, field, minimum=None, strict=False):
+def finite_number(value, field, minimum=None, strict=False):
     """Return value as a float, a ValueError naming ``field`` if not finite or in range."""
     try:
         number = float(value)
@@ -139,7 +135,7 @@ def _finite_number(value, field, minimum=None, strict=False):
     return number
 
 
-def _finite_array(value, field, shape):
+def finite_array(value, field, shape):
     """Return value as a float array of ``shape``, a ValueError naming ``field`` if not."""
     try:
         array = np.array(value, dtype=float)
@@ -152,16 +148,16 @@ def _finite_array(value, field, shape):
     return array
 
 
-def _nonzero_vector(value, field):
-    vector = _finite_array(value, field, (3,))
+def nonzero_vector(value, field):
+    vector = finite_array(value, field, (3,))
     if not np.linalg.norm(vector) > 0.0:
         raise ValueError(f'{field}: must not be the zero vector')
     return vector
 
 
-def _unit_vector(value, field):
+def unit_vector(value, field):
     """Return a body axis, checked finite, non-zero and of unit length (a typo is refused)."""
-    vector = _nonzero_vector(value, field)
+    vector = nonzero_vector(value, field)
     norm = float(np.linalg.norm(vector))
     if abs(norm - 1.0) > UNIT_VECTOR_TOLERANCE:
         raise ValueError(f'{field}: must be a unit vector, got |{field}| = {norm:.9g} '
@@ -169,9 +165,9 @@ def _unit_vector(value, field):
     return vector
 
 
-def _spd_matrix(value, field):
+def spd_matrix(value, field):
     """Return a symmetric positive definite 3x3 matrix, a ValueError naming ``field``."""
-    matrix = _finite_array(value, field, (3, 3))
+    matrix = finite_array(value, field, (3, 3))
     scale = np.abs(matrix).max()
     if not scale > 0.0 or np.abs(matrix - matrix.T).max() > 1e-12 * scale:
         raise ValueError(f'{field}: must be a nonzero symmetric matrix, got {matrix.tolist()}')
@@ -186,7 +182,8 @@ def _spd_matrix(value, field):
 class ServoSystem:
     """Left-invariant system on so(3) or se(2) with the servoconstraint <a, w> = 0.
 
-    Not built directly: see `ServoRigidBody` and `ServoSleigh`. Attributes: ``name``,
+    Not built directly: see `servo_rigid_body.ServoRigidBody` and
+    `servo_sleigh.ServoSleigh`. Attributes: ``name``,
     ``kind``, ``realization``, sizes ``nq``, ``nv``, ``nu``, ``coordinate_names``,
     ``velocity_names``, ``frame`` (TF child frame), ``inertia_matrix`` (I on the algebra,
     n x n), ``a`` and ``b`` as given (``a_unit``, ``b_unit``: normalized copies), ``margin``
@@ -220,12 +217,12 @@ class ServoSystem:
         self.nv = 3
         self.nu = 1 if realization == 'free' else 0
         self._zero_input = np.zeros(self.nu)
-        self.stabilization = _finite_number(stabilization, 'stabilization', 0.0)
-        self.omega_max = _finite_number(omega_max, 'omega_max', 0.0, strict=True)
+        self.stabilization = finite_number(stabilization, 'stabilization', 0.0)
+        self.omega_max = finite_number(omega_max, 'omega_max', 0.0, strict=True)
         self.inertia_matrix = inertia
         self.inertia_inv = np.linalg.inv(inertia)
-        self.a = _nonzero_vector(a, a_field)
-        self.b = _nonzero_vector(b, b_field)
+        self.a = nonzero_vector(a, a_field)
+        self.b = nonzero_vector(b, b_field)
         self.a_unit = self.a / np.linalg.norm(self.a)
         self.b_unit = self.b / np.linalg.norm(self.b)
         self.margin = float(self.a @ self.inertia_inv @ self.b)
@@ -392,256 +389,3 @@ class ServoSystem:
     def effort_limit(self):
         """Bound on each of the nu inputs [N m or N]: infinite (servo models have none)."""
         return np.full(self.nu, np.inf)
-
-
-class ServoRigidBody(ServoSystem):
-    """Rigid body about a fixed point with the servoconstraint <a, w> = 0 (so(3)).
-
-    q = unit quaternion (w, x, y, z) body -> world (nq = 4), v = body angular velocity
-    (nv = 3). Euler's equations I w' + w x I w = gamma x c_g + lambda b with
-    gamma = R^T e_z (world up in body axes) and V = <c_g, gamma>.
-
-    Case attributes (Kozlov sections 5, 8; relative tolerance ``CASE_TOLERANCE``):
-    ``classical`` (b || a), ``axis_is_principal`` (I a || a), ``heavy`` (c_g != 0),
-    ``k_case`` (I'12 = I'13 = 0), ``invariant_measure`` ((5.15)-(5.16), values in
-    ``measure_conditions``), ``kharlamova`` (Theorem 7); the paper frame ``paper_frame``
-    (columns e1, e2, e3) with ``paper_inertia`` = P^T I P and ``paper_b`` = (0, b2, b3).
-    """
-
-    kind = 'rigid_body'
-    frame = 'body'
-    coordinate_names = ('qw', 'qx', 'qy', 'qz')
-    velocity_names = ('wx', 'wy', 'wz')
-    _speed_units = 'rad/s'
-
-    def __init__(self, name, inertia, a, b, weight_moment=(0.0, 0.0, 0.0),
-                 realization='servo', stabilization=0.0, omega_max=1e3,
-                 position=(0.0, 0.0, 0.0)):
-        """Build the model; ValueError (RealizabilityError) naming the field at fault.
-
-        :param inertia: 3x3 inertia tensor about the fixed point, body axes [kg m^2], SPD.
-        :param a: constraint axis (unit vector, body axes); the constraint is <a, w> = 0.
-        :param b: control-torque axis (unit vector, body axes); the torque is lambda b [N m].
-        :param weight_moment: c_g = weight x centre-of-mass vector, body axes [N m].
-        :param realization: 'servo' (plant enforces the constraint) or 'free' (input u).
-        :param stabilization: Baumgarte gain k [1/s]: <a, w> decays as e^{-k t}.
-        :param omega_max: blow-up threshold on |w| [rad/s].
-        :param position: fixed point in the world [m] (for TF).
-        """
-        self.inertia = _spd_matrix(inertia, 'inertia')
-        self.weight_moment = _finite_array(weight_moment, 'weight_moment', (3,))
-        self.position = _finite_array(position, 'position', (3,))
-        self.nq = 4
-        a, b = _unit_vector(a, 'a'), _unit_vector(b, 'b')
-        self._setup(name, kernels.KIND_RIGID_BODY, SO3_STRUCTURE, self.inertia, a, b,
-                    realization, stabilization, omega_max, 'a', 'b',
-                    weight_moment=self.weight_moment)
-        self._classify()
-        self._finish()
-
-    def _classify(self):
-        """Paper frame, special cases of Kozlov sections 5 and 8, and their integrals."""
-        e3 = self.a_unit
-        normal = self.b - (self.b @ e3) * e3
-        scale_b = np.linalg.norm(self.b)
-        self.classical = bool(np.linalg.norm(normal) <= CASE_TOLERANCE * scale_b)
-        if self.classical:
-            # any unit vector orthogonal to a
-            trial = np.eye(3)[int(np.argmin(np.abs(e3)))]
-            normal = trial - (trial @ e3) * e3
-        e2 = normal / np.linalg.norm(normal)
-        e1 = np.cross(e2, e3)
-        self.paper_frame = np.column_stack([e1, e2, e3])
-        P = self.paper_frame
-        Ip = P.T @ self.inertia @ P
-        bp = P.T @ self.b
-        bp[0] = 0.0
-        self.paper_inertia, self.paper_b = Ip, bp
-        scale_i = np.abs(self.inertia).max()
-        heavy = bool(np.linalg.norm(self.weight_moment) > 0.0)
-        self.heavy = heavy
-        Ia = self.inertia @ e3
-        self.axis_is_principal = bool(
-            np.linalg.norm(Ia - (e3 @ Ia) * e3) <= CASE_TOLERANCE * scale_i)
-        integrals = self._integrals
-        if self.axis_is_principal and not self.classical and not heavy:
-            c = np.cross(self.b, e3)
-            integrals.append(('linear_integral',
-                              lambda q, v, data: float(self.inertia @ v @ c)))
-        self.k_case = bool(not self.classical and not heavy
-                           and max(abs(Ip[0, 1]), abs(Ip[0, 2])) <= CASE_TOLERANCE * scale_i)
-        if self.k_case:
-            I11, I22, I23 = Ip[0, 0], Ip[1, 1], Ip[1, 2]
-            b2, b3 = bp[1], bp[2]
-            k1 = I11 * (b2 * (I11 - I22) - b3 * I23)
-            k2 = -I23 * (b3 * I22 - b2 * I23)
-
-            def quadratic_integral(q, v, data):
-                w = P.T @ v
-                return float(k1 * w[0] ** 2 + k2 * w[1] ** 2)
-            integrals.append(('quadratic_integral_K', quadratic_integral))
-        self.measure_conditions = self.invariant_measure_conditions()
-        self.invariant_measure = bool(
-            not self.classical
-            and max(abs(c) for c in self.measure_conditions)
-            <= CASE_TOLERANCE * scale_i ** 2 * scale_b)
-        if self.invariant_measure and not heavy:
-            def cubic_integral(q, v, data):
-                # after outputs() evaluated the dynamics at (q, v): data.wdot = w'
-                return float(e3 @ np.cross(v, data.wdot)) / 3.0
-            integrals.append(('cubic_integral', cubic_integral))
-        c_g = self.weight_moment
-        scale_c = np.linalg.norm(c_g)
-        self.kharlamova = bool(heavy and self.axis_is_principal
-                               and abs(c_g @ e3) <= CASE_TOLERANCE * scale_c
-                               and abs(c_g @ self.b) <= CASE_TOLERANCE * scale_c * scale_b)
-        if self.kharlamova:
-            integrals.append(('kharlamova_integral',
-                              lambda q, v, data: float(self.inertia @ v @ c_g)))
-        if heavy:
-            integrals.append(('gamma_norm',
-                              lambda q, v, data: float(np.linalg.norm(self._gamma(q)))))
-
-    def invariant_measure_conditions(self):
-        """Left sides of (5.15) and (5.16) in the paper frame (zero: area-preserving flow)."""
-        Ip, (_, b2, b3) = self.paper_inertia, self.paper_b
-        I11, I22, I12, I13, I23 = Ip[0, 0], Ip[1, 1], Ip[0, 1], Ip[0, 2], Ip[1, 2]
-        c15 = b2 * (I11 ** 2 - I11 * I22 + 2 * I12 ** 2 + I13 ** 2) + b3 * (I12 * I13 - I11 * I23)
-        c16 = b2 * (I11 * I12 + I12 * I22 + I13 * I23) + b3 * (I13 * I22 - I12 * I23)
-        return float(c15), float(c16)
-
-    def reduced_velocity(self, v):
-        """(w'1, w'2) of w in the paper frame (w'3 = <a, w>/|a| is the residual)."""
-        return (self.paper_frame.T @ np.asarray(v, dtype=float))[:2]
-
-    def neutral_configuration(self):
-        """Identity attitude (1, 0, 0, 0)."""
-        return np.array([1.0, 0.0, 0.0, 0.0])
-
-    def check_state(self, q, v):
-        """As `ServoSystem.check_state`, and the quaternion must be unit (to 1e-6)."""
-        super().check_state(q, v)
-        norm = float(np.linalg.norm(q))
-        if abs(norm - 1.0) > UNIT_QUATERNION_TOLERANCE:
-            raise ValueError(f'q: the attitude quaternion must be unit, got norm {norm:.9g}')
-
-    def set_initial_state(self, q=None, v=None):
-        """As `ServoSystem.set_initial_state`; the quaternion is then normalized exactly."""
-        super().set_initial_state(q, v)
-        self.initial_q = self.initial_q / np.linalg.norm(self.initial_q)
-
-    def _rotation(self, q):
-        w, x, y, z = np.asarray(q, dtype=float)
-        return np.array([
-            [1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
-            [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
-            [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)]])
-
-    def _gamma(self, q):
-        """Return gamma = R(q)^T e_z, world up in body axes (q as stored, not renormalized)."""
-        return self._rotation(q)[2].copy()
-
-    def potential_energy(self, q):
-        """V = <c_g, gamma> [J]: weight times the height of the centre of mass."""
-        return float(self.weight_moment @ self._gamma(q))
-
-    def pose(self, q):
-        """Attitude R(q) (quaternion normalized) and the fixed point's position."""
-        q = np.asarray(q, dtype=float)
-        return self._rotation(q / np.linalg.norm(q)), self.position.copy()
-
-    def body_twist(self, q, v):
-        """(w, 0): the body frame's origin is the fixed point."""
-        return np.array(v, dtype=float), np.zeros(3)
-
-
-class ServoSleigh(ServoSystem):
-    """Chaplygin sleigh whose blade constraint v_lat = 0 is a servoconstraint (se(2)).
-
-    q = (x, y, phi) of the blade point O in the plane [m, m, rad] (phi from the plane's
-    horizontal x axis to the running axis u); v = (omega, u, v_lat) body twist at O
-    [rad/s, m/s, m/s]. The constraint covector is a = (0, 0, 1); the control (a_s, b_s,
-    c_s) gives b = (c_s, a_s, b_s): a force lambda a_s along u, lambda b_s along the blade
-    normal, and a torque lambda c_s [N m] about O. The centre of mass lies at distance
-    ``offset`` eps on the u axis; on a plane inclined by ``slope`` the gravity load
-    p = m g sin(slope) pulls along the plane's -y axis.
-
-    Attributes: ``mass``, ``inertia`` (about O), ``control``, ``offset``, ``slope``,
-    ``load`` p [N], ``classical`` (a_s = c_s = 0) and, for offset 0, the paper's
-    ``alpha`` = a_s/b_s and ``beta`` = m c_s/(I b_s) [1/m] of (6.3) (None otherwise).
-    """
-
-    kind = 'sleigh'
-    frame = 'sleigh'
-    coordinate_names = ('x', 'y', 'phi')
-    velocity_names = ('omega', 'u', 'v_lat')
-    _speed_units = '(rad/s, m/s)'
-
-    def __init__(self, name, mass, inertia, control, offset=0.0, slope=0.0,
-                 realization='servo', stabilization=0.0, omega_max=1e3):
-        """Build the model; ValueError (RealizabilityError) naming the field at fault.
-
-        :param mass: m [kg] > 0.
-        :param inertia: moment of inertia about the vertical through O [kg m^2] (the paper's
-            I; with an offset it is I_C + m eps^2 and must exceed m eps^2).
-        :param control: (a_s, b_s, c_s) [-, -, m]; realizable iff
-            J b_s - m eps c_s != 0 (b_s != 0 when eps = 0).
-        :param offset: eps, centre of mass on the u axis [m].
-        :param slope: inclination of the plane [rad], |slope| < pi/2.
-        """
-        self.mass = _finite_number(mass, 'mass', 0.0, strict=True)
-        self.inertia = _finite_number(inertia, 'inertia', 0.0, strict=True)
-        self.control = _finite_array(control, 'control', (3,))
-        self.offset = _finite_number(offset, 'offset')
-        self.slope = _finite_number(slope, 'slope')
-        if not abs(self.slope) < 0.5 * math.pi:
-            raise ValueError(f'slope: must be in (-pi/2, pi/2) rad, got {self.slope:g}')
-        m, eps = self.mass, self.offset
-        if not self.inertia > m * eps * eps:     # eps ** 2 raises OverflowError past 1e154
-            raise ValueError(f'inertia: the moment of inertia about O must exceed m eps^2 = '
-                             f'{m * eps * eps:.6g} (the centre of mass offset), got '
-                             f'{self.inertia:.6g}')
-        self.load = m * STANDARD_GRAVITY * math.sin(self.slope)
-        inertia_matrix = np.array([[self.inertia, 0.0, m * eps], [0.0, m, 0.0],
-                                   [m * eps, 0.0, m]])
-        a_s, b_s, c_s = self.control
-        self.nq = 3
-        self._setup(name, kernels.KIND_SLEIGH, SE2_STRUCTURE, inertia_matrix, (0.0, 0.0, 1.0),
-                    (c_s, a_s, b_s), realization, stabilization, omega_max, 'a', 'control',
-                    load=self.load, offset=eps)
-        self.classical = bool(a_s == 0.0 and c_s == 0.0)
-        self.alpha = self.beta = None
-        if eps == 0.0:
-            self.alpha = a_s / b_s
-            self.beta = m * c_s / (self.inertia * b_s)
-            if self.slope == 0.0 and not self.classical:
-                alpha, beta = self.alpha, self.beta
-                self._integrals.append(('sleigh_integral',
-                                        lambda q, v, data: float(beta * v[1] - alpha * v[0])))
-        self._finish()
-
-    def neutral_configuration(self):
-        """Return the blade point at the origin, heading along the plane's x axis."""
-        return np.zeros(3)
-
-    def potential_energy(self, q):
-        """V = p Y_C [J], Y_C = y + eps sin(phi) the centre of mass up the slope."""
-        return self.load * float(q[1] + self.offset * math.sin(q[2]))
-
-    def pose(self, q):
-        """Sleigh frame (at O, z normal to the plane) in the world.
-
-        The plane is tilted by ``slope`` about the world x axis (its y axis points up the
-        slope); the plane's origin is the world origin.
-        """
-        x, y, phi = (float(c) for c in q)
-        cs, ss = math.cos(self.slope), math.sin(self.slope)
-        tilt = np.array([[1.0, 0.0, 0.0], [0.0, cs, -ss], [0.0, ss, cs]])
-        c, s = math.cos(phi), math.sin(phi)
-        heading = np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]])
-        return tilt @ heading, tilt @ np.array([x, y, 0.0])
-
-    def body_twist(self, q, v):
-        """((0, 0, omega), (u, v_lat, 0)) in the sleigh frame."""
-        omega, u, lateral = (float(c) for c in v)
-        return np.array([0.0, 0.0, omega]), np.array([u, lateral, 0.0])

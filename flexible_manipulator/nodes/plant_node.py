@@ -21,9 +21,10 @@ from . import common, topic_hardware, packed_messages
 from .common import stamp
 from .simulated_plant import SimulatedPlant
 from ..description.urdf import joint_frames, urdf
+from ..model_config import ConfigError
 from ..plant_config import (arm_initial_state, ARM_PLANT_SETTINGS, ARM_STATE_SETTINGS,
-                            DRIVER_GRAVITY, INPUT_NAME)
-from ..settings import non_negative, Setting
+                            DRIVER_GRAVITY, INPUT_NAME, joint_values)
+from ..settings import non_negative, Setting, whole_number
 
 LATCHED = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)
 # /tf at a display's rate, not at every state: a viewer draws 30-60 frames a second, and on
@@ -33,6 +34,29 @@ TF_PERIOD = Setting('tf_period', 0.01,
                     'Period [s] of the /tf messages of the moving frames: TF goes with the first '
                     'state at each multiple of it in simulated time, and with a held state once '
                     'per period of wall time; 0: with every state.', check=non_negative)
+
+
+# A driver whose robot carries a gripper reports its fingers beside the arm's joints
+# (franka_ros2: panda_finger_joint1, panda_finger_joint2).
+EXTRA_JOINTS = Setting('extra_joints', None,
+                       'Names of joints the model does not have, reported in joint_states '
+                       'after the model\'s (a gripper\'s fingers), at rest at '
+                       'extra_joint_positions; empty: none.', kind='strings')
+EXTRA_POSITIONS = Setting('extra_joint_positions', None,
+                          'Positions [rad or m] of the extra_joints, one each; empty: 0.',
+                          kind='floats')
+
+# A real arm's encoders and velocity estimates are noisy: the published joint states can
+# be too (the simulation itself is not).
+POSITION_NOISE = Setting('position_noise', 0.0,
+                         'Standard deviation [rad or m] of Gaussian noise added to the '
+                         'published joint positions (seeded: noise_seed); 0: none.',
+                         check=non_negative)
+VELOCITY_NOISE = Setting('velocity_noise', 0.0,
+                         'Standard deviation [rad/s or m/s] of Gaussian noise added to the '
+                         'published joint velocities; 0: none.', check=non_negative)
+NOISE_SEED = Setting('noise_seed', 0, 'Seed of the position_noise and velocity_noise draws.',
+                     check=whole_number(0, 2 ** 31 - 1, 'seeds'))
 
 
 def transform(frame, time_msg):
@@ -79,6 +103,7 @@ class PlantNode(SimulatedPlant):
     SETTINGS = (
         common.model_setting('two_link_rigid'), common.JOINTS,
         *ARM_PLANT_SETTINGS, *ARM_STATE_SETTINGS, TF_PERIOD, DRIVER_GRAVITY,
+        EXTRA_JOINTS, EXTRA_POSITIONS, POSITION_NOISE, VELOCITY_NOISE, NOISE_SEED,
         *topic_hardware.SETTINGS)
 
     def __init__(self, **node_options):
@@ -136,7 +161,23 @@ class PlantNode(SimulatedPlant):
 
         # The per-tick messages are kept serialized; each publication only refreshes their
         # numbers in place (`packed_messages`).
-        self.joint_state = packed_messages.joint_state(self.model.joint_names)
+        extra = list(self.parameters['extra_joints'] or [])
+        clash = sorted(set(extra) & set(self.model.joint_names)) or sorted(
+            {name for name in extra if extra.count(name) > 1})
+        if clash:
+            raise ConfigError(f'parameter extra_joints: {clash[0]!r} is a joint of the model '
+                              'or named twice')
+        extra_positions = joint_values(self.parameters['extra_joint_positions'], len(extra),
+                                       'extra_joint_positions')
+        n = self.model.n_joints
+        # position, velocity, effort of every reported joint: the extra ones stay put.
+        self.reported = np.zeros((3, n + len(extra)))
+        self.reported[0, n:] = extra_positions
+        self.joint_state = packed_messages.joint_state(list(self.model.joint_names) + extra)
+        self.noise = np.array([[self.parameters['position_noise']],
+                               [self.parameters['velocity_noise']]])
+        self.noise_draws = (np.random.default_rng(self.parameters['noise_seed'])
+                            if self.noise.any() else None)
         self.modal_state = packed_messages.joint_state(self.model.mode_names,
                                                        ('position', 'velocity'))
         self.tf_values = np.zeros((len(self.moving), 7))   # translation, rotation x y z w
@@ -188,9 +229,17 @@ class PlantNode(SimulatedPlant):
         q, v = self.sim.q, self.sim.v
         js = self.joint_state
         js.set_stamp(now.sec, now.nanosec)
-        js.set('position', q[:n])
-        js.set('velocity', v[:n])
-        js.set('effort', self.input)
+        reported = self.reported
+        reported[0, :n] = q[:n]
+        reported[1, :n] = v[:n]
+        reported[2, :n] = self.input
+        if self.noise_draws is not None:
+            if self.copies == 0:            # a state sent again is the same measurement
+                self.noise_values = self.noise * self.noise_draws.standard_normal((2, n))
+            reported[:2, :n] += self.noise_values
+        js.set('position', reported[0])
+        js.set('velocity', reported[1])
+        js.set('effort', reported[2])
         self.tf_stamp = now
         joints = js.data()
         published = [(self.joint_state_pub, joints)]

@@ -3,7 +3,8 @@
 `SimulatedPlant` owns the parts that do not depend on the model: the common parameters
 (``timing_mode``, ``integrator``, ``integration_step``, ``update_period``,
 ``command_timeout``, ``lockstep_resend_period``, ``publish_clock``, ``world_frame``), the
-two timing modes, the intake of ``effort_controller/commands`` (validation, hold for
+two timing modes (each period ``update_period`` long, or jittered by ``period_jitter`` as a
+real driver's cycles), the intake of ``effort_controller/commands`` (validation, hold for
 ``command_timeout``, clipping, ``input_delay_periods``: applied that many periods late,
 `mechanics.delay_line`), the fault state of a non-finite integration, the
 ``~/reset`` and ``~/pause`` services (and ``start_paused``, ``pause_at``: paused from the
@@ -106,6 +107,12 @@ class SimulatedPlant(Node):
         except ValueError as error:
             raise ConfigError(f'parameters integration_step/update_period: {error}') from None
 
+        self.jitter = parameters['period_jitter']
+        if self.jitter >= 0.5 * self.update_period:
+            raise ConfigError(f'parameter period_jitter: must be below update_period / 2 '
+                              f'({0.5 * self.update_period:g} s), got {self.jitter:g}')
+        self.jitter_draws = np.random.default_rng(parameters['jitter_seed'])
+        self.jitter_state = np.zeros((1, self.sim.state.size))
         self.input = np.zeros(self.model.nu)         # applied to the model
         # The commands in flight to the actuators (input_delay_periods).
         self.delay_line = DelayLine(self.model.nu, parameters['input_delay_periods'])
@@ -343,7 +350,13 @@ class SimulatedPlant(Node):
             self.delay_line.push(self.input, self.input)
             before = self.sim.time
             try:
-                self.sim.advance(self.applied_input(), self.update_period)
+                if self.jitter:
+                    period = self.update_period + self.jitter_draws.uniform(-self.jitter,
+                                                                            self.jitter)
+                    self.sim.advance_over(self.applied_input()[None], np.array([period]),
+                                          self.jitter_state)
+                else:
+                    self.sim.advance(self.applied_input(), self.update_period)
             except NonFiniteStateError as error:
                 self.stop(self.failure_text(error))
             except StepFailedError as error:

@@ -3,17 +3,20 @@
     sweep study.yaml                       # local worker processes, one per CPU
     sweep study.yaml --workers 2 --output results/
     sweep study.yaml --ray ray://head:10001   # on a Ray cluster (or --ray with RAY_ADDRESS)
+    sweep study.yaml --ray head:6379 --recordings /shared/run1   # recordings on a shared path
     sweep study.yaml --check               # check the file, count the runs, run nothing
 
 Exit status: 0 when every run has a row (failed runs included: they are rows with their
-error), 2 for a bad study file or option (the message names the field), 130 when
-interrupted (the rows done are kept: the same command resumes).
+error), 2 for a bad study file or option (the message names the field) or a Ray cluster
+that cannot be joined (nothing written), 130 when interrupted (the rows done are kept:
+the same command resumes).
 """
 
 import argparse
 import os
 import sys
 
+from .cluster import KERNEL_CACHE
 from .spec import load_study, StudyError
 
 
@@ -28,7 +31,14 @@ def parse_arguments(argv):
                         'CPUs)')
     parser.add_argument('--ray', nargs='?', const='', metavar='ADDRESS',
                         help='run each run as a task of the Ray cluster at ADDRESS (default: '
-                        'RAY_ADDRESS); needs the extra: pip install flexible_manipulator[ray]')
+                        'RAY_ADDRESS); the package is shipped to the nodes, which need '
+                        "Ray and the package's dependencies (doc/studies.md)")
+    parser.add_argument('--kernel-cache', metavar='DIR', help="each Ray node's directory of "
+                        'compiled kernels (default: %(default)s; ${VAR} is read from the '
+                        "node's environment)", default=KERNEL_CACHE)
+    parser.add_argument('--recordings', metavar='DIR', help='write the recordings (record: '
+                        '{mcap: true}) into DIR, a path every worker sees (a shared file '
+                        "system), instead of OUTPUT/recordings through the driver")
     parser.add_argument('--retry-failed', action='store_true',
                         help='run again the runs the output holds as failed')
     parser.add_argument('--check', action='store_true',
@@ -57,8 +67,7 @@ def main(argv=None):
         try:
             import ray  # noqa: F401
         except ImportError:
-            print("sweep: --ray needs Ray: pip install 'flexible_manipulator[ray]'",
-                  file=sys.stderr)
+            print("sweep: --ray needs Ray: pip install 'ray[default]'", file=sys.stderr)
             return 2
     try:
         study = load_study(options.study)
@@ -71,12 +80,19 @@ def main(argv=None):
               f'parameters: {", ".join(p.path for p in study.parameters)}')
         return 0
     output = options.output or os.path.splitext(options.study)[0] + '.results'
+    if options.ray is not None:
+        from .cluster import ClusterError, connect
+        try:
+            connect(address, options.kernel_cache)
+        except ClusterError as error:
+            print(f'sweep: --ray: {error}', file=sys.stderr)
+            return 2
     from .runner import run_study
     try:
         outcome = run_study(study, output, options.workers, address,
                             use_ray=options.ray is not None,
                             stream=None if options.quiet else sys.stderr,
-                            plots=not options.no_figures)
+                            plots=not options.no_figures, recordings=options.recordings)
     except KeyboardInterrupt:
         print(f'sweep: interrupted; the runs done are in {output} (run the same command to '
               'resume)', file=sys.stderr)

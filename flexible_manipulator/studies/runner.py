@@ -1,12 +1,14 @@
 """Run a study's runs where asked, stream their rows into the table, show progress.
 
 Where: local worker processes (`local_rows`: as many as CPUs by default, each warmed once,
-`worker.warm`), or the tasks of a Ray cluster (`ray_rows`: each run a task, the rows
-streamed back as they finish). A run whose process dies (killed, out of memory, a crash)
-is run again, up to ``attempts`` times in all, then recorded as an error row; a run that
-fails in its own code is an error row at once (`worker.run_one`). Either way the study
-goes on. A restarted study skips the runs its output directory already holds
-(`table.ResultTable`), failed ones included unless ``retry_failed``.
+`worker.warm`), or the tasks of a Ray cluster (`ray_rows`: the package shipped and each
+node's kernels compiled once, `cluster`; each run a task, the rows streamed back as they
+finish). A recording a Ray run returns is written by the driver into the output. A run
+whose process dies (killed, out of memory, a crash) is run again, up to ``attempts``
+times in all, then recorded as an error row; a run that fails in its own code is an
+error row at once (`worker.run_one`). Either way the study goes on. A restarted study
+skips the runs its output directory already holds (`table.ResultTable`), failed ones
+included unless ``retry_failed``.
 """
 
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
@@ -113,16 +115,21 @@ def local_rows(payload, runs, workers=None, attempts=ATTEMPTS):
                         queue.insert(0, run)
 
 
-def ray_rows(payload, runs, address=None, attempts=ATTEMPTS):
+def ray_rows(payload, runs, address=None, attempts=ATTEMPTS, stream=sys.stderr):
     """Yield the rows of ``runs`` run as Ray tasks (one CPU each) on the cluster.
 
     Joins the cluster at ``address`` (None: RAY_ADDRESS) unless this process is already
-    connected (`ray.init` called before). Ray runs a task again when its worker dies
-    (``max_retries``); twice the cluster's CPUs are kept in flight.
+    connected (`cluster.connect`; after a `ray.init` of the caller's, the job's runtime
+    environment is the caller's), then compiles the kernels
+    on the nodes that lack them (`cluster.prepare_nodes`, its lines on ``stream``). Ray
+    runs a task again when its worker dies (``max_retries``); twice the cluster's CPUs are
+    kept in flight.
     """
     import ray
-    if not ray.is_initialized():
-        ray.init(address=address, log_to_driver=False)
+    from .cluster import connect, prepare_nodes
+    connect(address)
+    payload = dict(payload, ray=True)
+    prepare_nodes(payload, stream)
     task = ray.remote(num_cpus=1, max_retries=attempts - 1)(worker.run_one)
     shared = ray.put(payload)
     window = max(2, 2 * int(ray.cluster_resources().get('CPU', 1)))
@@ -144,18 +151,51 @@ def ray_rows(payload, runs, address=None, attempts=ATTEMPTS):
                 yield row
 
 
+def _recordings(study, output, recordings, use_ray):
+    """Return where the runs' recordings go (`worker.run_one`), None if not recorded."""
+    if not study.mcap:
+        return None
+    if recordings:
+        return {'directory': os.path.abspath(recordings)}
+    if use_ray:
+        return {'return': True}
+    return {'directory': os.path.join(os.path.abspath(output), 'recordings')}
+
+
+def _write_recording(row, output):
+    """Write the recording a row carries (``mcap_data``) into ``output``; set ``mcap``."""
+    data = row.pop('mcap_data', None)
+    if data is None:
+        return
+    directory = os.path.join(os.path.abspath(output), 'recordings')
+    os.makedirs(directory, exist_ok=True)
+    path = os.path.join(directory, f'run_{row["run"]:05d}.mcap')
+    with open(path + '.part', 'wb') as stream:
+        stream.write(data)
+    os.replace(path + '.part', path)
+    row['mcap'] = path
+
+
 def run_study(study, output, workers=None, ray_address=None, use_ray=False,
-              retry_failed=False, stream=sys.stderr, plots=True, on_row=None):
+              retry_failed=False, stream=sys.stderr, plots=True, on_row=None,
+              recordings=None):
     """Run the runs of ``study`` not yet in ``output``; return an `Outcome`.
 
     ``use_ray``: as Ray tasks (`ray_rows`, at ``ray_address``), else in ``workers`` local
-    processes. Rows stream into ``output``'s table (`table.ResultTable`); the table is
-    written every `table.FLUSH_PERIOD` s and at the end, also on an interruption
-    (KeyboardInterrupt, re-raised). ``plots``: the figures of the main figures against
-    each swept parameter (`plots.sweep_figures`). ``on_row(row)``: called with each new
-    row as it is written (a notebook's live view, a benchmark's clock).
+    processes. Recordings (``record: {mcap: true}``) go to ``output``/recordings: written
+    there by local workers, returned by Ray workers and written by this process; or, with
+    ``recordings`` (a directory every worker sees at that path: a shared file system),
+    written there by the workers. Rows stream into ``output``'s table
+    (`table.ResultTable`); the table is written every `table.FLUSH_PERIOD` s and at the
+    end, also on an interruption (KeyboardInterrupt, re-raised). ``plots``: the figures
+    of the main figures against each swept parameter (`plots.sweep_figures`).
+    ``on_row(row)``: called with each new row as it is written (a notebook's live view, a
+    benchmark's clock).
     """
     runs = study.runs()
+    if use_ray:             # joined first: a cluster that cannot be joined leaves no output
+        from .cluster import connect
+        connect(ray_address)
     table = ResultTable(output)
     keys = [run['key'] for run in runs]
     todo = [run for run in runs if run['key'] not in table.rows or (
@@ -164,16 +204,19 @@ def run_study(study, output, workers=None, ray_address=None, use_ray=False,
     payload = {'digest': study.digest(), 'params_file': study.params_file,
                'base_values': study.base_values, 'duration': study.duration,
                'mode': study.mode,
-               'recordings': os.path.join(os.path.abspath(output), 'recordings')
-               if study.mcap else None}
+               'recordings': _recordings(study, output, recordings, use_ray)}
+    if use_ray:         # the base graph, parsed here: the nodes need no copy of its files
+        from ..closed_loop import load_graph
+        payload['graph'] = load_graph(study.params_file).with_values(study.base_values)
     by_key = {run['key']: run for run in runs}
-    rows = (ray_rows(payload, todo, ray_address) if use_ray else
+    rows = (ray_rows(payload, todo, ray_address, stream=stream) if use_ray else
             local_rows(payload, todo, workers))
     written = time.monotonic()
     try:
         for row in rows:
             run = by_key[row['key']]
             row = {'run': run['run'], 'draw': run['draw'], **run['values'], **row}
+            _write_recording(row, output)
             table.add(row)
             progress.add(row)
             if on_row is not None:

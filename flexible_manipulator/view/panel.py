@@ -199,7 +199,12 @@ class ControlPanel:
         The dropdown is shared by every page: a refused page must not pick what another's
         Switch sends (a coroutine: `presser`).
         """
-        if event.client_id is None or self.access.check('choose program', event.client_id):
+        if event.client_id is None:
+            # The panel's own assignment (set_programs, a put-back), whose callback viser
+            # runs later on its loop: it set the choice itself, and by now the value may
+            # be a page's pick that this would take for granted.
+            return
+        if self.access.check('choose program', event.client_id):
             self._choice = self.program.value
         elif self.program.value != self._choice:
             self.program.value = self._choice

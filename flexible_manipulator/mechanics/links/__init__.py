@@ -49,6 +49,9 @@ class LinkKind(Protocol):
         """Return its section's outline drawn by the robot description, or None (a bar)."""
 
     def is_flexible(self, link):
+        """Return True if the link has elastic coordinates."""
+
+    def sections_move(self, link):
         """Return True if its section frames move in its link frame (TF publishes them)."""
 
     def unit(self, link, name):

@@ -47,6 +47,10 @@ class BeamKind:
         """Return True if it keeps at least one mode (no modes: a rigid slender rod)."""
         return sum(link.beam.modes) > 0
 
+    def sections_move(self, link):
+        """Return True if it keeps a mode: its sections follow the deflection."""
+        return self.is_flexible(link)
+
     def amplitude(self, link, name):
         """Return the range of an assumed mode: its tip deflection by half the link length.
 

@@ -78,6 +78,10 @@ class FlexibleJointKind:
         return None
 
     def is_flexible(self, link):
+        """Return True: the gear's deflection is an elastic coordinate."""
+        return True
+
+    def sections_move(self, link):
         """Return False: its sections are fixed in its link frame, which the gear turns."""
         return False
 

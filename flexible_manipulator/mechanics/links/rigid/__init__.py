@@ -34,6 +34,10 @@ class RigidKind:
         return None
 
     def is_flexible(self, link):
+        """Return False: no elastic coordinate."""
+        return False
+
+    def sections_move(self, link):
         """Return False: its sections are fixed in its frame."""
         return False
 

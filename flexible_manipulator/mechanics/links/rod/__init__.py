@@ -55,6 +55,10 @@ class RodKind:
         """Return True: a rod always has strain coordinates."""
         return True
 
+    def sections_move(self, link):
+        """Return True: its sections follow its strains."""
+        return True
+
     def amplitude(self, link, name):
         """Return the range of a strain coefficient (``bending_z_0``, ``extension_0``...).
 
