@@ -69,7 +69,7 @@ NOISE = (1e-4, 1e-3)    # rad, rad/s: the encoders' and the velocity estimate's 
 # Most copies of the held state a paused plant re-sends between two reports of the
 # recorder (1 s apart; one copy per 0.2 s), with a margin.
 RESENDS = 10
-SETTLE = 1.0            # s: the exact model's reference held before its program
+SETTLE = 3.0            # s: held before a program (the payload estimate converges in it)
 FLOOR = 0.02            # the narrowed uncertainty: never inside +-2 % of the estimate
 # rad: largest joint drift over 1 s disabled under the safe action. Measured: 0.011 rad on
 # wrist_1 (no friction there, the payload 0.3 kg heavier than the model: gravity alone
