@@ -89,8 +89,13 @@ def test_a_killed_ray_worker_does_not_fail_the_study(tmp_path, head):
 
 
 def test_the_command_runs_on_the_ray_cluster_at_an_address(tmp_path, head):
+    # The node's kernel cache seeded with this checkout's kernels: the command is the
+    # subject here, a node's first compile is test_studies_cluster's.
+    from test_studies_cluster import seed_kernels
+    cache = tmp_path / 'kernels'
+    seed_kernels(str(cache))
     path = write(tmp_path / 'study.yaml', SMALL)
-    process = sweep(path, '--ray', head, '--no-figures')
+    process = sweep(path, '--ray', head, '--no-figures', '--kernel-cache', str(cache))
     output, error = process.communicate(timeout=300)
     assert process.returncode == 0, error[-3000:]
     assert '4 runs (0 done before, 4 now): 0 failed' in output
