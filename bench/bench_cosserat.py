@@ -71,8 +71,8 @@ import soft_cantilever  # noqa: E402
 import soromox_rod  # noqa: E402
 import test_cosserat_pyelastica as soft  # noqa: E402  (the rod's one definition)
 
-from flexible_manipulator.mechanics.model.chain import (  # noqa: E402
-    Chain, LinkPart)
+from flexible_manipulator.mechanics.model.chain import Chain  # noqa: E402
+from flexible_manipulator.mechanics.model.link_part import LinkPart  # noqa: E402
 from flexible_manipulator.mechanics.cosserat.rod import CosseratRod, Section  # noqa: E402
 from flexible_manipulator.mechanics.cosserat.strain_basis import StrainBasis  # noqa: E402
 from flexible_manipulator.mechanics.simulation import Simulation  # noqa: E402

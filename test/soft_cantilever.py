@@ -9,7 +9,8 @@ import math
 
 import numpy as np
 
-from flexible_manipulator.mechanics.model.chain import FIXED, Chain, LinkPart
+from flexible_manipulator.mechanics.model.chain import Chain
+from flexible_manipulator.mechanics.model.link_part import FIXED, LinkPart
 from flexible_manipulator.mechanics.cosserat.rod import CosseratRod, Section
 from flexible_manipulator.mechanics.cosserat.strain_basis import StrainBasis
 from flexible_manipulator.mechanics.simulation import Simulation

@@ -2,8 +2,9 @@
 
 A kernel left out of `compile_kernels.JOBS` would be compiled inside a node or a test the
 first time it runs (minutes, silently). Expected: every numba dispatcher of the chain
-model's kernels (``model.kernels``, ``model.articulated``) that its class calls
-appears as a job, and the demo's jobs are a subset of all jobs.
+model's kernels (``model.kernels``, ``model.articulated``) that its classes
+(``model.chain``, ``model.frame_transforms``) call appears as a job, and the demo's jobs
+are a subset of all jobs.
 """
 
 import inspect
@@ -13,12 +14,12 @@ import numba
 import numpy as np
 
 from flexible_manipulator import compile_kernels
-from flexible_manipulator.mechanics.model import articulated, chain, kernels
+from flexible_manipulator.mechanics.model import articulated, chain, frame_transforms, kernels
 from flexible_manipulator.mechanics.simulation import Simulation
 
 
 def test_every_kernel_the_chain_api_calls_is_compiled_at_set_up():
-    source = inspect.getsource(chain)
+    source = inspect.getsource(chain) + inspect.getsource(frame_transforms)
     dispatcher = numba.core.dispatcher.Dispatcher
     compiled = {(prefix + name if prefix == 'articulated.' else name)
                 for module, prefix in ((kernels, ''), (articulated, 'articulated.'))

@@ -16,8 +16,8 @@ from scipy.linalg import eigh
 from scipy.optimize import brentq
 
 from flexible_manipulator.mechanics import lie
-from flexible_manipulator.mechanics.model.chain import (PRISMATIC, Chain,
-                                                        LinkPart, rigid_inertia)
+from flexible_manipulator.mechanics.model.chain import Chain
+from flexible_manipulator.mechanics.model.link_part import PRISMATIC, LinkPart, rigid_inertia
 from flexible_manipulator.mechanics.cosserat.rod import CosseratRod, Section
 from flexible_manipulator.mechanics.equilibrium import (
     generalized_load, Load, static_equilibrium)

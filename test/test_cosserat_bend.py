@@ -19,7 +19,8 @@ import pytest
 from scipy.integrate import solve_ivp
 from scipy.optimize import fsolve
 
-from flexible_manipulator.mechanics.model.chain import FIXED, Chain, LinkPart
+from flexible_manipulator.mechanics.model.chain import Chain
+from flexible_manipulator.mechanics.model.link_part import FIXED, LinkPart
 from flexible_manipulator.mechanics.cosserat.rod import CosseratRod, Section
 from flexible_manipulator.mechanics.equilibrium import Load, static_equilibrium
 from flexible_manipulator.mechanics.cosserat.strain_basis import StrainBasis

@@ -308,7 +308,7 @@ def test_the_articulated_recursion_equals_the_composite_solve_on_a_long_chain(fl
 def test_a_massless_moving_link_is_refused_by_both_algorithms(algorithm):
     """A link with no mass on a moving joint has no inertia for its coordinate: both
     forward dynamics raise LinAlgError naming the model, not return a non-finite v'."""
-    from flexible_manipulator.mechanics.model.chain import LinkPart, rigid_inertia
+    from flexible_manipulator.mechanics.model.link_part import LinkPart, rigid_inertia
     hub = rigid_inertia(1.0, (0.1, 0.0, 0.0), np.eye(3) * 1e-3)
     model = Chain([LinkPart('a', None, length=0.3, hub=hub),
                    LinkPart('b', None, length=0.2)], name='massless')

@@ -266,7 +266,8 @@ def test_a_cosserat_chain_built_from_classes_names_its_joints_as_told():
     """One set of names (a joint coordinate named after the joint from a file is named
     the same from the classes): a `LinkPart`'s ``joint_name`` names its
     coordinate; without one it is ``<link>_joint``."""
-    from flexible_manipulator.mechanics.model.chain import Chain, LinkPart
+    from flexible_manipulator.mechanics.model.chain import Chain
+    from flexible_manipulator.mechanics.model.link_part import LinkPart
     named = Chain([LinkPart('upper', None, length=0.3, joint_name='shoulder'),
                    LinkPart('fore', None, length=0.2)])
     assert named.joint_names == ('shoulder', 'fore_joint')

@@ -17,7 +17,8 @@ from scipy.optimize import brentq
 
 from flexible_manipulator.mechanics.link_description import Beam, Joint, Link, RigidBody
 from flexible_manipulator.mechanics.links import chain_from_links
-from flexible_manipulator.mechanics.model.chain import Chain, LinkPart
+from flexible_manipulator.mechanics.model.chain import Chain
+from flexible_manipulator.mechanics.model.link_part import LinkPart
 from flexible_manipulator.mechanics.cosserat.rod import CosseratRod, Section
 from flexible_manipulator.mechanics.cosserat.strain_basis import StrainBasis
 from flexible_manipulator.mechanics.equilibrium import (

@@ -45,7 +45,7 @@ import numpy as np
 from ..mechanics import lie
 from ..mechanics.link_description import FixedFrame, Joint, Link, RigidBody
 from ..mechanics.links import kind_of
-from ..mechanics.model.chain import rigid_inertia
+from ..mechanics.model.link_part import rigid_inertia
 
 MOVING = ('revolute', 'continuous', 'prismatic')
 JOINT_TYPES = MOVING + ('fixed', 'floating', 'planar')

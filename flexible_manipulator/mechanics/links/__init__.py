@@ -80,14 +80,14 @@ class LinkKind(Protocol):
     def rigid_twin(self, link):
         """Return the ``Link`` fields to replace: the link without elastic coordinates."""
 
-    # The chain model's part (``model.chain.LinkPart``, built by `part`): what the
+    # The chain model's part (``model.link_part.LinkPart``, built by `part`): what the
     # model and its arrays (``model.arrays``) ask of a kind. A part's kind is
     # `kind_of(part)` (it has ``rod``, ``beam`` and ``element`` too).
     frequency_meaning: str      # what `frequencies` (or the chain's) are; None if rigid
     fewer_modes: str            # advice: how to keep fewer coordinates; None if rigid
 
     def part(self, link, stiffening):
-        """Return the ``model.chain.LinkPart`` fields of a ``link_description.Link``'s kind.
+        """Return the ``model.link_part.LinkPart`` fields of a ``link_description.Link``'s kind.
 
         A dict: ``rod``, ``beam`` or ``element`` (what `matches` the part), ``hub`` (a
         6 x 6 inertia added to the hub) and ``armature`` (added on the joint coordinate

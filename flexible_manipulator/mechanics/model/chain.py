@@ -17,24 +17,21 @@ is ``mechanics.reference.cosserat_chain`` (tests only).
 
 from collections import namedtuple
 import dataclasses
-import math
 
 import numpy as np
 import transforms3d
 
 from .. import arguments, lie
 from .. import compiled
-from ..link_description import RigidBody
-from ..chain_kernels.spatial import spatial_inertia
 from ..friction import FRICTION_VELOCITY, friction_forces
 from ..links import kind_of
 from ..links.rod import KIND as rod_kind
 from . import articulated, kernels
 from .arrays import model_arrays, workspace
+from .frame_transforms import FrameTransforms
 from .layout import MODEL_LAYOUT, data_table
-from ..cosserat.rod import CosseratRod
+from .link_part import FIXED, LinkPart, rigid_inertia
 
-REVOLUTE, PRISMATIC, FIXED = 'revolute', 'prismatic', 'fixed'
 # Links and, with that many links or more, coordinates from which the articulated
 # recursion beats the composite solve (`default_algorithm`): measured with 2 modes per
 # link (bench_scaling.py) and on rigid arms, composite faster at 12 joints, the
@@ -46,17 +43,6 @@ SectionKinematics.__doc__ = ('Result of `Chain.section_kinematics`: pose (R, p),
                              "Jacobian J, twist J v and J' v (two halves of one array).")
 
 
-def rigid_inertia(mass, com, inertia):
-    """6 x 6 inertia [[I_O, m hat(c)], [m hat(c)^T, m I]] about a frame, angular first.
-
-    ``inertia``: 3 x 3 about the centre of mass ``com`` (in the frame) [kg m^2]; the
-    chain's `spatial.spatial_inertia` of its `RigidBody`.
-    """
-    body = RigidBody(float(mass), tuple(np.asarray(com, dtype=float)), inertia)
-    return np.array(spatial_inertia(body.mass, body.first_moment(),
-                                    body.inertia_about_origin()))
-
-
 def default_algorithm(links, nv):
     """Return the forward dynamics a chain of ``links`` links and nv coordinates runs.
 
@@ -66,87 +52,6 @@ def default_algorithm(links, nv):
     """
     return ('articulated' if links >= ARTICULATED_FROM_LINKS
             and nv >= ARTICULATED_FROM_COORDINATES else 'composite')
-
-
-class LinkPart:
-    """One link of a ``Chain``, of any kind: offset, joint, hub, its kind's part, payload.
-
-    Its ``kind`` (``links.kind_of``: its ``rod``, ``beam`` or ``element``) answers what the
-    model asks of it (module doc). ``rod``: its ``CosseratRod``, or None for a rigid link
-    of ``length`` [m] (its tip frame at (length, 0, 0) of the joint frame) or, with
-    ``beam`` (a ``modal_beam.ModalBeam``), a floating-frame link of that length: point
-    masses on the centre line displaced by the assumed modes, the tip frame displaced and
-    turned by them (the reference's ``modal_steps``); ``offset``: 4x4 pose of the joint
-    frame at zero joint coordinate in the parent's tip frame; ``joint``: REVOLUTE,
-    PRISMATIC or FIXED (a clamp: no coordinate); ``axis``: unit axis in the joint frame;
-    ``hub``, ``payload``: 6 x 6 inertias (``rigid_inertia``) at the joint and tip frames;
-    ``damping`` [N m s/rad or N s/m] and ``armature`` [kg m^2 or kg] of the joint;
-    ``joint_name``: the name of its coordinate (a model file's joint name; ``<name>_joint``
-    if None); ``friction`` [N m or N] and ``friction_velocity`` [rad/s or m/s]: its Coulomb
-    friction level and regularization (``mechanics.friction``); ``element``: the element of
-    another kind (``link_description.Link.element``).
-    """
-
-    def __init__(self, name, rod, joint=REVOLUTE, axis=(0.0, 0.0, 1.0), offset=None,
-                 hub=None, payload=None, damping=0.0, armature=0.0, length=None, beam=None,
-                 joint_name=None, friction=0.0, friction_velocity=FRICTION_VELOCITY,
-                 element=None):
-        """Check the joint type, the axis and the rod."""
-        if rod is not None and not isinstance(rod, CosseratRod):
-            raise TypeError(f'link {name!r}: rod must be a CosseratRod or None')
-        if rod is None and not (length is not None and length >= 0.0):
-            raise ValueError(f'link {name!r}: a rigid link needs its length >= 0')
-        if beam is not None and (rod is not None or not np.isclose(beam.length, length)):
-            raise ValueError(f'link {name!r}: a modal beam needs no rod and the link\'s length')
-        if joint not in (REVOLUTE, PRISMATIC, FIXED):
-            raise ValueError(f'link {name!r}: joint must be {REVOLUTE!r}, {PRISMATIC!r} or '
-                             f'{FIXED!r}, got {joint!r}')
-        axis = np.asarray(axis, dtype=float)
-        if axis.shape != (3,) or not np.isclose(np.linalg.norm(axis), 1.0):
-            raise ValueError(f'link {name!r}: axis must be a unit 3-vector, got {axis}')
-        self.name, self.rod, self.joint, self.axis = name, rod, joint, axis
-        self.joint_name = f'{name}_joint' if joint_name is None else str(joint_name)
-        self.beam = beam if beam is not None and beam.count else None
-        self.element = element              # another kind's element (``link_description.Link``'s)
-        self.length = rod.length if rod is not None else float(length)
-        self.kind = kind_of(self)           # its `links.LinkKind` (``links.KINDS``)
-        self.size = self.kind.size(self)
-        self.offset = np.eye(4) if offset is None else np.asarray(offset, dtype=float)
-        self.hub, self.payload = self.kind.bodies(
-            self, np.zeros((6, 6)) if hub is None else np.asarray(hub, dtype=float),
-            np.zeros((6, 6)) if payload is None else np.asarray(payload, dtype=float))
-        self.damping, self.armature = float(damping), float(armature)
-        self.friction, self.friction_velocity = float(friction), float(friction_velocity)
-        if not (self.friction >= 0.0 and math.isfinite(self.friction)
-                and self.friction_velocity > 0.0 and math.isfinite(self.friction_velocity)):
-            raise ValueError(f'link {name!r}: joint friction must be >= 0 and its '
-                             f'friction_velocity > 0, got {friction!r} and '
-                             f'{friction_velocity!r}')
-        self.motion = np.zeros(6)            # the joint's twist per unit rate, joint frame
-        if joint == REVOLUTE:
-            self.motion[:3] = axis
-        elif joint == PRISMATIC:
-            self.motion[3:] = axis
-
-    def coordinate_names(self):
-        """Names of the link's elastic coordinates: the rod's strains or the beam's modes."""
-        return self.kind.coordinate_names(self)
-
-    def joint_pose(self, theta):
-        """exp(theta hat(motion)): the joint's motion at coordinate ``theta``."""
-        return lie.se3_exp(theta * self.motion)
-
-    def node_inertias(self):
-        """Section inertia carried at the end of each segment (zero at the tip)."""
-        return self.kind.node_inertias(self)
-
-    def point_inertias(self):
-        """Inertias (points, 6, 6) of a modal beam's point masses at their frames."""
-        return self.kind.point_inertias(self)
-
-    def check_abscissa(self, X):
-        """Raise ValueError naming the link unless 0 <= X <= length [m]."""
-        arguments.abscissa(X, self.length, self.name)
 
 
 class Chain:
@@ -681,41 +586,3 @@ class Chain:
         """Pose of link j's joint motion at q (the identity for a fixed joint)."""
         i = self.joint_index[j]
         return self.parts[j].joint_pose(q[i]) if i >= 0 else np.eye(4)
-
-
-class FrameTransforms:
-    """Parent-to-child transforms of a fixed list of frames (``frame_transforms``).
-
-    Entry (j, None) is joint j (link frame j in the tip frame of link j-1); (j, x) is the
-    section at abscissa x of link j in link frame j. After ``update(data, q)``, ``R[i]``,
-    its unit quaternion ``quat[i]`` (w, x, y, z; w >= 0) and ``p[i]`` hold entry i. Each
-    section's tables are found once (`Chain.section_table`); one compiled call
-    (`kernels.local_transforms`) computes them all.
-    """
-
-    def __init__(self, model, entries):
-        """Tabulate every section entry's constants once."""
-        entries = list(entries)
-        count, width = len(entries), model.arrays.seg_B1.shape[2]
-        self.model = model
-        self.links = np.array([j for j, _ in entries], dtype=np.int64)
-        self.is_section = np.array([x is not None for _, x in entries], dtype=np.int64)
-        self.segments = np.zeros(count, dtype=np.int64)
-        self.h, self.xs = np.zeros(count), np.zeros(count)
-        self.B1, self.B2 = np.zeros((count, 6, width)), np.zeros((count, 6, width))
-        self.phi, self.slope = np.zeros((count, width)), np.zeros((count, width))
-        self.g = np.zeros((count, width, width))
-        for i, (j, x) in enumerate(entries):
-            if x is not None:
-                (self.segments[i], self.h[i], self.B1[i], self.B2[i], self.phi[i],
-                 self.slope[i], self.g[i], self.xs[i]) = model.section_table(j, x)
-        self.R, self.p = np.zeros((count, 3, 3)), np.zeros((count, 3))
-        self.quat = np.zeros((count, 4))
-
-    def update(self, data, q):
-        """Compute every transform at coordinates q."""
-        model = self.model
-        q, _ = model._check(q)
-        model._run(kernels.local_transforms, data, q, model._zero, self.links,
-                   self.is_section, self.segments, self.h, self.B1, self.B2, self.phi,
-                   self.slope, self.g, self.xs, self.R, self.p, self.quat)

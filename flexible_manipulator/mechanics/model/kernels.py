@@ -327,7 +327,7 @@ def potential_energy(model_table, data_table, q, v):
 @_jit
 def local_transforms(model_table, data_table, q, v, links, is_section, segments, h, B1, B2,
                      phi, slope, g, xs, R_out, p_out, quat_out):
-    """Write the parent-to-child transforms of frame entries (``model.chain.FrameTransforms``).
+    """Write the parent-to-child transforms of frames (``frame_transforms.FrameTransforms``).
 
     Entry i: joint ``links[i]`` (its frame in the parent's tip frame: the offset, then
     the joint's motion) or, if ``is_section[i]``, the section at xs[i] of that link in

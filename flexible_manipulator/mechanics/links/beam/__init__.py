@@ -92,7 +92,7 @@ class BeamKind:
         """Return the beam without modes: a rigid slender rod of the same mass."""
         return self.reduced(link, 0)
 
-    # -- the chain model's part (``model.chain.LinkPart``) --------------------------
+    # -- the chain model's part (``model.link_part.LinkPart``) --------------------------
     def part(self, link, stiffening):
         """Return the part's fields: its modal beam, or the rigid rod added to the hub.
 

@@ -114,7 +114,7 @@ class FlexibleJointKind:
         return {'element': None, 'joint': replace(
             link.joint, armature=link.joint.armature + link.element.rotor_inertia)}
 
-    # -- the chain model's part (``model.chain.LinkPart``) --------------------------
+    # -- the chain model's part (``model.link_part.LinkPart``) --------------------------
     def part(self, link, stiffening):
         """Return the part's fields: the gear, and the rotor's inertia on the joint."""
         return {'element': link.element, 'armature': link.element.rotor_inertia}

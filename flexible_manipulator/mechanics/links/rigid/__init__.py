@@ -65,7 +65,7 @@ class RigidKind:
         """Return no change: already rigid."""
         return {}
 
-    # -- the chain model's part (``model.chain.LinkPart``) --------------------------
+    # -- the chain model's part (``model.link_part.LinkPart``) --------------------------
     def part(self, link, stiffening):
         """Return the part's fields: none (no rod, beam or element; nothing added)."""
         return {}

@@ -114,7 +114,7 @@ class RodKind:
         return {'rod': None, 'beam': Beam(link.rod.section.linear_density, (1.0, 1.0),
                                           modes=(0, 0))}
 
-    # -- the chain model's part (``model.chain.LinkPart``) --------------------------
+    # -- the chain model's part (``model.link_part.LinkPart``) --------------------------
     def part(self, link, stiffening):
         """Return the part's fields: the rod itself."""
         return {'rod': link.rod}
