@@ -52,7 +52,7 @@ elastic gear, ``mechanics.links.flexible_joint``: the joint's coordinate is the 
 angle, the link's elastic coordinate ``<link>_deflection`` the gear's)::
 
         flexible_joint:
-          stiffness: 2.0e4            # gear stiffness k [N m/rad] (> 0)
+          stiffness: 20000.0          # gear stiffness k [N m/rad] (> 0)
           damping: 5.0                # optional: gear damping d [N m s/rad] (default 0)
           rotor_inertia: 0.2          # reflected rotor inertia J_m [kg m^2] (> 0), on the
                                       # motor's angle, added to the joint's armature

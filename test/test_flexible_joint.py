@@ -36,6 +36,7 @@ from flexible_manipulator.model_config import load_model, model_from_dict
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 UR5E = os.path.join(ROOT, 'config', 'models', 'ur5e_flexible_forearm.yaml')
+GEARED = os.path.join(ROOT, 'config', 'models', 'ur5e_flexible_joints.yaml')
 
 # One link on a flexible joint about z: a 2 kg body with its centre at 0.25 m on x, izz
 # 0.05 kg m^2 about that centre, and a 0.5 kg payload at the tip (0.5 m), izz 0.002.
@@ -238,6 +239,38 @@ def test_a_urdf_overlay_puts_a_gear_behind_a_joint_of_the_rigid_arm():
     twin = model.rigid_twin()
     np.testing.assert_allclose(twin.mass_matrix(twin.create_data(), q), expected, rtol=1e-12,
                                atol=1e-12)
+
+
+def test_the_shipped_geared_arm_is_the_rigid_arm_with_two_gear_springs():
+    """config/models/ur5e_flexible_joints.yaml: gears behind the shoulder and the elbow;
+    its rigid twin is the URDF's rigid arm with every motor's 0.1 kg m^2 as armature (the
+    file's armature and rotor inertias); the gear modes its comment states (11 and 61 Hz,
+    damping ratios near 0.04) are those of the deflections' block of M and K, the arm at
+    zero and the motors clamped; it simulates a second under gravity, every motor held by
+    its gravity torque at the start, to finite states."""
+    spec = yaml.safe_load(open(GEARED))
+    model = load_model(GEARED)
+    assert model.mode_names == ('upper_arm_link_deflection', 'forearm_link_deflection')
+    rigid_spec = ur5e(None)
+    rigid_spec.update(armature=0.1, payload=spec['payload'])
+    rigid = model_from_dict(rigid_spec, 'ur5e')
+    twin, n = model.rigid_twin(), rigid.nv
+    q = np.random.default_rng(4).uniform(-1.0, 1.0, n)
+    np.testing.assert_allclose(twin.mass_matrix(twin.create_data(), q),
+                               rigid.mass_matrix(rigid.create_data(), q), rtol=1e-12,
+                               atol=1e-12)
+    M = model.mass_matrix(model.create_data(), np.zeros(model.nq))
+    stiffness, damping = model.elastic_coefficients()
+    block = np.linalg.solve(M[n:, n:], np.diag(stiffness[n:]))
+    hertz = np.sqrt(np.sort(np.linalg.eigvals(block).real)) / (2 * math.pi)
+    np.testing.assert_allclose(hertz, [11.0, 61.0], rtol=0.05)
+    ratios = damping[n:] / (2.0 * np.sqrt(stiffness[n:] * np.diag(M[n:, n:])))
+    np.testing.assert_allclose(ratios, 0.04, rtol=0.1)
+    q0 = np.zeros(model.nq)
+    held = model.bias_forces(model.create_data(), q0, np.zeros(model.nv))[:n]
+    sim = Simulation(model, 1e-4, 'rk4', q0, np.zeros(model.nv))
+    sim.advance(held, 1.0)
+    assert np.isfinite(sim.q).all() and np.isfinite(sim.v).all()
 
 
 def mixed_chain():
