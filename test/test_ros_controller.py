@@ -89,8 +89,10 @@ class Relay:
         if not self.states or msg.header.stamp != self.states[-1].header.stamp:
             self.states.append(msg)
             self.decision, self.answered = None, False
-        if self.paused or self.answered:
+        if self.paused or (self.answered and self.decision != 'hold'):
             return
+        # A copy of a state held (re-sent: the held command, published before the plant's
+        # reader of it matched, was lost) gets the held command again.
         if self.decision is None:
             if len(self.states) <= self.delay or self.random.random() < self.loss:
                 self.decision = 'hold'
