@@ -106,7 +106,8 @@ def test_out_is_written_and_returned(arm):
 def test_cache_rule_drops_what_depends_on_an_edited_source(tmp_path):
     """A kernel's cache goes when the file defining it, or a module it imports directly or
     through another (relative or absolute imports of the package), is newer; it stays when
-    only unrelated modules changed; a cache whose defining file is gone goes too."""
+    only unrelated modules changed, dated at the newest source; a cache whose defining
+    file is gone goes too."""
     package = tmp_path / 'flexible_manipulator'
     sub = package / 'sub'
     caches = sub / '__pycache__'
@@ -132,6 +133,16 @@ def test_cache_rule_drops_what_depends_on_an_edited_source(tmp_path):
         os.utime(path, (now - 60, now - 60))                         # ...these caches
     compiled.drop_stale_caches(str(package), package=str(package))
     assert sorted(os.listdir(caches)) == ['e.h-3.py311.nbi', 'other.pyc']
+    # the one kept is dated at the newest source (plain.py): the next start finds every
+    # cache newer than every source and parses nothing
+    assert os.path.getmtime(caches / 'e.h-3.py311.nbi') == pytest.approx(now - 1, abs=1e-3)
+    # Every source older than every cache (nothing edited since the compile): all stay,
+    # but one whose defining file is gone.
+    for name in ('a.f-1.py311.nbi', 'd.g-2.py311.nbi', 'gone.k-4.py311.nbi'):
+        (caches / name).write_text('')
+    compiled.drop_stale_caches(str(package), package=str(package))
+    assert sorted(os.listdir(caches)) == ['a.f-1.py311.nbi', 'd.g-2.py311.nbi',
+                                          'e.h-3.py311.nbi', 'other.pyc']
 
 
 def test_non_finite_arguments_and_overflowing_states_are_refused_by_name(arm):

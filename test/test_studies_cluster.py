@@ -143,9 +143,12 @@ def stop(processes, directory):
             os.killpg(process.pid, signal.SIGTERM)
         except ProcessLookupError:
             pass
+    # Ray's own shutdown on SIGTERM took 20 s and more per node; what is left after a few
+    # seconds is killed (the nodes' directories are deleted after this).
+    deadline = time.monotonic() + 5.0
     for process in processes:
         try:
-            process.wait(20)
+            process.wait(max(0.0, deadline - time.monotonic()))
         except subprocess.TimeoutExpired:
             os.killpg(process.pid, signal.SIGKILL)
     for pid in filter(str.isdigit, os.listdir('/proc')):

@@ -22,7 +22,6 @@ import functools
 import math
 
 import numpy as np
-from scipy.optimize import brentq
 
 MAX_MODES = 10
 
@@ -37,10 +36,27 @@ def frequency_parameters(count):
 @functools.lru_cache(maxsize=MAX_MODES)
 def _roots(count):
     """Solve the roots of `frequency_parameters` once per count (every beam asks)."""
-    # cos x + 1/cosh x has one root in each interval [(k-1) pi, k pi].
-    return np.array([brentq(lambda x: math.cos(x) + 1.0 / math.cosh(x),
-                            (k - 1) * math.pi, k * math.pi, xtol=1e-15, rtol=1e-15)
-                     for k in range(1, count + 1)])
+    # cos x + 1/cosh x has one root in each interval [(k-1) pi, k pi]: bisection to the
+    # last bit (no scipy.optimize import for it: every node starting a beam asks).
+    return np.array([_bisect(lambda x: math.cos(x) + 1.0 / math.cosh(x),
+                             (k - 1) * math.pi, k * math.pi) for k in range(1, count + 1)])
+
+
+def _bisect(f, low, high):
+    """The root of ``f`` in [low, high] (a sign change), halved until the midpoint is an
+    end: to the floating-point resolution at the root."""
+    f_low = f(low)
+    while True:
+        middle = 0.5 * (low + high)
+        if middle in (low, high):
+            return middle
+        f_middle = f(middle)
+        if f_middle == 0.0:
+            return middle
+        if (f_middle < 0.0) == (f_low < 0.0):
+            low, f_low = middle, f_middle
+        else:
+            high = middle
 
 
 def _one_minus_sigma(beta_l):

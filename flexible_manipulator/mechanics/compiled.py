@@ -34,6 +34,7 @@ everything.
 
 import ast
 import glob
+import math
 import os
 
 import numba
@@ -132,6 +133,13 @@ def dependencies(path, memo=None, package=PACKAGE):
     return memo[path]
 
 
+def _newest_source(directory, package):
+    """The newest modification time [s] of the sources under ``directory`` and ``package``."""
+    sources = set(glob.glob(os.path.join(directory, '**', '*.py'), recursive=True))
+    sources.update(glob.glob(os.path.join(package, '**', '*.py'), recursive=True))
+    return max((os.path.getmtime(source) for source in sources), default=0.0)
+
+
 def drop_stale_caches(directory=PACKAGE, package=PACKAGE):
     """Delete the numba cache files under ``directory`` older than what their kernel embeds.
 
@@ -143,16 +151,31 @@ def drop_stale_caches(directory=PACKAGE, package=PACKAGE):
     """
     memo, newest = {}, {}
     pattern = os.path.join(directory, '**', '__pycache__', '*.nb[ci]')
-    for path in glob.glob(pattern, recursive=True):
-        module = os.path.join(os.path.dirname(os.path.dirname(path)),
-                              os.path.basename(path).split('.')[0] + '.py')
+    caches = {path: os.path.join(os.path.dirname(os.path.dirname(path)),
+                                 os.path.basename(path).split('.')[0] + '.py')
+              for path in glob.glob(pattern, recursive=True)}
+    # Every cache newer than every source (nothing edited since the compile, or since a
+    # pass below): none is stale, and no source needs parsing (each start of a node).
+    try:
+        source_time = _newest_source(directory, package)
+        if (all(os.path.isfile(module) for module in caches.values())
+                and all(os.path.getmtime(path) >= source_time for path in caches)):
+            return
+    except OSError:                     # a file removed meanwhile: the careful pass
+        source_time = math.inf
+    for path, module in caches.items():
         try:
             if module not in newest:
                 newest[module] = (max(os.path.getmtime(p)
                                       for p in dependencies(module, memo, package))
-                                  if os.path.isfile(module) else float('inf'))
-            if os.path.getmtime(path) < newest[module]:
+                                  if os.path.isfile(module) else math.inf)
+            stamp = os.path.getmtime(path)
+            if stamp < newest[module]:
                 os.remove(path)
+            elif stamp < source_time < math.inf:
+                # Fresh: newer than all it embeds. Dated at the newest source, so that the
+                # check above passes next time; an edit after now still dates later.
+                os.utime(path, (source_time, source_time))
         except (OSError, SyntaxError):  # removed by another process, read-only, mid-edit
             pass
 
