@@ -83,17 +83,16 @@ def test_the_defaults_admit_the_arm_and_track_it_on_its_model(arm, period, delay
     model following is tried first), and
     on the nominal plant the sinusoids are tracked to 2e-3 rad RMS, no fault."""
     model, offset = arm
-    for source in ('measured', 'estimated'):
-        law = controller(model, offset, period, delay, source)
+    laws = {source: controller(model, offset, period, delay, source)
+            for source in ('measured', 'estimated')}
+    for law in laws.values():
         # Estimated modes, a late input and the default set: model following first
         # (controller_setup.following_first); measured: the servo law is refused.
         assert law.following is not None
         for entry in law.entries.values():
             assert entry.robustness_margin == 1.0
             assert entry.follower is not None
-    law = controller(model, offset, period, delay)
-    assert law.following is not None
-    hold, run = held_run(law, model, offset, period, delay)
+    hold, run = held_run(laws['measured'], model, offset, period, delay)
     assert not hold.fault and not run.fault
     assert run.rms < 2e-3, run.rms
 
