@@ -43,8 +43,11 @@ def _roots(count):
 
 
 def _bisect(f, low, high):
-    """The root of ``f`` in [low, high] (a sign change), halved until the midpoint is an
-    end: to the floating-point resolution at the root."""
+    """Return the root of ``f`` in [low, high], where its sign changes.
+
+    The interval is halved until its midpoint is one of its ends: the root to the
+    floating-point resolution.
+    """
     f_low = f(low)
     while True:
         middle = 0.5 * (low + high)

@@ -134,7 +134,7 @@ def dependencies(path, memo=None, package=PACKAGE):
 
 
 def _newest_source(directory, package):
-    """The newest modification time [s] of the sources under ``directory`` and ``package``."""
+    """Return the newest modification time [s] of the sources in ``directory``, ``package``."""
     sources = set(glob.glob(os.path.join(directory, '**', '*.py'), recursive=True))
     sources.update(glob.glob(os.path.join(package, '**', '*.py'), recursive=True))
     return max((os.path.getmtime(source) for source in sources), default=0.0)
