@@ -38,6 +38,8 @@ def test_the_threshold_is_the_chi_square_quantile_of_the_window_mean():
     z = 5.998                                  # the standard normal's 1 - 1e-9 quantile
     normal = n + z * math.sqrt(2.0 * n / ticks)
     assert normal < limit < 1.15 * normal
+    from scipy.stats import chi2        # the quantile as scipy.stats writes it
+    assert limit == pytest.approx(chi2.ppf(1.0 - 1e-9, n * ticks) / ticks, rel=1e-8)
     assert FALSE_ALARM == 1e-9
     rng = np.random.default_rng(3)
     test = InnovationTest(n, PERIOD)

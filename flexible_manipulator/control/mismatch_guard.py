@@ -48,9 +48,15 @@ MISMATCH_ACTIONS = ('degrade', 'warn')
 
 
 def threshold(joints, ticks, false_alarm=FALSE_ALARM):
-    """Mean of ``ticks`` chi-square(``joints``) draws exceeded with ``false_alarm``."""
-    from scipy.stats import chi2
-    return float(chi2.ppf(1.0 - false_alarm, joints * ticks) / ticks)
+    """Mean of ``ticks`` chi-square(``joints``) draws exceeded with ``false_alarm``.
+
+    The sum of the draws is chi-square(``joints`` ``ticks``): its inverse survival
+    function at ``false_alarm`` (``scipy.special.chdtri``: exact at small probabilities,
+    where 1 - p rounds; and no scipy.stats import at a controller's start), over
+    ``ticks``.
+    """
+    from scipy.special import chdtri
+    return float(chdtri(joints * ticks, false_alarm) / ticks)
 
 
 class InnovationTest:
