@@ -25,6 +25,8 @@ import math
 
 import numpy as np
 
+from ... import lie
+from ..rigid import RigidStep
 from . import layout
 from .layout import CODE
 
@@ -38,8 +40,12 @@ class FlexibleJoint:
     rotor_inertia: float = 0.0
 
 
-class FlexibleJointKind:
-    """`links.LinkKind` of a link behind a flexible joint (``link_description.Link.element``)."""
+class FlexibleJointKind(RigidStep):
+    """`links.LinkKind` of a link behind a flexible joint (``link_description.Link.element``).
+
+    Beyond the gear its part is a rigid step (`rigid.RigidStep`); k, d and J_m are in
+    fields every link has (its coordinate's stiffness and damping, the joint's armature).
+    """
 
     name = 'flexible_joint'
     key = 'flexible_joint'      # {stiffness, damping, rotor_inertia} under a link
@@ -135,17 +141,6 @@ class FlexibleJointKind:
         """Return None: sqrt(k / M_kk) from the chain's M (the motor clamped)."""
         return None
 
-    def layout_counts(self, part):
-        """Return (segments, points) of the model arrays: none (its step: ``kernels``)."""
-        return 0, 0
-
-    def node_inertias(self, part):
-        """Return no segment inertia: its body rides on its tip frame."""
-        return np.zeros((0, 6, 6))
-
-    def fill_layout(self, part, arrays, j, segments, points):
-        """Write nothing: k, d, J_m and its steps are in fields every link has."""
-
     def bodies(self, part, hub, payload):
         """Return no hub, and the hub with the payload at the tip frame: the link's body.
 
@@ -155,13 +150,8 @@ class FlexibleJointKind:
         is Y^T I Y at the tip (exact; one body per link, as a rigid link's).
         """
         move = np.eye(6)
-        move[3:, :3] = np.array([[0.0, 0.0, 0.0], [0.0, 0.0, -part.length],
-                                 [0.0, part.length, 0.0]])      # hat(d): v + d x w
+        move[3:, :3] = lie.hat3((part.length, 0.0, 0.0))         # v + d x w
         return np.zeros((6, 6)), move.T @ hub @ move + payload
-
-    def section_table(self, part, x, B1, B2, phi, slope, g):
-        """Return (whole segments before x, partial step) to the section at x [m]: (0, x)."""
-        return 0, x
 
 
 KIND = FlexibleJointKind()

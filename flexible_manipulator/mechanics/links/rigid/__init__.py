@@ -7,7 +7,31 @@ from . import layout
 from .layout import CODE
 
 
-class RigidKind:
+class RigidStep:
+    """The chain model's part of a link whose tip is a rigid step of its length.
+
+    Shared by the kinds whose link beyond the joint (or the gear) is rigid: no segment
+    or point rows in the model arrays, no section inertia (its bodies are the walk's hub
+    and payload), a section at x one step of x (``kernels.to_section``).
+    """
+
+    def layout_counts(self, part):
+        """Return (segments, points) of the model arrays: none (its step: ``kernels``)."""
+        return 0, 0
+
+    def node_inertias(self, part):
+        """Return no segment inertia: its bodies are the walk's hub and payload."""
+        return np.zeros((0, 6, 6))
+
+    def fill_layout(self, part, arrays, j, segments, points):
+        """Write nothing: its step is the translation by ``length`` (``kernels.walk``)."""
+
+    def section_table(self, part, x, B1, B2, phi, slope, g):
+        """Return (whole segments before x, partial step) to the section at x [m]: (0, x)."""
+        return 0, x
+
+
+class RigidKind(RigidStep):
     """`links.LinkKind` of a link without beam or rod."""
 
     name = 'rigid'
@@ -86,17 +110,6 @@ class RigidKind:
         """Return None: no mode."""
         return None
 
-    def layout_counts(self, part):
-        """Return (segments, points) of the model arrays: none (its step: ``kernels``)."""
-        return 0, 0
-
-    def node_inertias(self, part):
-        """Return no segment inertia: its hub and payload are its bodies."""
-        return np.zeros((0, 6, 6))
-
-    def fill_layout(self, part, arrays, j, segments, points):
-        """Write nothing: its step is the translation by ``length`` (``kernels.walk``)."""
-
     def bodies(self, part, hub, payload):
         """Return the hub with the payload in it, and no payload: one body at the joint frame.
 
@@ -108,10 +121,6 @@ class RigidKind:
         move = np.eye(6)
         move[3:, :3] = -lie.hat3((part.length, 0.0, 0.0))
         return hub + move.T @ payload @ move, np.zeros((6, 6))
-
-    def section_table(self, part, x, B1, B2, phi, slope, g):
-        """Return (whole segments before x, partial step) to the section at x [m]: (0, x)."""
-        return 0, x
 
 
 KIND = RigidKind()
