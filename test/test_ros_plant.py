@@ -286,8 +286,15 @@ def test_a_command_received_before_its_state_answers_none(probe, start_node):
     publishes the next state; the second command, received before that state was published
     (on SIGCONT), must not be taken for its answer: no further step, `dropped_commands` 1.
     Taken, it would leave one more state in flight for good (every later command acting a
-    period late). Expected
-    stamps: one 2 ms update period (config/sim.yaml) per answer.
+    period late). Expected stamps: one 2 ms update period (config/sim.yaml) per answer.
+
+    "Received" is when the plant's middleware delivered the command to its reader. Both
+    commands wait in the plant's socket while it is stopped, so on a loaded machine the
+    second can be delivered only after the plant has published the next state (its
+    receiving thread not scheduled in between, or the sample re-sent by the reliable
+    protocol): it is then an answer to that state, rightly taken. The scenario is tried up
+    to 3 times; that outcome alone (the next state carries the zero effort) starts another
+    try, any other fails at once, and a plant that takes every such command fails all 3.
     """
     import signal
     import time
@@ -303,31 +310,52 @@ def test_a_command_received_before_its_state_answers_none(probe, start_node):
     probe.spin_until(lambda: states and pub.get_subscription_count(), 30, 'the plant')
     state = command_and_wait(probe, pub, states, [1.0, 0.0])
     assert stamp_key(state.header) == (0, 2_000_000)
-    count = len(states)
-    plant.process.send_signal(signal.SIGSTOP)
-    try:
-        pub.publish(Float64MultiArray(data=[2.0, 0.0]))    # the answer to the 2 ms state
-        time.sleep(0.05)
-        pub.publish(Float64MultiArray(data=[0.0, 0.0]))    # received before the 4 ms state
-        time.sleep(0.05)
-    finally:
-        plant.process.send_signal(signal.SIGCONT)
-    probe.spin_until(lambda: len(states) > count, 10, 'the state after the answer')
-    probe.spin_for(0.5)
-    # A re-sent copy of the waiting 2 ms state may come first (on a loaded machine the
-    # resend period can run out before SIGCONT); what must not come is a state past 4 ms.
-    assert {stamp_key(s.header) for s in states[count:]} - {(0, 2_000_000)} == \
-        {(0, 4_000_000)}, 'only the answer advances the plant'
-    assert list(states[-1].effort) == [2.0, 0.0]
-    state = command_and_wait(probe, pub, states, [3.0, 0.0])
-    assert stamp_key(state.header) == (0, 6_000_000)
-    assert list(state.effort) == [3.0, 0.0], 'the loop goes on, one state in flight'
+
+    def stamp(k):
+        return (0, 2_000_000 * k)           # the k-th answer's state
+    answered, tries = 1, []                 # states answered; each try's outcome
+    while len(tries) < 3 and 'dropped' not in tries:
+        waiting = stamp_key(states[-1].header)
+        answer = [2.0 + len(tries), 0.0]
+        count = len(states)
+        plant.process.send_signal(signal.SIGSTOP)
+        try:
+            pub.publish(Float64MultiArray(data=answer))      # the answer to the waiting state
+            time.sleep(0.05)
+            pub.publish(Float64MultiArray(data=[0.0, 0.0]))  # received before the next one
+            time.sleep(0.05)
+        finally:
+            plant.process.send_signal(signal.SIGCONT)
+        probe.spin_until(lambda: len(states) > count, 10, 'the state after the answer')
+        probe.spin_for(0.5)
+        answered += 1
+        after = stamp(answered)
+        # A re-sent copy of the waiting state may come first (on a loaded machine the
+        # resend period can run out before SIGCONT); the answer advances the plant once.
+        news = [s for s in states[count:] if stamp_key(s.header) != waiting]
+        assert news and stamp_key(news[0].header) == after, 'the answer advances the plant'
+        assert list(news[0].effort) == answer
+        late = len(news) > 1                # the zero command was taken (its own state)
+        state = command_and_wait(probe, pub, states, [9.0, 0.0]) if not late else news[1]
+        answered += 1
+        assert stamp_key(state.header) == stamp(answered)
+        if list(state.effort) == [0.0, 0.0]:
+            tries.append('delivered after the state')    # the docstring's outcome
+            if not late:                    # the 9 answers the zero's state: its state too
+                answered += 1
+                probe.spin_until(lambda: stamp_key(states[-1].header) == stamp(answered), 10,
+                                 'the state after the second answer')
+            continue
+        assert list(state.effort) == [9.0, 0.0], 'the loop goes on, one state in flight'
+        tries.append('dropped')
+    assert tries[-1] == 'dropped', f'each try took the early command: {tries}'
 
     def dropped():
         values = [{v.key: v.value for v in status.values} for msg in diagnostics
                   for status in msg.status if status.name.endswith('simulation')]
-        return values and values[-1]['answered_states'] == '3' and values[-1]['dropped_commands']
-    probe.spin_until(dropped, 10, "the plant's diagnostics after the third answer")
+        return values and values[-1]['answered_states'] == str(answered) and \
+            values[-1]['dropped_commands']
+    probe.spin_until(dropped, 10, "the plant's diagnostics after the last answer")
     assert dropped() == '1'
     assert plant.alive()
 
