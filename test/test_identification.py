@@ -211,6 +211,7 @@ def test_a_cosserat_arm_s_forearm_is_recovered_within_2_percent(tmp_path):
         assert abs(error) < 0.02 and estimate.std / estimate.factor < 0.02 / 3, estimate
 
 
+@pytest.mark.slow
 def test_the_intervals_cover_the_truth_at_their_level(tmp_path):
     """40 noise draws on one flexible link (0.8 s, rk4 at 2 ms, one window; noise 1e-4 rad,
     1e-3 rad/s, 1e-5 m, 1e-3 m/s), fitted from the truth: each parameter's 95 % interval
@@ -435,6 +436,7 @@ def test_a_wrong_model_leaves_a_residual_that_is_not_white(tmp_path):
         identification.identify(path, str(wrong), ','.join(ELASTIC))
 
 
+@pytest.mark.slow
 @pytest.mark.ros
 @pytest.mark.timeout(300)
 def test_a_recording_of_the_plant_node_over_dds_identifies_its_model(
@@ -609,6 +611,7 @@ def ur5e_recording(tmp_path_factory):
     return path, stamps
 
 
+@pytest.mark.slow
 def test_a_urdf_arm_is_identified_from_jittered_stamps_and_written_back(ur5e_recording,
                                                                         tmp_path, capsys):
     """From the shipped UR5e-like file (EI 2330 N m^2, the URDF's 8.058 kg upper arm), the

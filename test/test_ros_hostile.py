@@ -124,6 +124,7 @@ def flood(probe, publisher, hostile, total, huge=None, every=5000):
             probe.executor.spin_once(timeout_sec=0.0)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize('node', ['plant', 'controller'])
 def test_a_hostile_flood_leaves_memory_within_5_percent(probe, start_node, node):
     """100,000 hostile messages, 20 of them with 10^6-entry arrays (a flood that could

@@ -54,6 +54,7 @@ def controller_values(messages, after):
             for status in msg.status if status.name.endswith('program controller')]
 
 
+@pytest.mark.slow
 def test_lockstep_loop_resumes_in_lockstep_after_each_controller_restart(probe, start_node):
     """Five SIGKILL restarts: the loop resumes within the bound and keeps one state in
     flight (module doc)."""

@@ -117,6 +117,7 @@ def reference(servo, duration):
     return dict(model=servo, q=qs, v=vs, lam=lam, lam_rate=np.gradient(lam, STEP))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize('case', CASES)
 def test_dds_loop_reproduces_the_servo_model(case, probe, start):
     """Lockstep over DDS: the sampled loop of test_servo_closed_loop to round-off, and the

@@ -156,6 +156,7 @@ def test_the_example_study_checks():
 
 
 # -- running --------------------------------------------------------------------------------
+@pytest.mark.slow
 def test_local_study_gives_the_closed_loops_figures_and_resumes(tmp_path, reference):
     study = parse_study(dict(SMALL, parameters=dict(SMALL['parameters'], **{
         # 0.0007 s: 2 ms is no whole number of steps: the run fails, as a row
@@ -183,6 +184,7 @@ def test_local_study_gives_the_closed_loops_figures_and_resumes(tmp_path, refere
     assert stable(read_table(output)) == stable(rows)
 
 
+@pytest.mark.slow
 def test_interrupted_study_resumes_to_the_same_table(tmp_path, reference):
     content = dict(SMALL, draws=2, parameters=dict(SMALL['parameters'], **{
         'plant.initial_velocities[0]': {'normal': [0.3716835, 0.01]}}))
@@ -211,6 +213,7 @@ def test_interrupted_study_resumes_to_the_same_table(tmp_path, reference):
     assert stable(read_table(tmp_path / 'fresh')) == stable(rows)
 
 
+@pytest.mark.slow
 def test_a_killed_worker_does_not_fail_the_study(tmp_path, reference):
     path = write(tmp_path / 'study.yaml', dict(SMALL, duration=1.0))
     output = str(tmp_path / 'study.results')
@@ -238,6 +241,7 @@ def test_a_killed_worker_does_not_fail_the_study(tmp_path, reference):
         assert row['control_ticks'] == 500
 
 
+@pytest.mark.slow
 def test_a_ros_graph_study_runs_the_nodes_in_lockstep(tmp_path):
     """mode ros_graph: the plant and controller nodes, over DDS on a private domain (claimed
     by bringup --local as the suite's nodes claim theirs, `ros_domain`), lock-step.

@@ -207,6 +207,7 @@ def cluster():
         shutil.rmtree(base, ignore_errors=True)
 
 
+@pytest.mark.slow
 def test_a_study_runs_on_both_nodes_and_the_second_compiles_once(tmp_path, cluster):
     path = write(tmp_path / 'study.yaml', STUDY)
     driver = tmp_path / 'driver'          # outside the checkout: nothing imported from it

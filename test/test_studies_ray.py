@@ -25,6 +25,8 @@ from test_studies import journal_rows, SMALL, stable, sweep, write  # noqa: E402
 from flexible_manipulator.studies.runner import run_study  # noqa: E402 - the skips
 from flexible_manipulator.studies.table import read_table  # noqa: E402
 
+pytestmark = pytest.mark.slow      # with its Ray instance (module fixture): one run
+
 
 @pytest.fixture(scope='module')
 def head():

@@ -323,6 +323,7 @@ def diagnostics_of(messages, suffix):
     return None
 
 
+@pytest.mark.slow
 @pytest.mark.ros
 @pytest.mark.timeout(600)
 def test_the_page_shows_the_arm_and_controls_the_graph(domain_id, probe, tmp_path):

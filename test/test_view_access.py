@@ -174,6 +174,7 @@ def buttons(page):
                          '.trim())')
 
 
+@pytest.mark.slow
 @pytest.mark.ros
 @pytest.mark.timeout(400)
 def test_the_page_off_loopback_is_read_only_or_needs_the_token(domain_id, probe, start_node,

@@ -164,6 +164,7 @@ def magenta(image):
     return (image[:, :, 0] - image[:, :, 1] > 8) & (image[:, :, 2] - image[:, :, 1] > 8)
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(300)
 def test_the_first_frame_of_the_page_shows_the_arm_in_its_colours(tmp_path):
     """A real Chromium on the view of the bent arm (module doc): the first screenshot in
