@@ -31,6 +31,7 @@ import copy
 import numpy as np
 
 from ..mechanics.equilibrium import static_equilibrium
+from .model_cache import kept
 from .programs import POSITION
 from .realization import symmetric_sqrt
 from .stabilization import critical_period, velocity_critical_period
@@ -66,6 +67,39 @@ def margin_radius(poles, damping=0.0):
     return float(np.max(np.abs(poles) * np.exp(damping * np.abs(np.log(poles.astype(complex))))))
 
 
+def _rest(control, q):
+    """Return the control model's rest near ``q``: (q0, M, D, K, B, M^-1) there."""
+    q0 = static_equilibrium(control, q)
+    M, D, K, B = linearize(control, q0)
+    return q0, M, D, K, B, np.linalg.inv(M)
+
+
+def _moving(full, guess):
+    """Return (q0, A, B_z) of the plant at its rest near ``guess`` (`LinearLoop` doc)."""
+    q0 = static_equilibrium(full, guess)
+    M, D, K, B = linearize(full, q0)
+    nv, nu = full.nv, B.shape[1]
+    M_inv = np.linalg.inv(M)
+    A = np.zeros((2 * nv, 2 * nv))
+    A[:nv, nv:] = np.eye(nv)
+    A[nv:, :nv] = -M_inv @ K
+    A[nv:, nv:] = -M_inv @ D
+    Bz = np.zeros((2 * nv, nu))
+    Bz[nv:] = M_inv @ B
+    return q0, A, Bz
+
+
+def _held(A, Bz, period):
+    """Return (Phi, Gamma): z' = A z + B_z u held over ``period`` (ZOH, `LinearLoop` doc)."""
+    import scipy.linalg
+    size, nu = A.shape[0], Bz.shape[1]
+    augmented = np.zeros((size + nu, size + nu))
+    augmented[:size, :size] = A * period
+    augmented[:size, size:] = Bz * period
+    exponential = scipy.linalg.expm(augmented)
+    return exponential[:size, :size], exponential[:size, size:]
+
+
 class LinearLoop:
     """The closed loop linearized at rest, for the start-up check (module doc).
 
@@ -97,13 +131,12 @@ class LinearLoop:
             self.P[j, names.index(name)] = 1.0
         qc = control.neutral_configuration().astype(float)
         qc[:n] = joints
-        qc = static_equilibrium(control, qc)
+        qc, Mc, Dc, Kc, Bc, self.Mc_inv = kept(control, ('control rest', qc.tobytes()),
+                                               lambda: _rest(control, qc))
         # The control model's rest, by name, is the first guess of the full model's.
         self._guess = self.P.T @ qc
         self._estimator = (full if model is None else model, self._guess)
-        Mc, Dc, Kc, Bc = linearize(control, qc)
         self.Mc, self.Kc, self.Bc, self.realization = Mc, Kc, Bc, realization
-        self.Mc_inv = np.linalg.inv(Mc)
         self.free_x, self.free_v = -self.Mc_inv @ Kc, -self.Mc_inv @ Dc
         self._plant(full)
 
@@ -118,24 +151,12 @@ class LinearLoop:
 
     def _plant(self, full):
         """Linearize the plant at its rest and hold it over the period (class doc)."""
-        import scipy.linalg
         self.full = full
-        self.q0 = static_equilibrium(full, self._guess)
-        M, D, K, B = linearize(full, self.q0)
-        nv, nu = full.nv, B.shape[1]
-        M_inv = np.linalg.inv(M)
-        self.A = np.zeros((2 * nv, 2 * nv))
-        self.A[:nv, nv:] = np.eye(nv)
-        self.A[nv:, :nv] = -M_inv @ K
-        self.A[nv:, nv:] = -M_inv @ D
-        self.Bz = np.zeros((2 * nv, nu))
-        self.Bz[nv:] = M_inv @ B
-        augmented = np.zeros((2 * nv + nu, 2 * nv + nu))
-        augmented[:2 * nv, :2 * nv] = self.A * self.period
-        augmented[:2 * nv, 2 * nv:] = self.Bz * self.period
-        exponential = scipy.linalg.expm(augmented)
-        self.Phi = exponential[:2 * nv, :2 * nv]
-        self.Gamma = exponential[:2 * nv, 2 * nv:]
+        guess = self._guess.tobytes()
+        q0, self.A, self.Bz = kept(full, ('plant rest', guess), lambda: _moving(full, self._guess))
+        self.q0 = q0.copy()
+        self.Phi, self.Gamma = kept(full, ('held', guess, self.period),
+                                    lambda: _held(self.A, self.Bz, self.period))
 
     def embed(self, C):
         """Rows on control coordinates as rows on the full model's coordinates."""

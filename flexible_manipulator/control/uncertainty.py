@@ -28,6 +28,7 @@ import math
 import numpy as np
 
 from ..mechanics.perturbation import FACTORS, perturbed
+from .model_cache import kept
 from ..config_checks import ConfigError
 from . import joint_follower
 from .loop_checks import LinearLoop, stable
@@ -101,6 +102,15 @@ def plants(ranges, scale):
     return result
 
 
+def plant(model, factors):
+    """Return ``model`` perturbed by ``factors`` ({factor: scale}), built once per model.
+
+    Every program and law of a controller checks the same plants (`model_cache`).
+    """
+    return kept(model, ('perturbed', tuple(sorted(factors.items()))),
+                lambda: perturbed(model, **factors))
+
+
 class RobustnessCheck:
     """The sampled loop of one program on the plants of a set (module doc)."""
 
@@ -137,7 +147,7 @@ class RobustnessCheck:
                 self._law = LinearLoop(self.model, self.control, self.joints, self.period,
                                        self.realization)
             self._loops[key] = (self._law if not factors else
-                                self._law.for_plant(perturbed(self.model, **factors)))
+                                self._law.for_plant(plant(self.model, factors)))
         return self._loops[key]
 
     def _law_key(self):
@@ -248,7 +258,7 @@ class FollowerCheck(RobustnessCheck):
                                                    self.period, self.realization)
             law = self._pose_laws[pose]
             self._pose_loops[key] = (law if not factors else
-                                     law.for_plant(perturbed(self.model, **factors)))
+                                     law.for_plant(plant(self.model, factors)))
         return self._pose_loops[key]
 
     def _pose_radius(self, loop, payload):
