@@ -88,7 +88,7 @@ def test_the_full_law_is_refused_over_the_default_set_and_the_rigid_twin_admitte
     which is stable on every plant of the set, and admitted as such (with realization and
     control_model auto, model following is taken first: test_model_following.py). The
     margin is a bisection: the set scaled by it is stable, scaled by one step more it is
-    not."""
+    not; `stable_on`, the searches' early-stopping test, answers as the verdict does."""
     spec = {'lambda_circle': demo_programs['lambda_circle']}
     full = flexible_settings(uncertainty=None, delay_periods=2, realization='servo',
                              control_model='full')
@@ -104,6 +104,10 @@ def test_the_full_law_is_refused_over_the_default_set_and_the_rigid_twin_admitte
     ranges = parse_uncertainty(None)
     assert stable(check.verdict(ranges, margin).radius)
     assert not stable(check.verdict(ranges, margin + 2.0 ** -MARGIN_STEPS).radius)
+    # The searches' yes-or-no (stops at the first unstable plant) is the verdict's.
+    answers = [(check.stable_on(ranges, scale), stable(check.verdict(ranges, scale).radius))
+               for scale in (1.5, 0.0, 0.5, margin, 1.0, margin + 2.0 ** -MARGIN_STEPS)]
+    assert all(quick == full for quick, full in answers) and len(set(answers)) == 2, answers
 
 
 @pytest.mark.parametrize('program', ['joint_sine', 'lambda_circle'])

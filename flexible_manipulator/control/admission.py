@@ -522,7 +522,7 @@ def following_check(law, entry, q0):
         bandwidth = top
         for _ in range(joint_follower.BANDWIDTH_STEPS):
             check.follower = joint_follower.follower(kind, bandwidth)
-            if stable(check.radius({})) and stable(check.verdict(ranges).radius):
+            if stable(check.radius({})) and check.stable_on(ranges):
                 passed[kind] = check.follower
                 break
             bandwidth *= joint_follower.BANDWIDTH_STEP
@@ -558,7 +558,7 @@ def _inject_damping(check, ranges, first):
     for centre in joint_follower.DAMPER_CENTRES:
         for gain in joint_follower.DAMPER_GAINS:
             check.follower = undamped + (centre * first, gain)
-            if not (stable(check.radius({})) and stable(check.verdict(ranges).radius)):
+            if not (stable(check.radius({})) and check.stable_on(ranges)):
                 continue
             damping = check.mode_damping(ranges)
             if damping > best_damping:

@@ -128,6 +128,7 @@ class RobustnessCheck:
         self._cache = {}               # (law key, plant) -> radius
         self._loops = {}               # plant -> its LinearLoop under the law
         self._law = None               # the loop on the model; plants replace its plant
+        self._unstable = 0             # the place in `plants` of the one found unstable last
 
     def radius(self, factors):
         """Spectral radius of the loop on the plant with ``factors`` (inf: no rest)."""
@@ -165,7 +166,7 @@ class RobustnessCheck:
             for k in range(1, steps + 1):
                 scale = factor ** k
                 self.kp, self.kd = kp * scale * scale, kd * scale
-                if stable(self.verdict(ranges).radius):
+                if self.stable_on(ranges):
                     return scale
             return None
         finally:
@@ -184,6 +185,23 @@ class RobustnessCheck:
                 worst = Verdict(radius, factors)
         return worst
 
+    def stable_on(self, ranges, scale=1.0):
+        """Tell whether the loop is stable on every plant of U(``scale``).
+
+        `verdict`'s answer to yes or no, which is all a search asks: it stops at the first
+        unstable plant, the plant found unstable last (its place in `plants`: the same
+        vertex or draw at every scale) checked first.
+        """
+        checked = plants(ranges, scale)
+        order = list(range(len(checked)))
+        if self._unstable < len(checked):
+            order.insert(0, order.pop(self._unstable))
+        for index in order:
+            if not stable(self.radius(checked[index])):
+                self._unstable = index
+                return False
+        return True
+
     def margin(self, ranges):
         """(margin, verdict at U(1)): margin >= 1 if every plant of the set is stable."""
         at_one = self.verdict(ranges, 1.0)
@@ -192,7 +210,7 @@ class RobustnessCheck:
         lo, hi = 0.0, 1.0
         for _ in range(MARGIN_STEPS):
             middle = 0.5 * (lo + hi)
-            if stable(self.verdict(ranges, middle).radius):
+            if self.stable_on(ranges, middle):
                 lo = middle
             else:
                 hi = middle
