@@ -81,13 +81,35 @@ def test_commands_by_name_drive_the_plant_and_states_come_back_by_name(probe, ha
 ])
 def test_a_bad_command_is_rejected_with_its_reason_and_the_last_one_held(
         probe, hardware, names, efforts, positions, reason):
-    """Rejected: the plant logs why; the last valid command stays in force."""
+    """Rejected: the plant logs why and the last valid command stays in force.
+
+    What a lock-step plant does then (nodes/topic_hardware.py, simulated_plant.py): a
+    message the hardware interface cannot map onto the joints answers no state; entries
+    that map but are not finite go through the plant's intake, which answers the waiting
+    state with the last valid command held. So after the bad command, an infinite effort
+    (rejected by the intake) answers with the held [2, 1], and the next valid command with
+    itself, one update period (config/sim.yaml's 2 ms) per answer since the last valid one.
+    """
+    from sensor_msgs.msg import JointState
     plant, states, _, commands = hardware
-    assert list(command(probe, states, commands, JOINTS, [2.0, 1.0]).effort) == [2.0, 1.0]
-    command(probe, states, commands, names, efforts, positions)
+    last = command(probe, states, commands, JOINTS, [2.0, 1.0])
+    assert list(last.effort) == [2.0, 1.0]
+    answered = reason == 'non-finite effort'          # by the intake: answered, held
+    if answered:
+        bad = command(probe, states, commands, names, efforts, positions)
+        assert bad is not None and list(bad.effort) == [2.0, 1.0]
+    else:
+        commands.publish(JointState(name=list(names), effort=list(efforts),
+                                    position=list(positions)))
     probe.spin_until(lambda: reason in plant.output(), 10, f'the log line {reason!r}')
-    held = command(probe, states, commands, JOINTS, [float('inf'), 0.0])  # also rejected
-    assert held is None or list(held.effort) == [2.0, 1.0]
+    held = command(probe, states, commands, JOINTS, [float('inf'), 0.0])
+    assert held is not None and list(held.effort) == [2.0, 1.0]
+    state = command(probe, states, commands, JOINTS, [0.5, 0.25])
+    assert list(state.effort) == [0.5, 0.25]
+    answers = 3 if answered else 2
+    elapsed = (state.header.stamp.sec - last.header.stamp.sec) * 10 ** 9 + \
+        state.header.stamp.nanosec - last.header.stamp.nanosec
+    assert elapsed == answers * 2_000_000
     assert plant.alive()
 
 
