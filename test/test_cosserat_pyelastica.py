@@ -70,6 +70,7 @@ def our_tips(orders, step=1e-4, method='rosenbrock2'):
     return modal_tips(orders, same_section(), step, method)
 
 
+@pytest.mark.slow     # a fresh environment: PyElastica compiles its numba functions first
 def test_a_soft_cantilever_falls_like_the_pyelastica_rod():
     # Position Verlet at 4e-3/n s: at a quarter of that step the tips move by less than
     # 4e-7 m (measured at 50 and 100 elements), far below the element-count gaps
