@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Run the whole test suite N times while LOAD other CPU-bound processes run beside it, as
-# on a shared CI runner or a busy laptop (issue: no verdict may depend on machine speed).
+# on a shared CI runner or a busy laptop: no verdict may depend on machine speed.
 #
 #   tools/test_under_load.sh            # 5 runs, 2 burners
 #   RUNS=1 LOAD=2 tools/test_under_load.sh -k ros   # extra arguments go to pytest
