@@ -44,16 +44,6 @@ settings.load_profile(os.environ.get('HYPOTHESIS_PROFILE', 'ci'))
 claim_domain_id = claims_in_turn(os.getpid() % 50)
 
 
-def pytest_collection_modifyitems(items):
-    """Run the tests marked ``slow`` first, in their files' order.
-
-    The workers take the tests in this order: a long test started last would leave one
-    worker running it alone at the end. The sort is stable, so the tests of one module
-    that share a module-scoped fixture stay together as long as all or none are marked.
-    """
-    items.sort(key=lambda item: item.get_closest_marker('slow') is None)
-
-
 class NodeProcess:
     """One package node in its own process, its output in a file."""
 
