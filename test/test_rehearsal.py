@@ -449,6 +449,9 @@ def test_the_rehearsal_on_a_ur5e_like_arm(domain_id, probe, tmp_path):
     import re
     apart = re.search(r'states over \S+ s, (\S+) to (\S+) s apart', fit.stdout)
     shortest, longest = float(apart.group(1)), float(apart.group(2))   # jittered cycles
-    assert shortest < 0.95 * PERIOD and 1.05 * PERIOD < longest < 1.15 * PERIOD, apart
+    # Jittered by +-10 %: some cycles shorter than 0.95 T, some longer than 1.05 T (a
+    # state the recorder missed on a loaded machine leaves a longer interval, which the
+    # replay integrates as it is: no upper bound).
+    assert shortest < 0.95 * PERIOD and 1.05 * PERIOD < longest, apart
     for name, (rms, reference) in figures.items():
         assert rms <= 2.0 * reference, (name, rms, reference)

@@ -380,6 +380,40 @@ def test_pause_and_reset_services(probe, start_node):
     assert list(states[-1].position) == [0.3, 0.4]
 
 
+def test_a_resumed_lockstep_plant_sends_its_waiting_state_again_at_once(probe, start_node):
+    """Paused, a lockstep plant drops the commands it gets; resumed (~/pause false) it
+    publishes its waiting state again at once instead of a resend period later (60 s here:
+    a copy within 30 s can only be the resume's), a command received before that (a
+    watchdog's effort) answers nothing, and the next command advances it one update
+    period (2 ms). The first state comes from ~/reset, repeated until the probe hears one
+    (a state published before the probe's reader matched is lost)."""
+    from sensor_msgs.msg import JointState
+    from std_msgs.msg import Float64MultiArray
+    from std_srvs.srv import SetBool, Trigger
+    states = probe.subscribe(JointState, '/joint_states')
+    pub = probe.publisher(Float64MultiArray, '/effort_controller/commands')
+    lockstep_plant(start_node, lockstep_resend_period='60.0')
+    probe.spin_until(lambda: pub.get_subscription_count(), 30, 'the plant')
+    for _ in range(30):
+        assert probe.call(Trigger, '/plant/reset', Trigger.Request()).success
+        try:
+            probe.spin_until(lambda: states, 1, 'the state after reset')
+            break
+        except pytest.fail.Exception:
+            continue
+    waiting = command_and_wait(probe, pub, states, [1.0, 0.0])
+    assert stamp_key(waiting.header) == (0, 2_000_000)
+    assert probe.call(SetBool, '/plant/pause', SetBool.Request(data=True)).success
+    pub.publish(Float64MultiArray(data=[2.0, 0.0]))           # dropped: paused
+    probe.spin_for(0.2)
+    count = len(states)
+    assert probe.call(SetBool, '/plant/pause', SetBool.Request(data=False)).success
+    probe.spin_until(lambda: len(states) > count, 30, 'the waiting state sent again')
+    assert stamp_key(states[count].header) == (0, 2_000_000)
+    moved = command_and_wait(probe, pub, states, [3.0, 0.0])
+    assert stamp_key(moved.header) == (0, 4_000_000) and list(moved.effort) == [3.0, 0.0]
+
+
 def test_a_plant_pauses_itself_at_pause_at_once_per_crossing(probe, start_node):
     """pause_at 0.01 s: after 5 commands of 2 ms the state stamped 0.01 s is the last to
     advance (commands then answer nothing, as on ~/pause); resumed, time runs on past it

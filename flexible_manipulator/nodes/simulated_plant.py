@@ -26,8 +26,11 @@ timestamp against the plant's clock when it published the state: one host's cloc
 no clock skew between hosts matters) answers no state: the effort a controller's
 stale-state watchdog sends while a loaded plant computes a step, or a late answer to the
 state before a reset. Paused, a lockstep plant answers commands no more: only the
-re-publication goes on. Commands are counted on ``/diagnostics``: ``rejected_commands``
-(wrong length, not finite; the last valid command stays in force) apart from
+re-publication goes on; resumed, it publishes the waiting state again at once, and a
+command received before that answers nothing (a watchdog's effort sent while it was
+paused would otherwise answer the resumed state, and the real answer the next). Commands
+are counted on ``/diagnostics``: ``rejected_commands`` (wrong length, not finite; the last
+valid command stays in force) apart from
 ``dropped_commands`` (lockstep: valid commands that answer no state: the other answers to a
 re-published state, commands received before the state was published, while paused or
 before a state is published; each is kept as the last command but advances nothing).
@@ -435,6 +438,13 @@ class SimulatedPlant(Node):
             return response
         self.paused = bool(request.data)
         self.restart_real_time_factor()
+        if (not self.paused and self.timing_mode == 'lockstep' and self.awaiting_command
+                and not self.merging):
+            # The answers sent while paused were dropped, and a controller's stale-state
+            # watchdog sends efforts meanwhile: the waiting state goes out again at once as
+            # a new publication, which only a command received after it answers.
+            self.copies = 0
+            self.publish_state()
         response.success = True
         response.message = 'paused' if self.paused else 'running'
         return response
