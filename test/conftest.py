@@ -13,6 +13,8 @@ import time
 import pytest
 from hypothesis import HealthCheck, settings
 
+import node_forks
+
 from flexible_manipulator.ros_domain import claims_in_turn
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -48,26 +50,33 @@ class NodeProcess:
     """One package node in its own process, its output in a file."""
 
     def __init__(self, module, domain_id, log_path, params_file=None, parameters=(),
-                 remaps=(), arguments=()):
+                 remaps=(), arguments=(), fork=True):
         """Start ``python -m module`` with ``--params-file``, remappings and parameters.
 
         ``remaps`` are (from, to) pairs (``-r from:=to``), ``parameters`` (name, value)
         pairs (``-p name:=value``), ``arguments`` the module's own, before ``--ros-args``.
+        ``fork``: a fork of this test process's node server (`node_forks`: the imports
+        done once), else a new interpreter (``python -m``: what a test of the process's
+        own start and exit needs, the interpreter's finalization included).
         """
-        command = [sys.executable, '-m', module, *arguments, '--ros-args']
+        command = [*arguments, '--ros-args']
         if params_file:
             command += ['--params-file', params_file]
         for source, target in remaps:
             command += ['-r', f'{source}:={target}']
         for name, value in parameters:
             command += ['-p', f'{name}:={value}']
-        # faulthandler: a crash (SIGSEGV) prints the Python stack of every thread in the log.
-        env = dict(os.environ, ROS_DOMAIN_ID=str(domain_id), PYTHONUNBUFFERED='1',
-                   PYTHONFAULTHANDLER='1')
         self.log_path = log_path
         self._log = open(log_path, 'w')
-        self.process = subprocess.Popen(command, env=env, stdout=self._log,
-                                        stderr=subprocess.STDOUT)
+        # Either way with a fault handler: a crash (SIGSEGV) prints every thread's stack.
+        if fork:
+            self.process = node_forks.ForkedProcess(module, command,
+                                                    {'ROS_DOMAIN_ID': str(domain_id)}, log_path)
+        else:
+            env = dict(os.environ, ROS_DOMAIN_ID=str(domain_id), PYTHONUNBUFFERED='1',
+                       PYTHONFAULTHANDLER='1')
+            self.process = subprocess.Popen([sys.executable, '-m', module, *command], env=env,
+                                            stdout=self._log, stderr=subprocess.STDOUT)
 
     def output(self):
         """Everything the node printed so far."""

@@ -53,7 +53,8 @@ def test_composed_graph_closes_the_lockstep_loop(domain_id, probe, tmp_path, num
     diagnostics = probe.subscribe(DiagnosticArray, 'diagnostics')
     graph = NodeProcess(CONTAINER, domain_id, tmp_path / 'container.log',
                         os.path.join(CONFIG, 'sim.yaml'),
-                        [('plant:timing_mode', 'lockstep')], arguments=['plant', 'controller'])
+                        [('plant:timing_mode', 'lockstep')], arguments=['plant', 'controller'],
+                        fork=False)     # a new interpreter: its exit is the subject
     try:
         def latest(suffix):
             values = [{v.key: v.value for v in status.values} for msg in diagnostics

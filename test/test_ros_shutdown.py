@@ -64,7 +64,9 @@ def test_node_exits_zero_on_signal(domain_id, tmp_path, module, parameters, numb
     every 1 ms) gets the signal while its timers fire: exit 0, no traceback."""
     params = (None if module in (SERVO, SERVO_CONTROLLER, VIEW)
               else os.path.join(CONFIG, 'sim.yaml'))
-    node = NodeProcess(module, domain_id, tmp_path / 'node.log', params, parameters)
+    # A new interpreter: its exit (finalization included) is the subject.
+    node = NodeProcess(module, domain_id, tmp_path / 'node.log', params, parameters,
+                       fork=False)
     try:
         wait_for(lambda: STARTED[module] in node.output() or not node.alive(), 120,
                  'the node to start')
