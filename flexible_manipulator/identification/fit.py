@@ -64,6 +64,7 @@ NUISANCE_RANK = 1e-8        # relative singular value below which a start column
 FAILED = 1e6                # weighted residual of a trial point the model cannot run
 BOUND = 1e-6                # a factor below this ran to the bound 0
 EVALUATIONS = 40            # residual evaluations per solve, at most
+FEASIBLE = 1e-10            # least factor at the start (least_squares' strict feasibility)
 
 
 class Unidentifiable(IdentificationError):
@@ -425,7 +426,9 @@ def fit(replay, level=LEVEL):
                                   ) from None
     problem = Problem(replay, n)
     names = [parameter.path for parameter in replay.fitted]
-    z = np.concatenate([factors0, starts0.ravel()])
+    # Inside the bounds, where least_squares moves a factor at its bound 0 (a friction from
+    # 0): the derivatives taken here then serve its first iteration too.
+    z = np.concatenate([np.maximum(factors0, FEASIBLE), starts0.ravel()])
     sigma = noise_level(replay.data.values)
     weights = 1.0 / sigma[replay.row_signal]
     jacobian = -problem.derivatives(z) * weights[:, None]
