@@ -395,8 +395,13 @@ def test_a_resumed_lockstep_plant_sends_its_waiting_state_again_at_once(probe, s
     publishes its waiting state again at once instead of a resend period later (60 s here:
     a copy within 30 s can only be the resume's), a command received before that (a
     watchdog's effort) answers nothing, and the next command advances it one update
-    period (2 ms). The first state comes from ~/reset, repeated until the probe hears one
-    (a state published before the probe's reader matched is lost)."""
+    period (2 ms). Resumed again, two commands 20 ms apart after the waiting state (a
+    watchdog's effort sent before the controller had the state, then the real answer)
+    advance it once, with the first: the next command answers the state that step
+    published (no state carries the second's effort; taken, it would have answered the
+    step's state, leaving one more state in flight for good). The first state comes from
+    ~/reset, repeated until the probe hears one (a state published before the probe's
+    reader matched is lost)."""
     from sensor_msgs.msg import JointState
     from std_msgs.msg import Float64MultiArray
     from std_srvs.srv import SetBool, Trigger
@@ -422,6 +427,22 @@ def test_a_resumed_lockstep_plant_sends_its_waiting_state_again_at_once(probe, s
     assert stamp_key(states[count].header) == (0, 2_000_000)
     moved = command_and_wait(probe, pub, states, [3.0, 0.0])
     assert stamp_key(moved.header) == (0, 4_000_000) and list(moved.effort) == [3.0, 0.0]
+    assert probe.call(SetBool, '/plant/pause', SetBool.Request(data=True)).success
+    count = len(states)
+    assert probe.call(SetBool, '/plant/pause', SetBool.Request(data=False)).success
+    probe.spin_until(lambda: len(states) > count, 30, 'the waiting state sent again')
+    assert stamp_key(states[count].header) == (0, 4_000_000)
+    count = len(states)
+    pub.publish(Float64MultiArray(data=[5.0, 0.0]))           # the watchdog's
+    probe.spin_for(0.02)
+    pub.publish(Float64MultiArray(data=[4.0, 0.0]))           # the real answer
+    probe.spin_until(lambda: any(stamp_key(s.header) == (0, 6_000_000) for s in states[count:]),
+                     30, 'the step of the resumed state')
+    stepped = next(s for s in states[count:] if stamp_key(s.header) == (0, 6_000_000))
+    assert list(stepped.effort) == [5.0, 0.0]
+    moved = command_and_wait(probe, pub, states, [7.0, 0.0])
+    assert stamp_key(moved.header) == (0, 8_000_000) and list(moved.effort) == [7.0, 0.0]
+    assert all(list(s.effort) != [4.0, 0.0] for s in states[count:])
 
 
 def test_a_plant_pauses_itself_at_pause_at_once_per_crossing(probe, start_node):

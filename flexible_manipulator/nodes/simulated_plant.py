@@ -28,7 +28,9 @@ stale-state watchdog sends while a loaded plant computes a step, or a late answe
 state before a reset. Paused, a lockstep plant answers commands no more: only the
 re-publication goes on; resumed, it publishes the waiting state again at once, and a
 command received before that answers nothing (a watchdog's effort sent while it was
-paused would otherwise answer the resumed state, and the real answer the next). Commands
+paused would otherwise answer the resumed state, and the real answer the next); the
+answers to that state merge as to a re-published one (a watchdog's effort sent after it,
+before the controller had it, then the real answer: one step, the first applied). Commands
 are counted on ``/diagnostics``: ``rejected_commands`` (wrong length, not finite; the last
 valid command stays in force) apart from
 ``dropped_commands`` (lockstep: valid commands that answer no state: the other answers to a
@@ -134,6 +136,7 @@ class SimulatedPlant(Node):
         self.waiting_since = time.monotonic()
         self.awaiting_command = False        # lockstep: a published state is unanswered
         self.copies = 0                      # lockstep: publications of the current state
+        self.resumed = False                 # lockstep: the current state sent on resume
         self.state_sent_ns = 0               # lockstep: system clock [ns] at its first one
         self.merging = False                 # lockstep: the first answer waits for the others
         self.merge_started = 0.0             # lockstep: wall time of that first answer
@@ -265,7 +268,7 @@ class SimulatedPlant(Node):
                 now = time.monotonic()
                 self.answer_latency.add(now - self.waiting_since, now)
                 self.awaiting_command = False
-            if self.copies > 1:
+            if self.copies > 1 or self.resumed:
                 self.merging = True
                 self.merge_started = time.monotonic()
                 self.wait_for_quiet()
@@ -349,6 +352,7 @@ class SimulatedPlant(Node):
         """
         if not (self.paused or self.waiting_for_command):
             self.copies = 0             # a new state: its publications are counted afresh
+            self.resumed = False
             self.select_input()
             self.delay_line.push(self.input, self.input)
             before = self.sim.time
@@ -425,6 +429,7 @@ class SimulatedPlant(Node):
         self.restart_real_time_factor()
         self.answer_latency.clear()
         self.copies = 0                 # a new state: answers to the old one are dropped
+        self.resumed = False
         self.publish_state()
         response.success = True
         response.message = self.RESET_MESSAGE
@@ -442,9 +447,12 @@ class SimulatedPlant(Node):
                 and not self.merging):
             # The answers sent while paused were dropped, and a controller's stale-state
             # watchdog sends efforts meanwhile: the waiting state goes out again at once as
-            # a new publication, which only a command received after it answers.
+            # a new publication, which only a command received after it answers. Its
+            # answers merge as a re-published state's do: a watchdog's effort sent before
+            # the controller had the state, then the real answer, advance the plant once.
             self.copies = 0
             self.publish_state()
+            self.resumed = True
         response.success = True
         response.message = 'paused' if self.paused else 'running'
         return response
