@@ -70,8 +70,8 @@ class NodeProcess:
         self._log = open(log_path, 'w')
         # Either way with a fault handler: a crash (SIGSEGV) prints every thread's stack.
         if fork:
-            self.process = node_forks.ForkedProcess(module, command,
-                                                    {'ROS_DOMAIN_ID': str(domain_id)}, log_path)
+            self.process = node_forks.ForkedProcess(
+                module, command, dict(os.environ, ROS_DOMAIN_ID=str(domain_id)), log_path)
         else:
             env = dict(os.environ, ROS_DOMAIN_ID=str(domain_id), PYTHONUNBUFFERED='1',
                        PYTHONFAULTHANDLER='1')

@@ -51,7 +51,10 @@ def _warm_up():
 
 
 def run_as_main(module, arguments, environment, log_path):
-    """The fork's work: ``python -m module arguments`` with its output in ``log_path``."""
+    """The fork's work: ``python -m module arguments`` with its output in ``log_path``.
+
+    ``environment``: the whole environment of the process (as ``subprocess.Popen``'s env).
+    """
     descriptor = os.open(log_path, os.O_WRONLY | os.O_APPEND)
     os.dup2(descriptor, 1)
     os.dup2(descriptor, 2)
@@ -61,6 +64,7 @@ def run_as_main(module, arguments, environment, log_path):
                                   line_buffering=True)
     sys.stderr = io.TextIOWrapper(io.FileIO(2, 'w', closefd=False), write_through=True,
                                   line_buffering=True, errors='backslashreplace')
+    os.environ.clear()                  # the starting test's environment, as Popen's env
     os.environ.update(environment)
     faulthandler.enable(all_threads=True)
     sys.argv = [module, *arguments]

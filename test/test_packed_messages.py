@@ -149,10 +149,15 @@ def test_bytes_that_are_no_message_read_as_none():
 
 
 def test_the_command_reader_reads_what_rclpy_serialized():
+    """The data, and the labels of the layout's dimensions (the watchdog's label among
+    them), whatever the order of messages with and without them."""
     rng, reader = random.Random(5), packed_messages.Float64ArrayReader()
-    for size in (2, 2, 0, 1, 2, 7, 7):
+    for size in (2, 2, 0, 1, 2, 7, 7, 2, 2, 2):
         msg = Float64MultiArray(data=[rng.uniform(-1e3, 1e3) for _ in range(size)])
-        if rng.random() < 0.3:
-            msg.layout.dim = [MultiArrayDimension(label='joints', size=size, stride=size)]
+        labels = ()
+        if rng.random() < 0.5:
+            labels = (rng.choice(['joints', 'watchdog']),)
+            msg.layout.dim = [MultiArrayDimension(label=labels[0], size=size, stride=size)]
             msg.layout.data_offset = 0
         assert list(reader.read(serialize_message(msg))) == list(msg.data)
+        assert reader.labels == labels

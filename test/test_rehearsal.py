@@ -108,12 +108,20 @@ class Loop:
     """The probe's view of the loop: joint states, residuals, the controller's services."""
 
     def __init__(self, probe):
-        """Subscribe to the joint states and the controller's residuals."""
+        """Subscribe to the joint states, the controller's residuals and the diagnostics."""
+        from diagnostic_msgs.msg import DiagnosticArray
         from sensor_msgs.msg import JointState
         self.probe = probe
         # The last states only: a deep queue of every state would fall behind the loop.
         self.states = probe.subscribe(JointState, '/joint_states', 10)
         self.residuals = probe.subscribe(JointState, '/controller/residuals', 10000)
+        self.reports = probe.subscribe(DiagnosticArray, '/diagnostics', 100)
+
+    def report(self, suffix, keys):
+        """The last /diagnostics values ``keys`` of the status named ``...suffix``."""
+        values = [{kv.key: kv.value for kv in status.values} for msg in self.reports
+                  for status in msg.status if status.name.endswith(suffix)]
+        return {key: values[-1].get(key) for key in keys} if values else {}
 
     def time(self):
         """Simulated time of the last joint state [s] (-1 before any)."""
@@ -168,17 +176,20 @@ class Loop:
             return len(counts) >= 2 and counts[-1] - counts[-2] <= RESENDS
         self.probe.spin_until(settled, timeout, 'the recorder to catch up')
 
-    def switch(self, name):
+    def switch(self, name, joints):
         """Switch the controller to program ``name`` with the plant paused; return the
-        simulated time at which the program starts (the held state's stamp)."""
+        simulated time at which the program starts (the held state's stamp) and the held
+        state's positions of ``joints`` (the program's start: states after the resume
+        may have come by the time the switch returns)."""
         self.pause(True)
         held = None
         while held != self.time():          # until the held state is in hand
             held = self.time()
             self.probe.spin_for(0.5)
+        start = self.joints(joints)
         self.program(name)
         self.pause(False)
-        return held
+        return held, start
 
     def residual_rms(self, start, stop):
         """RMS over the residual messages stamped in [start, stop) of max |phi| [m, rad]."""
@@ -352,7 +363,7 @@ def test_the_rehearsal_on_a_ur5e_like_arm(domain_id, probe, tmp_path):
         wait_for(recorder, 'recording')
         probe.spin_for(1.0)                 # its subscriptions match the plant's
         loop.pause(False)
-        began = loop.switch('excite')
+        began, _ = loop.switch('excite', joints)
         loop.until(began + EXCITE + 0.1, 'the excitation', timeout=300)
         loop.pause(True)
         loop.recorded()                     # the recorder has written what it received
@@ -429,8 +440,7 @@ def test_the_rehearsal_on_a_ur5e_like_arm(domain_id, probe, tmp_path):
         # 6. The programs, against the exact model.
         figures = {}
         for name, duration in (('tcp_line', 2.5), ('joint_sine', 2.0)):
-            first = loop.switch(name)
-            q_start = loop.joints(joints)
+            first, q_start = loop.switch(name, joints)
             loop.until(first + duration, name, timeout=300)
             rms = loop.residual_rms(first + 0.01, first + duration)
             reference = exact_reference(str(identified), parameters,
@@ -439,6 +449,12 @@ def test_the_rehearsal_on_a_ur5e_like_arm(domain_id, probe, tmp_path):
             figures[name] = (rms, reference)
             print(f'{name}: residual RMS {rms:.3e} on the arm, {reference:.3e} on the exact '
                   f'model ({rms / reference:.2f}x)')
+            # What the loop went through, for a reader of a failure.
+            print('  plant:', loop.report(': simulation', (
+                'answered_states', 'dropped_commands', 'answer_latency_max_ms')))
+            print('  controller:', loop.report('program controller', (
+                'active_program', 'input_delay_periods', 'late_ticks', 'skipped_copies',
+                'model_following', 'degraded', 'run_residual_rms')))
         loop.program('hold')
         log = controller.output() + plant.output()
     finally:

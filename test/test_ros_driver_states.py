@@ -133,7 +133,8 @@ def test_a_state_without_a_model_joint_gets_no_command_and_the_watchdog_holds(pr
     and no tick; the warning names the missing joint, at most once per
     MISSING_JOINT_PERIOD of the wall time the test measured (plus the first); the watchdog
     (state_timeout 0.5 s, safe_action: gravity) commands the gravity torque at the last
-    valid state, never zero. Valid states again are answered again."""
+    valid state, never zero, labelled ``watchdog`` (the answers carry no label). Valid
+    states again are answered again."""
     driver = Driver(probe)
     controller = start_node(CONTROLLER, parameters=[*RIGID, ('safe_action', 'gravity'),
                                                     ('state_timeout', 0.5)])
@@ -155,6 +156,9 @@ def test_a_state_without_a_model_joint_gets_no_command_and_the_watchdog_holds(pr
     probe.spin_until(lambda: len(driver.commands) > answers, 30, 'the watchdog commands')
     for command in driver.commands[answers:]:
         np.testing.assert_allclose(command.data, gravity_torque(REST), atol=1e-6)
+        # Labelled as no answer to a state (a lock-step plant advances nothing on it).
+        assert [dim.label for dim in command.layout.dim] == ['watchdog']
+    assert all(not command.layout.dim for command in driver.commands[:answers])
     log = controller.output()
     warnings = re.findall(r"rejected joint state: no joint 'elbow' of the model in it \(it "
                           r'names panda_finger_joint1, shoulder, panda_finger_joint2; the model '
@@ -164,6 +168,7 @@ def test_a_state_without_a_model_joint_gets_no_command_and_the_watchdog_holds(pr
     assert warnings[0] == '1'
     command = driver.answered(driver.state(k * PERIOD, REST), 'an answer once valid again')
     np.testing.assert_allclose(command.data, gravity_torque(REST), atol=1e-6)
+    assert not command.layout.dim
     assert controller.alive() and 'Traceback' not in log
 
 

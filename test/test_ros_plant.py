@@ -390,6 +390,35 @@ def test_pause_and_reset_services(probe, start_node):
     assert list(states[-1].position) == [0.3, 0.4]
 
 
+def test_a_command_labelled_as_no_answer_advances_nothing(probe, start_node):
+    """A command labelled ``watchdog`` (layout.dim[0].label, what the package's controllers'
+    watchdogs send) received after the waiting state was published answers nothing: no
+    step, `dropped_commands` 1 on /diagnostics; the next unlabelled command answers the
+    waiting state (one update period, 2 ms, with its own effort)."""
+    from diagnostic_msgs.msg import DiagnosticArray
+    from sensor_msgs.msg import JointState
+    from std_msgs.msg import Float64MultiArray, MultiArrayDimension, MultiArrayLayout
+    states = probe.subscribe(JointState, '/joint_states')
+    diagnostics = probe.subscribe(DiagnosticArray, '/diagnostics')
+    pub = probe.publisher(Float64MultiArray, '/effort_controller/commands')
+    # Re-sent after 2 s (the first state reaches the probe so): a copy, the same stamp.
+    lockstep_plant(start_node, lockstep_resend_period=2.0)
+    probe.spin_until(lambda: states and pub.get_subscription_count(), 30, 'the plant')
+    waiting = command_and_wait(probe, pub, states, [1.0, 0.0])
+    assert stamp_key(waiting.header) == (0, 2_000_000)
+    label = MultiArrayLayout(dim=[MultiArrayDimension(label='watchdog', size=2, stride=2)])
+    pub.publish(Float64MultiArray(layout=label, data=[5.0, 0.0]))
+
+    def dropped():
+        values = [{v.key: v.value for v in status.values} for msg in diagnostics
+                  for status in msg.status if status.name.endswith('simulation')]
+        return values[-1]['dropped_commands'] if values else None
+    probe.spin_until(lambda: dropped() == '1', 10, 'the labelled command counted as dropped')
+    assert stamp_key(states[-1].header) == (0, 2_000_000)
+    moved = command_and_wait(probe, pub, states, [3.0, 0.0])
+    assert stamp_key(moved.header) == (0, 4_000_000) and list(moved.effort) == [3.0, 0.0]
+
+
 def test_a_resumed_lockstep_plant_sends_its_waiting_state_again_at_once(probe, start_node):
     """Paused, a lockstep plant drops the commands it gets; resumed (~/pause false) it
     publishes its waiting state again at once instead of a resend period later (60 s here:

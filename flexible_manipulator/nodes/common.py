@@ -275,6 +275,12 @@ class ReasonThrottle:
 # Longest wait of the spin loop for work [s]: the bound on the reaction to a signal.
 SPIN_WAIT = 0.1
 
+# The label (``layout.dim[0].label``) of an effort command a controller sends on its own, not
+# as the answer to a state: its stale-state watchdog's. Drivers read ``data`` alone; a
+# lock-step plant keeps it as the last command and advances nothing on it (it would
+# otherwise answer a state published just before it, and the real answer the next).
+UNANSWERING = 'watchdog'
+
 
 def run(node_class, args=None, name=None):
     """Create the node and spin until SIGINT/SIGTERM; exit 0 then, 2 on bad configuration.

@@ -6,7 +6,8 @@ ServoControllerNode` on servo plants) builds its ROS-free controller in `build_c
 subscribes to its states in `create_state_interfaces`, and answers each state through
 `answer` (one effort command, the program topics, the diagnostics window). The base owns
 the safety machinery: the stale-state watchdog (``state_timeout``; it commands the
-controller's safe action, ``safe_action``: `control.safety`),
+controller's safe action, ``safe_action``: `control.safety`, labelled as no answer to a
+state: `common.UNANSWERING`),
 ``~/enable``, the last-line guard around the law (`guarded`), rejected-state accounting,
 and the 1 Hz ``diagnostics`` with per-tick sums over the last window.
 """
@@ -20,7 +21,7 @@ from rclpy.node import Node
 
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from sensor_msgs.msg import JointState
-from std_msgs.msg import Float64MultiArray
+from std_msgs.msg import Float64MultiArray, MultiArrayDimension, MultiArrayLayout
 from std_srvs.srv import SetBool
 
 from . import common, packed_messages
@@ -206,6 +207,10 @@ class ControllerNodeBase(Node):
         self.command = Float64MultiArray(data=[0.0] * nu)    # the last command sent
         self.packed_command = packed_messages.PackedMessage(
             Float64MultiArray(data=[0.0] * nu), {'data': (nu, _set_data)})
+        self.packed_unanswering = packed_messages.PackedMessage(    # the watchdog's
+            Float64MultiArray(layout=MultiArrayLayout(dim=[MultiArrayDimension(
+                label=common.UNANSWERING, size=nu, stride=nu)]), data=[0.0] * nu),
+            {'data': (nu, _set_data)})
         self.residuals = Rows(self.row_names())
         # held: a paused plant's re-sent state brings them again (a recorder or view that
         # matched after the first still gets the held state's residuals).
@@ -339,12 +344,16 @@ class ControllerNodeBase(Node):
         self.last_state_wall = time.monotonic()
         self.stale = False
 
-    def send(self, effort):
-        """Publish ``effort`` (model order) in command order."""
+    def send(self, effort, answer=True):
+        """Publish ``effort`` (model order) in command order.
+
+        ``answer``: the answer to a state; else labelled `common.UNANSWERING` (the watchdog's).
+        """
         data = effort[self.command_index]
         self.command.data = data.tolist()
-        self.packed_command.set('data', data)
-        self.command_pub.publish(self.packed_command.data())
+        packed = self.packed_command if answer else self.packed_unanswering
+        packed.set('data', data)
+        self.command_pub.publish(packed.data())
 
     def publish_program(self, stamp):
         """Publish the residuals, stamped like the state they answer."""
@@ -363,7 +372,7 @@ class ControllerNodeBase(Node):
             self.get_logger().warning(
                 f'no valid {self.state_name} for {self.state_timeout} s: commanding '
                 f'{self.safe_action} effort (safe_action)')
-        self.send(self.core.safe_effort())
+        self.send(self.core.safe_effort(), answer=False)
 
     # -- services and parameters ----------------------------------------------------------------
     def on_enable(self, request, response):

@@ -283,11 +283,15 @@ class JointStateReader:
 
 
 class Float64ArrayReader:
-    """Read `std_msgs/Float64MultiArray` bytes; `read` returns the ``data`` numbers."""
+    """Read `std_msgs/Float64MultiArray` bytes; `read` returns the ``data`` numbers.
+
+    ``labels``: the ``layout.dim`` labels of the message read last (a tuple).
+    """
 
     def __init__(self):
         """Start with no layout."""
         self._layout = None
+        self.labels = ()
 
     def read(self, data):
         """Return the ``data`` field of the message in ``data`` (an array), or None."""
@@ -295,17 +299,20 @@ class Float64ArrayReader:
         if layout is None or not layout.matches(data):
             try:
                 walk = _Walk(data)
+                labels = []
                 for _ in range(walk.u32()):        # layout.dim: label, size, stride
-                    walk.string()
+                    labels.append(walk.string())
                     walk.u32()
                     walk.u32()
                 walk.u32()                         # layout.data_offset
                 at = walk.doubles()
                 layout = self._layout = _Layout(walk)
-                layout.at = at
+                layout.at, layout.labels = at, tuple(labels)
             except (ValueError, struct.error):
                 msg = _deserialized(data, 'std_msgs.msg', 'Float64MultiArray')
+                self.labels = () if msg is None else tuple(d.label for d in msg.layout.dim)
                 return None if msg is None else np.asarray(msg.data)
+        self.labels = layout.labels
         return layout.array(data, *layout.at)
 
 

@@ -25,12 +25,15 @@ same reason a command received before the waiting state was published (its DDS r
 timestamp against the plant's clock when it published the state: one host's clock, so
 no clock skew between hosts matters) answers no state: the effort a controller's
 stale-state watchdog sends while a loaded plant computes a step, or a late answer to the
-state before a reset. Paused, a lockstep plant answers commands no more: only the
-re-publication goes on; resumed, it publishes the waiting state again at once, and a
-command received before that answers nothing (a watchdog's effort sent while it was
-paused would otherwise answer the resumed state, and the real answer the next); the
-answers to that state merge as to a re-published one (a watchdog's effort sent after it,
-before the controller had it, then the real answer: one step, the first applied). Commands
+state before a reset; nor does a command labelled `common.UNANSWERING` (the package's
+controllers label their watchdog's so: sent just after the state was published, before
+the controller had it, it would otherwise answer that state). Paused, a lockstep plant
+answers commands no more: only the re-publication goes on; resumed, it publishes the
+waiting state again at once, and a command received before that answers nothing (a
+watchdog's effort sent while it was paused would otherwise answer the resumed state, and
+the real answer the next); the answers to that state merge as to a re-published one (a
+watchdog's effort without the label, sent after it before the controller had it, then
+the real answer: one step, the first applied). Commands
 are counted on ``/diagnostics``: ``rejected_commands`` (wrong length, not finite; the last
 valid command stays in force) apart from
 ``dropped_commands`` (lockstep: valid commands that answer no state: the other answers to a
@@ -222,25 +225,29 @@ class SimulatedPlant(Node):
         clock [ns], 0 if the middleware gave none) dates the command (module doc).
         """
         received = (info.get('received_timestamp') or 0) if info else 0
-        self.on_command_data(self.command_reader.read(data), received)
+        values = self.command_reader.read(data)
+        self.on_command_data(values, received,
+                             common.UNANSWERING not in self.command_reader.labels)
 
     def on_command(self, msg):
         """Take a command message (`on_command_data`)."""
-        self.on_command_data(msg.data)
+        self.on_command_data(msg.data, answer=all(dim.label != common.UNANSWERING
+                                                  for dim in msg.layout.dim))
 
-    def on_command_data(self, data, received_ns=0):
+    def on_command_data(self, data, received_ns=0, answer=True):
         """Validate a command's entries; in lockstep, apply it and advance one update period.
 
         ``data``: the entries, or None for bytes that are no command message (rejected).
         ``received_ns``: when the command was received (system clock [ns]; 0: unknown). In
         lockstep a command received before the waiting state was published answers no
-        state. The first answer to a state published more than once is applied when
+        state, nor does one labelled `common.UNANSWERING` (``answer`` false: a controller's
+        watchdog). The first answer to a state published more than once is applied when
         commands have been quiet for `MERGE_WINDOW`; the commands that come meanwhile are
         other answers to that state, and dropped (module doc).
         """
         if self.merging:
             self.dropped += 1                   # another answer to the same state
-            if time.monotonic() - self.merge_started < MERGE_LIMIT:
+            if answer and time.monotonic() - self.merge_started < MERGE_LIMIT:
                 self.wait_for_quiet()           # wait for quiet again
             return
         if data is None:
@@ -257,7 +264,7 @@ class SimulatedPlant(Node):
                 self.waiting_for_command = False
                 self.restart_real_time_factor()
             if self.timing_mode == 'lockstep' and (
-                    self.paused or not self.awaiting_command
+                    self.paused or not self.awaiting_command or not answer
                     or 0 < received_ns < self.state_sent_ns):
                 # Kept as the last command, but it answers no state: time does not advance.
                 self.dropped += 1
