@@ -9,7 +9,8 @@ elbow. It plays a driver: gravity compensated by the driver
 (``input_delay_periods``), cycles of 2 ms jittered by +-0.2 ms (``period_jitter``), two
 gripper joints beside the arm's in its joint states (``extra_joints``), encoder and
 velocity noise of 1e-4 rad and 1e-3 rad/s (``position_noise``, ``velocity_noise``). Real DDS on the
-test's own domain, the plant in lock-step (the loop is the same on a slow machine).
+test's own domain, the plant in lock-step (the loop is the same on a slow machine); each
+node a new interpreter, as the lab starts them.
 
 What the lab does, and what is asserted:
 
@@ -328,14 +329,14 @@ def test_the_rehearsal_on_a_ur5e_like_arm(domain_id, probe, tmp_path):
             'driver_gravity_compensation': True, 'input_delay_periods': 1,
             'period_jitter': JITTER, 'extra_joints': FINGERS,
             'extra_joint_positions': [0.04, 0.04], 'position_noise': NOISE[0],
-            'velocity_noise': NOISE[1], 'lockstep_resend_period': 0.2}))
+            'velocity_noise': NOISE[1], 'lockstep_resend_period': 0.2}), fork=False)
     nodes = [plant]
     loop = Loop(probe)
     try:
         # 1. Disabled: the safe action holds the arm.
         controller = NodeProcess(CONTROLLER, domain_id, tmp_path / 'controller.log',
                                  params_file(tmp_path / 'controller.yaml', 'controller',
-                                             parameters))
+                                             parameters), fork=False)
         nodes.append(controller)
         wait_for(controller, 'programs [')
         loop.until(0.01, 'the first answered states')
@@ -358,7 +359,7 @@ def test_the_rehearsal_on_a_ur5e_like_arm(domain_id, probe, tmp_path):
         loop.pause(True)
         recording = tmp_path / 'excite.mcap'
         recorder = NodeProcess(RECORDER, domain_id, tmp_path / 'recorder.log', None,
-                               [('path', str(recording))])
+                               [('path', str(recording))], fork=False)
         nodes.append(recorder)
         wait_for(recorder, 'recording')
         probe.spin_for(1.0)                 # its subscriptions match the plant's
@@ -428,7 +429,7 @@ def test_the_rehearsal_on_a_ur5e_like_arm(domain_id, probe, tmp_path):
         print(f'narrowed uncertainty: {estimates_ranges}')
         controller = NodeProcess(CONTROLLER, domain_id, tmp_path / 'controller2.log',
                                  params_file(tmp_path / 'controller2.yaml', 'controller',
-                                             parameters))
+                                             parameters), fork=False)
         nodes.append(controller)
         wait_for(controller, 'programs [')
         loop.enable()

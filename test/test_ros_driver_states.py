@@ -64,9 +64,13 @@ class Driver:
         self.diagnostics = probe.subscribe(DiagnosticArray, '/diagnostics', 500)
 
     def wait_for_controller(self):
-        """Wait until the controller's subscription matches."""
-        self.probe.spin_until(lambda: self.pub.get_subscription_count() > 0, 120,
-                              'the controller')
+        """Wait until the controller's subscription and its command publisher match ours
+        (each side discovers the other on its own: an answer sent before its publisher
+        matched our subscription is lost)."""
+        commands = next(sub for sub in self.probe.node.subscriptions
+                        if sub.topic_name == '/effort_controller/commands')
+        self.probe.spin_until(lambda: self.pub.get_subscription_count() > 0
+                              and commands.get_publisher_count() > 0, 120, 'the controller')
 
     def state(self, t, q, v=(0.0, 0.0), applied=(0.0, 0.0), names=DRIVER_NAMES):
         """A joint state stamped t [s]: arm joints at q [rad], v [rad/s], ``applied`` [N m]
