@@ -190,6 +190,12 @@ def drive_elastic_plant(probe, start_node, ticks, command, **parameters):
     return states[-1], {stamp_key(m.header): m for m in modal}[key], tree
 
 
+def simulation_values(diagnostics):
+    """The plant's simulation statuses in ``diagnostics`` messages, each as {key: value}."""
+    return [{v.key: v.value for v in status.values} for msg in diagnostics
+            for status in msg.status if status.name.endswith('simulation')]
+
+
 def command_and_wait(probe, pub, states, data, answered=True):
     """Publish one effort command and wait for the state that answers it.
 
@@ -314,12 +320,8 @@ def test_a_command_received_before_its_state_answers_none(probe, start_node):
     def stamp(k):
         return (0, 2_000_000 * k)           # the k-th answer's state
 
-    def simulation_values():
-        return [{v.key: v.value for v in status.values} for msg in diagnostics
-                for status in msg.status if status.name.endswith('simulation')]
-
     def drops():
-        values = simulation_values()
+        values = simulation_values(diagnostics)
         return int(values[-1]['dropped_commands']) if values else 0
     answered, tries = 1, []                 # states answered; each try's outcome
     while len(tries) < 3 and 'dropped' not in tries:
@@ -362,7 +364,7 @@ def test_a_command_received_before_its_state_answers_none(probe, start_node):
     assert tries[-1] == 'dropped', f'each try took the early command: {tries}'
 
     def dropped():
-        values = simulation_values()
+        values = simulation_values(diagnostics)
         return values and values[-1]['answered_states'] == str(answered) and \
             values[-1]['dropped_commands']
     probe.spin_until(dropped, 10, "the plant's diagnostics after the last answer")
@@ -410,8 +412,7 @@ def test_a_command_labelled_as_no_answer_advances_nothing(probe, start_node):
     pub.publish(Float64MultiArray(layout=label, data=[5.0, 0.0]))
 
     def dropped():
-        values = [{v.key: v.value for v in status.values} for msg in diagnostics
-                  for status in msg.status if status.name.endswith('simulation')]
+        values = simulation_values(diagnostics)
         return values[-1]['dropped_commands'] if values else None
     probe.spin_until(lambda: dropped() == '1', 10, 'the labelled command counted as dropped')
     assert stamp_key(states[-1].header) == (0, 2_000_000)

@@ -86,6 +86,14 @@ def _set_data(msg, values):
     msg.data = values
 
 
+def _packed_command(size, label=None):
+    """Return a `PackedMessage` Float64MultiArray of ``size`` efforts (``label``: its dim)."""
+    layout = MultiArrayLayout(dim=[MultiArrayDimension(label=label, size=size, stride=size)]
+                              if label else [])
+    return packed_messages.PackedMessage(Float64MultiArray(layout=layout, data=[0.0] * size),
+                                         {'data': (size, _set_data)})
+
+
 class Window:
     """Counters of the ticks since the last diagnostics message."""
 
@@ -205,12 +213,8 @@ class ControllerNodeBase(Node):
         self.answered_ns = 0        # wall time [ns, system clock] the last answer was sent
         self.skipped_copies = 0     # copies of an answered state that were not answered again
         self.command = Float64MultiArray(data=[0.0] * nu)    # the last command sent
-        self.packed_command = packed_messages.PackedMessage(
-            Float64MultiArray(data=[0.0] * nu), {'data': (nu, _set_data)})
-        self.packed_unanswering = packed_messages.PackedMessage(    # the watchdog's
-            Float64MultiArray(layout=MultiArrayLayout(dim=[MultiArrayDimension(
-                label=common.UNANSWERING, size=nu, stride=nu)]), data=[0.0] * nu),
-            {'data': (nu, _set_data)})
+        self.packed_command = _packed_command(nu)
+        self.packed_unanswering = _packed_command(nu, common.UNANSWERING)  # the watchdog's
         self.residuals = Rows(self.row_names())
         # held: a paused plant's re-sent state brings them again (a recorder or view that
         # matched after the first still gets the held state's residuals).

@@ -33,12 +33,12 @@ waiting state again at once, and a command received before that answers nothing 
 watchdog's effort sent while it was paused would otherwise answer the resumed state, and
 the real answer the next); the answers to that state merge as to a re-published one (a
 watchdog's effort without the label, sent after it before the controller had it, then
-the real answer: one step, the first applied). Commands
-are counted on ``/diagnostics``: ``rejected_commands`` (wrong length, not finite; the last
-valid command stays in force) apart from
-``dropped_commands`` (lockstep: valid commands that answer no state: the other answers to a
-re-published state, commands received before the state was published, while paused or
-before a state is published; each is kept as the last command but advances nothing).
+the real answer: one step, the first applied). Commands are counted on ``/diagnostics``:
+``rejected_commands`` (wrong length, not finite; the last valid command stays in force)
+apart from ``dropped_commands`` (lockstep: valid commands that answer no state: the other
+answers to a re-published state, commands received before the state was published,
+labelled commands, commands while paused or before a state is published; each is kept as
+the last command but advances nothing).
 """
 
 import math
@@ -231,8 +231,8 @@ class SimulatedPlant(Node):
 
     def on_command(self, msg):
         """Take a command message (`on_command_data`)."""
-        self.on_command_data(msg.data, answer=all(dim.label != common.UNANSWERING
-                                                  for dim in msg.layout.dim))
+        self.on_command_data(msg.data, answer=common.UNANSWERING not in (
+            dim.label for dim in msg.layout.dim))
 
     def on_command_data(self, data, received_ns=0, answer=True):
         """Validate a command's entries; in lockstep, apply it and advance one update period.
