@@ -6,16 +6,24 @@ way to start the package's nodes as separate processes whose output is kept for 
 """
 
 import os
-import subprocess
-import sys
-import time
 
-import pytest
-from hypothesis import HealthCheck, settings
+# Before anything imports numpy: one BLAS thread per process. The suite runs a worker per
+# CPU, each starting nodes beside it; a pool of BLAS threads per process then outnumbers
+# the CPUs, and OpenBLAS's threads spin while they wait: an identification's fit took half
+# again as much CPU with the default pool as with one thread, beside another worker.
+for _variable in ('OPENBLAS_NUM_THREADS', 'OMP_NUM_THREADS', 'MKL_NUM_THREADS'):
+    os.environ.setdefault(_variable, '1')
 
-import node_forks
+import subprocess  # noqa: E402 - after the thread settings
+import sys  # noqa: E402
+import time  # noqa: E402
 
-from flexible_manipulator.ros_domain import claims_in_turn
+import pytest  # noqa: E402
+from hypothesis import HealthCheck, settings  # noqa: E402
+
+import node_forks  # noqa: E402
+
+from flexible_manipulator.ros_domain import claims_in_turn  # noqa: E402
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CONFIG = os.path.join(REPO, 'config')

@@ -352,10 +352,13 @@ def test_the_page_shows_the_arm_and_controls_the_graph(domain_id, probe, tmp_pat
     diagnostics = probe.subscribe(DiagnosticArray, '/diagnostics', 50)
     suffix = status.CONTROLLER_SUFFIX
     try:
-        probe.spin_until(lambda: diagnostics_of(diagnostics, suffix) is not None and
-                         int(diagnostics_of(diagnostics, suffix)['ticks']) > 0, 240,
-                         'the controller answering states')
+        # The page loads while the plant and the controller start (the view serves first).
+        probe.spin_until(lambda: 'view of the graph at' in (tmp_path / 'bringup.log')
+                         .read_text(), 240, 'the view up')
         with Page(f'http://127.0.0.1:{port}') as page:
+            probe.spin_until(lambda: diagnostics_of(diagnostics, suffix) is not None and
+                             int(diagnostics_of(diagnostics, suffix)['ticks']) > 0, 240,
+                             'the controller answering states')
             page.wait_for(lambda p: "Controller: TRACKING 'joint_sine'" in p.text(), 120,
                           'the status panel tracking')
             assert 'Plant: RUNNING' in page.text()
@@ -367,7 +370,6 @@ def test_the_page_shows_the_arm_and_controls_the_graph(domain_id, probe, tmp_pat
             mask, = page.wait_for(tubes, 120, 'the tubes on the page')
             ratio = width_over_length(mask)
             assert 0.5 < ratio / (diameter / length) < 2.0, (ratio, diameter / length)
-            probe.spin_for(1.0)
             page.wait_for(lambda p: (arm_pixels(p.screenshot(tmp_path / 'second.png'))
                                      ^ mask).sum() > 50, 60, 'the arm moving')
 
@@ -476,12 +478,14 @@ def test_the_view_survives_bad_input_and_says_so(domain_id, probe, start_node, t
             feed(0.5)
         page.wait_for(lambda p: feed(0.3) or tube_pixels(p.screenshot(tmp_path / 'a.png'))
                       .sum() > 300, 60, 'the arm drawn')
-        bad_residuals = JointState(name=['shoulder', 'elbow'], position=[0.1])
-        feed(2.0, (tf, TFMessage(transforms=[transform('upper_arm', 'upper_arm_s2',
-                                                       (math.nan, 0.0, 0.0))])),
-             (tf, TFMessage(transforms=[transform('upper_arm', 'upper_arm_s3', (0.2, 0, 0),
-                                                  (2.0, 0.0, 0.0, 0.0))])),
-             (residuals, bad_residuals))
+        bad = ((tf, TFMessage(transforms=[transform('upper_arm', 'upper_arm_s2',
+                                                    (math.nan, 0.0, 0.0))])),
+               (tf, TFMessage(transforms=[transform('upper_arm', 'upper_arm_s3', (0.2, 0, 0),
+                                                    (2.0, 0.0, 0.0, 0.0))])),
+               (residuals, JointState(name=['shoulder', 'elbow'], position=[0.1])))
+        page.wait_for(lambda p: feed(0.3, *bad) or all(
+            note in p.text() for note in ('bad /tf', 'bad controller/residuals')), 60,
+            'the notes on the bad /tf and residuals')
         description.publish(String(data='<robot'))
         page.wait_for(lambda p: feed(0.3) or all(
             note in p.text() for note in ('bad /tf', 'bad controller/residuals',
