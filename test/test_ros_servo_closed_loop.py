@@ -137,18 +137,20 @@ def test_dds_loop_reproduces_the_servo_model(case, probe, start):
     # kernels on a loaded machine) is answered twice: the plant then advances twice, and
     # the loop is no longer the sampled loop. 5 s between re-sends (instead of the file's
     # 0.5 s) leaves the exact comparison to answers slower than that.
-    # The plant starts paused and re-sends its initial state: once the probe hears it, it
-    # hears every later state too. The controller answers at once, and under load the
-    # probe's discovery of the controller once took the whole run (no residual heard):
-    # the loop runs once the probe has heard a residual of the paused state.
+    # The plant starts paused and the controller beside it (their start-ups and discovery
+    # overlap): the plant's first state can leave before either has matched it, and its
+    # re-sends reach both. Once the probe hears the state, it hears every later state too.
+    # The controller answers at once, and under load the probe's discovery of the
+    # controller once took the whole run (no residual heard): the loop runs once the probe
+    # has heard a residual of the paused state.
     start(SERVO, 'servo_plant', model=free_name, integration_step=STEP, update_period=PERIOD,
           lockstep_resend_period=5.0, start_paused=True)
-    probe.spin_until(lambda: odom, 30, 'the initial state')
     # state_timeout above the re-send period: the watchdog's zero effort, sent while the
     # paused state is stale, would answer the state re-sent on resuming.
     controller = start(SERVO_CONTROLLER, 'controller', model=free_name,
                        control_period=PERIOD, servo_gain=RATE, delay_periods=0,
                        state_timeout=30.0)
+    probe.spin_until(lambda: odom, 30, 'the initial state')
     probe.spin_until(lambda: residuals, 60, "the controller's residual of the paused state")
     assert probe.call(SetBool, topic('servo_plant/pause'), SetBool.Request(data=False)).success
     count = round(DURATION / PERIOD)

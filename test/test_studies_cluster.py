@@ -119,38 +119,41 @@ def seed_kernels(cache):
 
 
 def start_node(python, arguments, directory, env, name):
-    """Start ``ray start ... --block`` in a process group of its own; wait until it runs."""
+    """Start ``ray start ... --block`` in a process group of its own; `wait_started` waits."""
     log = open(os.path.join(directory, f'{name}.log'), 'w')
     process = subprocess.Popen([python, '-m', 'ray.scripts.scripts', 'start', '--block',
                                 '--disable-usage-stats', *arguments], cwd=directory, env=env,
                                stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    process.log_path, process.name = log.name, name
+    return process
+
+
+def wait_started(process):
+    """Wait until the node of `start_node` says it runs; RuntimeError if it ends or times out."""
     deadline = time.monotonic() + START_TIMEOUT
     while time.monotonic() < deadline:
-        with open(log.name) as stream:
+        with open(process.log_path) as stream:
             if 'Ray runtime started' in stream.read():
                 return process
         if process.poll() is not None:
             break
-        time.sleep(0.5)
-    with open(log.name) as stream:
-        raise RuntimeError(f'{name} did not start:\n{stream.read()[-3000:]}')
+        time.sleep(0.1)
+    with open(process.log_path) as stream:
+        raise RuntimeError(f'{process.name} did not start:\n{stream.read()[-3000:]}')
 
 
 def stop(processes, directory):
     """End the nodes' process groups (by their ids), then anything left under ``directory``."""
+    # Killed at once: Ray's own shutdown on SIGTERM takes 20 s and more per node, and what
+    # a killed node leaves (sockets, logs, session files) is in its directories, deleted
+    # after this.
     for process in processes:
         try:
-            os.killpg(process.pid, signal.SIGTERM)
+            os.killpg(process.pid, signal.SIGKILL)
         except ProcessLookupError:
             pass
-    # Ray's own shutdown on SIGTERM took 20 s and more per node; what is left after a few
-    # seconds is killed (the nodes' directories are deleted after this).
-    deadline = time.monotonic() + 5.0
     for process in processes:
-        try:
-            process.wait(max(0.0, deadline - time.monotonic()))
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
+        process.wait(60)
     for pid in filter(str.isdigit, os.listdir('/proc')):
         try:
             with open(f'/proc/{pid}/cmdline', 'rb') as stream:
@@ -175,13 +178,8 @@ def cluster():
         os.makedirs(facts[key])
     processes = []
     try:
-        python = environment_without_package(os.path.join(base, 'env'))
-        check = subprocess.run([python, '-c', f'import {PACKAGE}'], cwd=base, env=env,
-                               capture_output=True, text=True)
-        assert check.returncode != 0, 'the second node could import the package itself'
-        subprocess.run([python, '-c', 'import numba, numpy, ray, scipy, yaml'], cwd=base,
-                       env=env, check=True)
-        seed_kernels(facts['head_cache'])
+        # The head starts while the second node's environment is made and the head's cache
+        # seeded (the cache is read by the study's runs, after this fixture).
         port, *head_ports = free_ports(7)
         facts['address'] = f'127.0.0.1:{port}'
         processes.append(start_node(sys.executable, [
@@ -192,6 +190,14 @@ def cluster():
                  'dashboard-agent-grpc-port', 'runtime-env-agent-port',
                  'metrics-export-port', 'node-manager-port', 'object-manager-port'),
                 head_ports)]], base, dict(env, NUMBA_CACHE_DIR=facts['head_cache']), 'head'))
+        python = environment_without_package(os.path.join(base, 'env'))
+        check = subprocess.run([python, '-c', f'import {PACKAGE}'], cwd=base, env=env,
+                               capture_output=True, text=True)
+        assert check.returncode != 0, 'the second node could import the package itself'
+        subprocess.run([python, '-c', 'import numba, numpy, ray, scipy, yaml'], cwd=base,
+                       env=env, check=True)
+        seed_kernels(facts['head_cache'])
+        wait_started(processes[0])
         node_ports = free_ports(5)
         processes.append(start_node(python, [
             '--address', facts['address'], '--node-ip-address', '127.0.0.1', '--num-cpus',
@@ -201,6 +207,7 @@ def cluster():
                  'runtime-env-agent-port', 'metrics-export-port', 'node-manager-port'),
                 node_ports)]], base, dict(env, NUMBA_CACHE_DIR=facts['node_cache'],
                                           TMPDIR=facts['node_tmp']), 'node'))
+        wait_started(processes[1])
         yield facts
     finally:
         stop(processes, base)
