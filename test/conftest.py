@@ -53,16 +53,6 @@ settings.load_profile(os.environ.get('HYPOTHESIS_PROFILE', 'ci'))
 # claim keeps two sessions, or a test and a demo's bring-up, off each other's domains).
 claim_domain_id = claims_in_turn(os.getpid() % 50)
 
-# The two longest tests (over a minute each) run first: a worker that draws one near the
-# end runs it alone while the other has nothing left. pytest-xdist hands each worker a
-# block of consecutive tests first, so both go to the first worker, one after the other.
-LONGEST = ('test_studies_cluster.py', 'test_rehearsal.py')
-
-
-def pytest_collection_modifyitems(items):
-    """Move the tests of `LONGEST` to the front (the rest keep their order)."""
-    items.sort(key=lambda item: item.path.name not in LONGEST)
-
 
 class NodeProcess:
     """One package node in its own process, its output in a file."""
